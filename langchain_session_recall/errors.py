@@ -1,0 +1,56 @@
+"""Exceptions raised by langchain-session-recall.
+
+Every error the library raises on purpose derives from :class:`SessionRecallError`, so callers
+can catch one type. Messages say what went wrong and what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EmptyQueryError",
+    "InvalidMessageError",
+    "LineageCycleError",
+    "NotASessionDatabaseError",
+    "ReadOnlyStoreError",
+    "SessionExistsError",
+    "SessionNotFoundError",
+    "SessionRecallError",
+]
+
+
+class SessionRecallError(Exception):
+    """Base class of every error raised by this package."""
+
+
+class SessionNotFoundError(SessionRecallError, KeyError):
+    """A session id that the store does not contain."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable.
+        return str(self.args[0]) if self.args else "session not found"
+
+
+class SessionExistsError(SessionRecallError):
+    """``add_session`` was called for an id that exists with different attributes."""
+
+
+class InvalidMessageError(SessionRecallError, ValueError):
+    """A message that cannot be stored (unknown role, wrong type, missing content)."""
+
+
+class LineageCycleError(SessionRecallError, ValueError):
+    """A ``parent_session_id`` that would make a session its own ancestor."""
+
+
+class ReadOnlyStoreError(SessionRecallError):
+    """A write was attempted on a store opened with ``read_only=True``."""
+
+
+class NotASessionDatabaseError(SessionRecallError):
+    """The file is missing, not SQLite, or lacks the ``sessions``/``messages`` tables."""
+
+
+class EmptyQueryError(SessionRecallError, ValueError):
+    """The query holds nothing searchable (only punctuation, operators or whitespace).
+
+    The retriever never raises it: an empty query switches it to recent-sessions mode.
+    """

@@ -1,0 +1,83 @@
+"""Plain data records returned by the store. Frozen, typed, cheap to build."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MessageHit", "RecentSession", "Session", "StoredMessage"]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One row of ``sessions``."""
+
+    id: str
+    source: str
+    started_at: float
+    user_id: str | None = None
+    model: str | None = None
+    title: str | None = None
+    parent_session_id: str | None = None
+    ended_at: float | None = None
+    end_reason: str | None = None
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One row of ``messages``, with structured content decoded to text.
+
+    ``tool_calls`` is the decoded JSON list (OpenAI wire format), or ``None``; a value that
+    is not valid JSON is kept as ``None`` and never raises.
+    """
+
+    id: int
+    session_id: str
+    role: str
+    content: str
+    timestamp: float
+    tool_call_id: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_name: str | None = None
+
+    @property
+    def tool_call_names(self) -> list[str]:
+        """Names of the functions this assistant message called, in order."""
+        names: list[str] = []
+        for call in self.tool_calls or []:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else call.get("name")
+            if isinstance(name, str) and name:
+                names.append(name)
+        return names
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHit:
+    """A message matched by full-text search. ``relevance`` is positive, higher is better."""
+
+    message_id: int
+    session_id: str
+    role: str
+    relevance: float
+    source: str
+    timestamp: float
+    matched_terms: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class RecentSession:
+    """A root session as listed by ``recent_sessions``."""
+
+    id: str
+    source: str
+    started_at: float
+    title: str | None
+    model: str | None
+    message_count: int
+    preview: str
+    user_id: str | None = None
+    last_active: float | None = None
