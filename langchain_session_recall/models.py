@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MessageHit", "RecentSession", "Session", "StoredMessage"]
+__all__ = ["MessageHit", "RecentSession", "SearchFilters", "Session", "StoredMessage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +81,15 @@ class RecentSession:
     preview: str
     user_id: str | None = None
     last_active: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Restrictions applied inside the full-text query (so they never eat the hit limit)."""
+
+    role_filter: tuple[str, ...] = ()
+    exclude_sources: tuple[str, ...] = ()
+    exclude_session_ids: tuple[str, ...] = ()
+    user_id: str | None = None
+    after: float | None = None
+    before: float | None = None

@@ -1,0 +1,196 @@
+"""Conversion of LangChain messages and plain dicts into ``messages`` rows (pure)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from langchain_session_recall.errors import InvalidMessageError
+
+__all__ = ["ROLES", "MessageRow", "decode_content", "to_row"]
+
+ROLES = frozenset({"user", "assistant", "tool", "system"})
+"""Roles a stored message may have (the Hermes vocabulary)."""
+
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "function": "tool", "developer": "system"}
+_JSON_PREFIX = "\x00json:"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """Column values of one ``messages`` row, before the session id is attached."""
+
+    role: str
+    content: str
+    timestamp: float
+    tool_call_id: str | None = None
+    tool_calls: str | None = None
+    tool_name: str | None = None
+
+
+def _content_text(content: Any) -> str:
+    """Flatten LangChain/OpenAI content (a string or a list of parts) to plain text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping):
+                text = part.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(p for p in parts if p)
+    return str(content)
+
+
+def decode_content(raw: str | bytes | None) -> str:
+    """Text of a stored ``content`` value.
+
+    Hermes stores structured content as ``"\\x00json:"`` followed by JSON of content parts;
+    this returns their text. Bytes are decoded leniently, so a broken row never raises.
+
+    Example:
+        >>> decode_content('\\x00json:[{"type": "text", "text": "hi"}]')
+        'hi'
+    """
+    if raw is None:
+        return ""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    if not isinstance(raw, str):
+        return str(raw)
+    if raw.startswith(_JSON_PREFIX):
+        try:
+            return _content_text(json.loads(raw[len(_JSON_PREFIX) :]))
+        except (ValueError, TypeError):
+            return raw[len(_JSON_PREFIX) :]
+    return raw
+
+
+def _openai_tool_calls(calls: Any) -> str | None:
+    """Normalize LangChain (``name``/``args``) or OpenAI tool calls to OpenAI JSON text."""
+    if not calls:
+        return None
+    if isinstance(calls, str):
+        try:
+            calls = json.loads(calls)
+        except ValueError as exc:
+            raise InvalidMessageError(f"tool_calls is not valid JSON: {exc}") from None
+    if not isinstance(calls, list):
+        raise InvalidMessageError("tool_calls must be a list of tool calls")
+    out: list[dict[str, Any]] = []
+    for call in calls:
+        if not isinstance(call, Mapping):
+            raise InvalidMessageError("each tool call must be a mapping")
+        if "function" in call:
+            out.append(dict(call))
+            continue
+        args = call.get("args", call.get("arguments", {}))
+        out.append(
+            {
+                "id": call.get("id"),
+                "type": "function",
+                "function": {
+                    "name": call.get("name"),
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+        )
+    return json.dumps(out, ensure_ascii=False)
+
+
+def _role_of(message: BaseMessage) -> str:
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, (ToolMessage, FunctionMessage)):
+        return "tool"
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, ChatMessage):
+        return _normalize_role(message.role)
+    return _normalize_role(message.type)
+
+
+def _normalize_role(role: Any) -> str:
+    if not isinstance(role, str):
+        raise InvalidMessageError(f"message role must be a string, got {type(role).__name__}")
+    norm = _ROLE_ALIASES.get(role.lower(), role.lower())
+    if norm not in ROLES:
+        raise InvalidMessageError(
+            f"unknown message role {role!r}; expected one of {sorted(ROLES)}"
+        )
+    return norm
+
+
+def _timestamp(value: Any, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidMessageError(f"timestamp must be Unix seconds (a number), got {value!r}")
+    return float(value)
+
+
+def to_row(message: BaseMessage | Mapping[str, Any], *, now: float | None = None) -> MessageRow:
+    """Convert one message to a row.
+
+    Accepts a LangChain ``BaseMessage`` (Human/AI with tool calls/Tool/System) or a dict with
+    ``role``, ``content`` and optional ``tool_name``, ``tool_calls``, ``tool_call_id``,
+    ``timestamp``. Raises :class:`InvalidMessageError` on anything else.
+
+    Example:
+        >>> to_row({"role": "user", "content": "hi", "timestamp": 1.0}).role
+        'user'
+    """
+    default_ts = time.time() if now is None else now
+    if isinstance(message, BaseMessage):
+        role = _role_of(message)
+        extra = message.additional_kwargs or {}
+        calls: Any = None
+        if isinstance(message, AIMessage):
+            calls = message.tool_calls or extra.get("tool_calls")
+        tool_name = getattr(message, "name", None) if role == "tool" else None
+        ts = extra.get("timestamp", message.response_metadata.get("timestamp"))
+        return MessageRow(
+            role=role,
+            content=_content_text(message.content),
+            timestamp=_timestamp(ts, default_ts),
+            tool_call_id=getattr(message, "tool_call_id", None),
+            tool_calls=_openai_tool_calls(calls),
+            tool_name=tool_name,
+        )
+    if isinstance(message, Mapping):
+        if "role" not in message:
+            raise InvalidMessageError("a message dict needs a 'role' key")
+        role = _normalize_role(message["role"])
+        tool_call_id = message.get("tool_call_id")
+        tool_name = message.get("tool_name", message.get("name") if role == "tool" else None)
+        return MessageRow(
+            role=role,
+            content=_content_text(message.get("content")),
+            timestamp=_timestamp(message.get("timestamp"), default_ts),
+            tool_call_id=str(tool_call_id) if tool_call_id is not None else None,
+            tool_calls=_openai_tool_calls(message.get("tool_calls")),
+            tool_name=str(tool_name) if tool_name is not None else None,
+        )
+    raise InvalidMessageError(
+        f"messages must be LangChain BaseMessage objects or dicts, got {type(message).__name__}"
+    )

@@ -1,0 +1,205 @@
+"""``SessionRecallRetriever``: past sessions as LangChain Documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables.config import ensure_config
+from pydantic import ConfigDict, Field, field_validator
+
+from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.ranking import RankedSession
+from langchain_session_recall.search import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.store import SessionStore
+from langchain_session_recall.transcript import format_transcript, format_when, window
+
+__all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
+
+DEFAULT_MAX_K = 5
+_CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id"})
+
+
+def _roles(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(dict.fromkeys(r.strip().lower() for r in items if r and r.strip()))
+
+
+class SessionRecallRetriever(BaseRetriever):
+    """Search an agent's past sessions; one Document per root session.
+
+    With a query, each Document's ``page_content`` is the formatted transcript of a matching
+    session's whole chain (the session, its sub-agents and continuations), cut to ``max_chars``
+    around the first match. With an empty query, the retriever lists recent sessions instead
+    (previews only, instant). The current conversation's chain is never returned.
+
+    ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
+    ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
+    read from the run config (``config["configurable"]["session_id"]``).
+
+    Example:
+        >>> from langchain_session_recall import SessionRecallRetriever, SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="CORS")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": "CORS error in nginx"}])
+        >>> docs = SessionRecallRetriever(store=store).invoke("how did we fix the CORS error?")
+        >>> docs[0].metadata["session_id"], docs[0].page_content
+        ('s1', '[USER]: CORS error in nginx')
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    store: SessionStore
+    """The store to search (SQLite; any object with the same methods works)."""
+    k: int = Field(default=3, ge=0)
+    """Sessions to return; capped at ``max_k``."""
+    max_k: int = Field(default=DEFAULT_MAX_K, ge=1)
+    """Upper bound for ``k`` (larger requests are clamped, not rejected)."""
+    role_filter: tuple[str, ...] | None = None
+    """Only match messages of these roles, e.g. ``("user", "assistant")`` or ``"user,assistant"``."""
+    exclude_sources: tuple[str, ...] = ("tool",)
+    """Session sources whose messages are never matched."""
+    current_session_id: str | None = None
+    """The conversation in progress: its whole chain is left out."""
+    user_id: str | None = None
+    """Tenant scope: only this user's sessions are searched and shown."""
+    max_chars: int = Field(default=100_000, ge=200)
+    """Transcript length per Document; longer ones are cut around the first match."""
+    show_message_ids: bool = False
+    """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
+    hit_limit: int = Field(default=HIT_LIMIT, ge=1)
+    """Message hits gathered per index before sessions are ranked."""
+
+    @field_validator("role_filter", mode="before")
+    @classmethod
+    def _split_roles(cls, value: Any) -> tuple[str, ...] | None:
+        roles = _roles(value)
+        return roles or None
+
+    @field_validator("exclude_sources", mode="before")
+    @classmethod
+    def _as_tuple(cls, value: Any) -> tuple[str, ...]:
+        return (value,) if isinstance(value, str) else tuple(value or ())
+
+    # ------------------------------------------------------------------ entry points
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        unknown = set(kwargs) - _CALL_OPTIONS
+        if unknown:
+            raise TypeError(
+                f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_CALL_OPTIONS)}"
+            )
+        k = min(int(kwargs.get("k", self.k)), self.max_k)
+        if k <= 0:
+            return []
+        current = kwargs.get("current_session_id", self.current_session_id)
+        if current is None:
+            current = ensure_config().get("configurable", {}).get("session_id")
+        roles = _roles(kwargs["role_filter"]) if "role_filter" in kwargs else self.role_filter
+        after = to_timestamp(kwargs.get("after"))
+        before = to_timestamp(kwargs.get("before"))
+        if not isinstance(query, str) or not query.strip():
+            return self._recent(k, current, after, before)
+        outcome = search_sessions(
+            self.store,
+            query,
+            role_filter=roles or (),
+            exclude_sources=self.exclude_sources,
+            current_session_id=current,
+            user_id=self.user_id,
+            after=after,
+            before=before,
+            hit_limit=self.hit_limit,
+        )
+        return self._documents(query, outcome, k)
+
+    # ------------------------------------------------------------------ building Documents
+
+    def _documents(self, query: str, outcome: SearchOutcome, k: int) -> list[Document]:
+        chosen = outcome.sessions[:k]
+        sessions = self.store.get_sessions(r.root_id for r in chosen)
+        docs = []
+        for ranked in chosen:
+            session = sessions.get(ranked.root_id)
+            if session is None:  # a dangling root (deleted meanwhile): nothing to show
+                continue
+            docs.append(self._search_document(query, outcome, ranked, session))
+        return docs
+
+    def _search_document(
+        self, query: str, outcome: SearchOutcome, ranked: RankedSession, session: Any
+    ) -> Document:
+        messages = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
+        transcript = format_transcript(
+            messages, show_ids=self.show_message_ids, root_id=ranked.root_id
+        )
+        matched = [transcript.offsets[m] for m in ranked.message_ids if m in transcript.offsets]
+        text, truncated = window(transcript.text, min(matched, default=0), self.max_chars)
+        return Document(
+            page_content=text,
+            metadata={
+                "session_id": ranked.root_id,
+                "when": format_when(session.started_at),
+                "started_at": session.started_at,
+                "source": session.source,
+                "model": session.model,
+                "title": session.title,
+                "user_id": session.user_id,
+                "score": ranked.score,
+                "matched_session_ids": list(ranked.session_ids),
+                "matched_message_ids": list(ranked.message_ids),
+                "match_count": ranked.match_count,
+                "query": query,
+                "query_reading": outcome.reading,
+                "sessions_searched": outcome.sessions_searched,
+                "mode": "search",
+                "last_message_id": max((m.id for m in messages), default=0),
+                "store_id": getattr(self.store, "store_id", None),
+                "truncated": truncated,
+            },
+        )
+
+    def _recent(
+        self, k: int, current: str | None, after: float | None, before: float | None
+    ) -> list[Document]:
+        recent = self.store.recent_sessions(
+            k,
+            exclude_sources=self.exclude_sources,
+            exclude_session_ids=[current] if current else [],
+            user_id=self.user_id,
+            after=after,
+            before=before,
+        )
+        docs = []
+        for r in recent:
+            head = r.title or "(untitled session)"
+            docs.append(
+                Document(
+                    page_content=f"{head}\n{r.preview}" if r.preview else head,
+                    metadata={
+                        "session_id": r.id,
+                        "when": format_when(r.started_at),
+                        "started_at": r.started_at,
+                        "last_active": r.last_active,
+                        "source": r.source,
+                        "model": r.model,
+                        "title": r.title,
+                        "user_id": r.user_id,
+                        "message_count": r.message_count,
+                        "preview": r.preview,
+                        "query": "",
+                        "mode": "recent",
+                        "store_id": getattr(self.store, "store_id", None),
+                    },
+                )
+            )
+        return docs
+
+

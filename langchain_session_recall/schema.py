@@ -1,0 +1,243 @@
+"""Schema, migrations and layout detection for the SQLite store.
+
+Our tables keep the Hermes agent's names and meanings (``sessions``, ``messages``,
+``messages_fts``), so a Hermes ``state.db`` can be searched read-only with the same code. All
+index maintenance is plain-SQL triggers: any SQLite client can keep writing the file. The one
+exception is the CJK bigram index, which Python fills on insert; rows written by other clients
+are picked up by :meth:`SessionStore.reindex_cjk`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+__all__ = ["SCHEMA_VERSION", "Layout", "create_or_migrate", "detect_layout"]
+
+SCHEMA_VERSION = 1
+
+# What the main index sees of a message. Tool output is capped (the transcript shows 500
+# characters of it anyway, and a 1 MB log would otherwise dominate the index); tool-call JSON
+# is capped too. The delete/update triggers must repeat exactly what was inserted, hence one
+# definition used for the view and for every trigger.
+_FTS_CONTENT = "CASE WHEN {r}.role = 'tool' THEN substr({r}.content, 1, 4096) ELSE {r}.content END"
+_FTS_TOOL_CALLS = "substr({r}.tool_calls, 1, 1024)"
+
+
+def _fts_values(row: str) -> str:
+    return (
+        f"{row}.id, {_FTS_CONTENT.format(r=row)}, {row}.tool_name, "
+        f"{_FTS_TOOL_CALLS.format(r=row)}"
+    )
+
+
+# Tokenizer: porter stemming over unicode61 with diacritics folded. Recall questions rarely use
+# the exact inflection of the words in the transcript ("painted" vs "painting", "deploy" vs
+# "deployment"); stemming lets those match at no query-time cost. CJK is handled by the
+# separate bigram index below, because unicode61 keeps a CJK run as one token.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+_DDL = f"""
+CREATE TABLE IF NOT EXISTS session_recall_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    user_id TEXT,
+    model TEXT,
+    title TEXT,
+    parent_session_id TEXT REFERENCES sessions(id),
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    end_reason TEXT,
+    message_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
+CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL,
+    content TEXT,
+    tool_call_id TEXT,
+    tool_calls TEXT,
+    tool_name TEXT,
+    timestamp REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id);
+
+CREATE VIEW IF NOT EXISTS messages_fts_src(id, content, tool_name, tool_calls) AS
+    SELECT {_fts_values("messages")} FROM messages;
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    content, tool_name, tool_calls,
+    content='messages_fts_src', content_rowid='id',
+    tokenize='{TOKENIZE}'
+);
+CREATE TRIGGER IF NOT EXISTS messages_fts_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)
+    VALUES ({_fts_values("new")});
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_ad AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content, tool_name, tool_calls)
+    VALUES ('delete', {_fts_values("old")});
+    DELETE FROM messages_cjk WHERE message_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS messages_fts_au AFTER UPDATE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content, tool_name, tool_calls)
+    VALUES ('delete', {_fts_values("old")});
+    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)
+    VALUES ({_fts_values("new")});
+END;
+
+-- CJK bigram copy of messages that contain CJK text (filled by Python; see cjk.py).
+CREATE TABLE IF NOT EXISTS messages_cjk (
+    message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    text TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_cjk_fts USING fts5(
+    text, content='messages_cjk', content_rowid='message_id', tokenize='{TOKENIZE}'
+);
+CREATE TRIGGER IF NOT EXISTS messages_cjk_ai AFTER INSERT ON messages_cjk BEGIN
+    INSERT INTO messages_cjk_fts(rowid, text) VALUES (new.message_id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_cjk_ad AFTER DELETE ON messages_cjk BEGIN
+    INSERT INTO messages_cjk_fts(messages_cjk_fts, rowid, text)
+    VALUES ('delete', old.message_id, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_cjk_au AFTER UPDATE ON messages_cjk BEGIN
+    INSERT INTO messages_cjk_fts(messages_cjk_fts, rowid, text)
+    VALUES ('delete', old.message_id, old.text);
+    INSERT INTO messages_cjk_fts(rowid, text) VALUES (new.message_id, new.text);
+END;
+
+-- Summaries cached by the summarizer, keyed by (root, last message id, query, model, prompt).
+CREATE TABLE IF NOT EXISTS summary_cache (
+    cache_key TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    model TEXT,
+    created_at REAL NOT NULL
+);
+"""
+
+# Migrations from version N to N+1, applied in order inside one transaction each.
+_MIGRATIONS: dict[int, str] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What a database offers, detected from its schema (never assumed).
+
+    ``fts_columns`` is the number of columns of ``messages_fts`` (1 for Hermes' older layouts,
+    3 for ours and Hermes v23+); ``visibility`` is the SQL condition (on alias ``m``) that hides
+    rewound and model-only messages in Hermes files; ``own`` says the file carries our schema
+    version.
+    """
+
+    own: bool
+    version: int | None
+    fts_columns: int
+    has_cjk: bool
+    has_summary_cache: bool
+    session_columns: frozenset[str]
+    message_columns: frozenset[str]
+    visibility: str
+
+    def session_col(self, name: str) -> str:
+        """``s.<name>`` when the column exists, else ``NULL`` (older Hermes files)."""
+        return f"s.{name}" if name in self.session_columns else "NULL"
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
+    return frozenset(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+
+
+def _tables(conn: sqlite3.Connection) -> frozenset[str]:
+    return frozenset(
+        row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+    )
+
+
+def detect_layout(conn: sqlite3.Connection) -> Layout | None:
+    """The database's layout, or ``None`` when it lacks ``sessions``/``messages``."""
+    tables = _tables(conn)
+    if not {"sessions", "messages"} <= tables:
+        return None
+    version = None
+    if "session_recall_meta" in tables:
+        row = conn.execute(
+            "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        version = int(row[0]) if row else None
+    message_columns = _columns(conn, "messages")
+    conditions = []
+    if {"active", "compacted"} <= message_columns:
+        conditions.append("(m.active = 1 OR m.compacted = 1)")
+    elif "active" in message_columns:
+        conditions.append("m.active = 1")
+    if "display_kind" in message_columns:
+        conditions.append("coalesce(m.display_kind, '') <> 'hidden'")
+    fts_columns = len(_columns(conn, "messages_fts")) if "messages_fts" in tables else 0
+    return Layout(
+        own=version is not None,
+        version=version,
+        fts_columns=fts_columns,
+        has_cjk="messages_cjk_fts" in tables,
+        has_summary_cache="summary_cache" in tables,
+        session_columns=_columns(conn, "sessions"),
+        message_columns=message_columns,
+        visibility=" AND ".join(conditions) or "1",
+    )
+
+
+def create_or_migrate(conn: sqlite3.Connection) -> None:
+    """Create our schema in an empty file, or bring an older version of it up to date.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``); the work runs in one
+    ``BEGIN IMMEDIATE`` transaction, so concurrent openers serialize and nothing is half-made.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        fresh = "session_recall_meta" not in _tables(conn)
+        version = SCHEMA_VERSION
+        if not fresh:
+            row = conn.execute(
+                "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
+            ).fetchone()
+            version = int(row[0]) if row else SCHEMA_VERSION
+        for statement in _statements(_DDL):
+            conn.execute(statement)
+        while version < SCHEMA_VERSION:
+            for statement in _statements(_MIGRATIONS[version]):
+                conn.execute(statement)
+            version += 1
+        conn.execute(
+            "INSERT OR REPLACE INTO session_recall_meta(key, value) VALUES ('schema_version', ?)",
+            (str(version),),
+        )
+        if fresh:  # bm25 weights for ORDER BY rank: content, tool name, tool-call JSON
+            conn.execute(
+                "INSERT INTO messages_fts(messages_fts, rank) VALUES ('rank', 'bm25(1.0, 1.5, 0.3)')"
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a DDL script into statements (``sqlite3.complete_statement`` handles triggers)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--") and not buf:
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

@@ -1,0 +1,823 @@
+"""``SessionStore``: sessions and messages in one SQLite file with an FTS5 index.
+
+All SQLite I/O of the package lives here. Each statement is built by a small function or is a
+module constant; values are always bound parameters. Pure logic (query parsing, ranking,
+lineage, formatting) lives in its own module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage
+
+from langchain_session_recall.cjk import bigram_text, has_cjk
+from langchain_session_recall.errors import (
+    LineageCycleError,
+    NotASessionDatabaseError,
+    ReadOnlyStoreError,
+    SessionNotFoundError,
+    SessionRecallError,
+)
+from langchain_session_recall.lineage import resolve_root
+from langchain_session_recall.messages import MessageRow, decode_content, to_row
+from langchain_session_recall.models import (
+    MessageHit,
+    RecentSession,
+    SearchFilters,
+    Session,
+    StoredMessage,
+)
+from langchain_session_recall.query import ParsedQuery, to_fts5
+from langchain_session_recall.schema import (
+    SCHEMA_VERSION,
+    Layout,
+    create_or_migrate,
+    detect_layout,
+)
+from langchain_session_recall.transcript import (
+    TOOL_CLIP_MARKER,
+    TOOL_OUTPUT_KEEP,
+    TOOL_OUTPUT_LIMIT,
+    preview,
+)
+
+__all__ = ["SessionStore"]
+
+logger = logging.getLogger(__name__)
+
+MessageLike = BaseMessage | Mapping[str, Any]
+_MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+# --------------------------------------------------------------------------- SQL builders
+
+
+def _session_select(layout: Layout) -> str:
+    cols = ["s.id", "s.source", "s.started_at"] + [
+        layout.session_col(c)
+        for c in (
+            "user_id",
+            "model",
+            "title",
+            "parent_session_id",
+            "ended_at",
+            "end_reason",
+            "message_count",
+        )
+    ]
+    return f"SELECT {', '.join(cols)} FROM sessions s"
+
+
+def _message_select(layout: Layout, *, clip_tools: bool) -> str:
+    content = "m.content"
+    if clip_tools:
+        # Long tool output is clipped in SQL so a million-character log never leaves SQLite.
+        content = (
+            f"CASE WHEN m.role = 'tool' AND length(m.content) > {TOOL_OUTPUT_LIMIT} "
+            f"THEN substr(m.content, 1, {TOOL_OUTPUT_KEEP}) || :clip || "
+            f"substr(m.content, -{TOOL_OUTPUT_KEEP}) ELSE m.content END"
+        )
+    return (
+        f"SELECT m.id, m.session_id, m.role, {content}, m.timestamp, m.tool_call_id, "
+        f"m.tool_calls, m.tool_name FROM messages m"
+    )
+
+
+def _in_clause(column: str, values: Sequence[Any], *, negate: bool = False) -> str:
+    marks = ", ".join("?" for _ in values)
+    return f"{column} {'NOT IN' if negate else 'IN'} ({marks})"
+
+
+def _ancestors_query(n: int, user_scoped: bool) -> str:
+    scope = " AND p.user_id = ?" if user_scoped else ""
+    return f"""
+        WITH RECURSIVE up(id, parent, depth) AS (
+            SELECT id, parent_session_id, 0 FROM sessions WHERE {_in_clause("id", [0] * n)}
+            UNION
+            SELECT p.id, p.parent_session_id, up.depth + 1
+            FROM up JOIN sessions p ON p.id = up.parent
+            WHERE up.depth < {_MAX_DEPTH}{scope}
+        )
+        SELECT DISTINCT id, parent FROM up
+    """
+
+
+def _descendants_query(user_scoped: bool) -> str:
+    scope = " AND c.user_id = ?" if user_scoped else ""
+    return f"""
+        WITH RECURSIVE down(id, depth) AS (
+            SELECT id, 0 FROM sessions WHERE id = ?
+            UNION
+            SELECT c.id, down.depth + 1 FROM down JOIN sessions c ON c.parent_session_id = down.id
+            WHERE down.depth < {_MAX_DEPTH}{scope}
+        )
+        SELECT DISTINCT id FROM down
+    """
+
+
+def _match_query(
+    layout: Layout, fts_table: str, filters: SearchFilters, *, cjk: bool
+) -> tuple[str, list[Any]]:
+    """Message hits for one FTS table, best first, with every filter inside the query."""
+    rank = "bm25(messages_cjk_fts)" if cjk else "rank"
+    where = [f"{fts_table} MATCH ?", layout.visibility]
+    params: list[Any] = []
+    if filters.role_filter:
+        where.append(_in_clause("m.role", filters.role_filter))
+        params.extend(filters.role_filter)
+    if filters.exclude_sources:
+        where.append(_in_clause("s.source", filters.exclude_sources, negate=True))
+        params.extend(filters.exclude_sources)
+    if filters.exclude_session_ids:
+        where.append(_in_clause("m.session_id", filters.exclude_session_ids, negate=True))
+        params.extend(filters.exclude_session_ids)
+    if filters.user_id is not None:
+        where.append("s.user_id = ?")
+        params.append(filters.user_id)
+    if filters.after is not None:
+        where.append("s.started_at >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        where.append("s.started_at < ?")
+        params.append(filters.before)
+    sql = (
+        f"SELECT m.id, m.session_id, m.role, -{rank} AS relevance, s.source, m.timestamp "
+        f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
+        f"JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(where)} ORDER BY {rank} LIMIT ?"
+    )
+    return sql, params
+
+
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
+    "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES (?, ?)"
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class SessionStore:
+    """Sessions and messages in one SQLite file, searchable with FTS5.
+
+    Opening a path creates the schema when the file is new (WAL journal, foreign keys on). Each
+    thread gets its own connection, writes are serialized by a lock and a busy timeout, so
+    several threads can read while one writes.
+
+    Args:
+        path: Database file, or ``":memory:"`` for a private in-memory store.
+        read_only: Open someone else's database without ever writing to it: no schema
+            creation, no migration, no checkpoint, no new files beside it.
+        busy_timeout: Seconds to wait for another writer's lock.
+
+    Example:
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="CORS fix")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": "fix the CORS error"}])
+        >>> store.get_session("s1").message_count
+        1
+    """
+
+    _registry: weakref.WeakValueDictionary[str, SessionStore] = weakref.WeakValueDictionary()
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        read_only: bool = False,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout
+        self.store_id = uuid.uuid4().hex
+        self._memory = self.path == ":memory:"
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self._all_conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._generation = 0
+        self._immutable = False
+        self._closed = False
+        if self._memory and read_only:
+            raise ValueError("an in-memory store cannot be read-only")
+        if read_only:
+            self._check_file()
+        self._shared: sqlite3.Connection | None = None
+        conn = self._conn()
+        layout = self._detect(conn)
+        if not read_only:
+            if layout is None or layout.own:
+                if layout is not None and (layout.version or 0) > SCHEMA_VERSION:
+                    raise NotASessionDatabaseError(
+                        f"{self.path} has schema version {layout.version}, newer than this "
+                        f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
+                    )
+                with self._write_lock:
+                    create_or_migrate(conn)
+                layout = self._detect(conn)
+            else:
+                raise NotASessionDatabaseError(
+                    f"{self.path} is a session database of another program (e.g. a Hermes "
+                    "state.db); open it with SessionStore(path, read_only=True) or "
+                    "SessionStore.open_hermes(path), or import it into a store of your own"
+                )
+        if layout is None:
+            raise NotASessionDatabaseError(
+                f"{self.path} is not a session database: it has no 'sessions' and 'messages' "
+                "tables"
+            )
+        if layout.fts_columns == 0:
+            raise NotASessionDatabaseError(
+                f"{self.path} has no 'messages_fts' full-text index; it cannot be searched"
+            )
+        self.layout: Layout = layout
+        SessionStore._registry[self.store_id] = self
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SessionStore:
+        """Open a Hermes agent ``state.db`` read-only (default ``~/.hermes/state.db``).
+
+        Example:
+            >>> SessionStore.open_hermes("/nonexistent/state.db")
+            Traceback (most recent call last):
+            ...
+            langchain_session_recall.errors.NotASessionDatabaseError: no such file: /nonexistent/state.db
+        """
+        if path is None:
+            path = Path.home() / ".hermes" / "state.db"
+        return cls(path, read_only=True)
+
+    @classmethod
+    def lookup(cls, store_id: str | None) -> SessionStore | None:
+        """The live store with this ``store_id`` (as found in Document metadata), if any."""
+        return cls._registry.get(store_id) if store_id else None
+
+    def _check_file(self) -> None:
+        path = Path(self.path)
+        if not path.is_file():
+            raise NotASessionDatabaseError(f"no such file: {self.path}")
+        with path.open("rb") as fh:
+            header = fh.read(100)
+        if not header.startswith(_SQLITE_HEADER):
+            raise NotASessionDatabaseError(f"{self.path} is not an SQLite database")
+        wal_mode = len(header) > 19 and header[18] == 2 and header[19] == 2
+        # SQLite's read-only mode still creates -wal and -shm for a WAL-mode file that has none.
+        # Such a file is fully checkpointed and has no writer, so it can be read as immutable;
+        # _conn() switches to the ordinary read-only mode as soon as a writer appears.
+        self._immutable = wal_mode and not Path(self.path + "-wal").exists()
+
+    def _uri(self) -> str:
+        quoted = Path(self.path).resolve().as_posix().replace("?", "%3f").replace("#", "%23")
+        if self._immutable:
+            return f"file:{quoted}?mode=ro&immutable=1"
+        return f"file:{quoted}?mode=ro"
+
+    def _open_connection(self) -> sqlite3.Connection:
+        try:
+            if self._memory:
+                conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            elif self.read_only:
+                conn = sqlite3.connect(
+                    self._uri(), uri=True, isolation_level=None, timeout=self.busy_timeout,
+                    check_same_thread=False,
+                )
+            else:
+                conn = sqlite3.connect(
+                    self.path, isolation_level=None, timeout=self.busy_timeout,
+                    check_same_thread=False,
+                )
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            if self.read_only:
+                conn.execute("PRAGMA query_only = 1")
+            else:
+                conn.execute("PRAGMA foreign_keys = ON")
+                if not self._memory:
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise NotASessionDatabaseError(f"cannot open {self.path}: {exc}") from exc
+        with self._conns_lock:
+            self._all_conns.append(conn)
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise SessionRecallError("this SessionStore is closed")
+        if self._memory:
+            if self._shared is None:
+                self._shared = self._open_connection()
+            return self._shared
+        if self._immutable and Path(self.path + "-wal").exists():
+            with self._conns_lock:
+                if self._immutable:  # a writer started: stop trusting the file to stay put
+                    self._immutable = False
+                    self._generation += 1
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None or getattr(self._local, "generation", -1) != self._generation:
+            conn = self._open_connection()
+            self._local.conn = conn
+            self._local.generation = self._generation
+        return conn
+
+    @staticmethod
+    def _detect(conn: sqlite3.Connection) -> Layout | None:
+        try:
+            return detect_layout(conn)
+        except sqlite3.DatabaseError as exc:
+            raise NotASessionDatabaseError(f"not a readable SQLite database: {exc}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        # In-memory stores share one connection, so reads take the lock too.
+        if self._memory:
+            with self._write_lock:
+                yield self._conn()
+        else:
+            yield self._conn()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self.path} was opened read-only; open a store of your own to write"
+            )
+        with self._write_lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every connection this store opened (idempotent)."""
+        self._closed = True
+        with self._conns_lock:
+            for conn in self._all_conns:
+                try:
+                    conn.close()
+                except sqlite3.Error:  # pragma: no cover - closing is best effort
+                    pass
+            self._all_conns.clear()
+        SessionStore._registry.pop(self.store_id, None)
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.read_only else "read-write"
+        return f"SessionStore({self.path!r}, {mode})"
+
+    # ------------------------------------------------------------------ writing
+
+    def add_session(
+        self,
+        session_id: str,
+        *,
+        source: str = "cli",
+        parent_session_id: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+        user_id: str | None = None,
+        started_at: float | None = None,
+        end_reason: str | None = None,
+    ) -> Session:
+        """Create a session, or update the given fields of an existing one.
+
+        Raises:
+            SessionNotFoundError: ``parent_session_id`` does not exist.
+            LineageCycleError: the parent would make the session its own ancestor.
+        """
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError("session_id must be a non-empty string")
+        if not isinstance(source, str) or not source:
+            raise ValueError("source must be a non-empty string")
+        with self._transaction() as conn:
+            exists = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if parent_session_id is not None:
+                self._check_parent(conn, session_id, parent_session_id)
+            if exists:
+                updates = {
+                    "source": source if source != "cli" else None,
+                    "parent_session_id": parent_session_id,
+                    "model": model,
+                    "title": title,
+                    "user_id": user_id,
+                    "started_at": started_at,
+                    "end_reason": end_reason,
+                }
+                sets = {k: v for k, v in updates.items() if v is not None}
+                if sets:
+                    assignments = ", ".join(f"{k} = ?" for k in sets)
+                    conn.execute(
+                        f"UPDATE sessions SET {assignments} WHERE id = ?",
+                        (*sets.values(), session_id),
+                    )
+            else:
+                conn.execute(
+                    "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, "
+                    "started_at, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        source,
+                        user_id,
+                        model,
+                        title,
+                        parent_session_id,
+                        time.time() if started_at is None else float(started_at),
+                        end_reason,
+                    ),
+                )
+        session = self.get_session(session_id)
+        assert session is not None
+        return session
+
+    def _check_parent(self, conn: sqlite3.Connection, session_id: str, parent: str) -> None:
+        if parent == session_id:
+            raise LineageCycleError(f"session {session_id!r} cannot be its own parent")
+        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
+            raise SessionNotFoundError(
+                f"parent session {parent!r} does not exist; add it before its children"
+            )
+        ancestors = dict(conn.execute(_ancestors_query(1, False), (parent,)).fetchall())
+        if session_id in ancestors:
+            raise LineageCycleError(
+                f"making {parent!r} the parent of {session_id!r} would create a cycle: "
+                f"{session_id!r} is already an ancestor of {parent!r}"
+            )
+
+    def add_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
+        """Append messages to a session in one transaction; returns their ids.
+
+        Every message is validated before anything is written: an invalid one raises
+        :class:`InvalidMessageError` and nothing of the batch is stored.
+        """
+        now = time.time()
+        rows: list[MessageRow] = [to_row(m, now=now) for m in messages]
+        ids: list[int] = []
+        with self._transaction() as conn:
+            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                raise SessionNotFoundError(
+                    f"session {session_id!r} does not exist; call add_session() first"
+                )
+            for row in rows:
+                cur = conn.execute(
+                    _INSERT_MESSAGE,
+                    (
+                        session_id,
+                        row.role,
+                        row.content,
+                        row.tool_call_id,
+                        row.tool_calls,
+                        row.tool_name,
+                        row.timestamp,
+                    ),
+                )
+                message_id = int(cur.lastrowid or 0)
+                ids.append(message_id)
+                if row.content and has_cjk(row.content):
+                    conn.execute(_INSERT_CJK, (message_id, bigram_text(row.content)))
+            conn.execute(
+                "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
+                (len(rows), session_id),
+            )
+        return ids
+
+    def end_session(
+        self, session_id: str, *, end_reason: str | None = None, ended_at: float | None = None
+    ) -> None:
+        """Mark a session ended (``ended_at`` defaults to now)."""
+        with self._transaction() as conn:
+            cur = conn.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = coalesce(?, end_reason) "
+                "WHERE id = ?",
+                (time.time() if ended_at is None else ended_at, end_reason, session_id),
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(f"session {session_id!r} does not exist")
+
+    def reindex_cjk(self) -> int:
+        """Fill the CJK bigram index for messages written by other SQLite clients.
+
+        Returns the number of messages indexed.
+        """
+        done = 0
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT m.id, m.content FROM messages m LEFT JOIN messages_cjk c "
+                "ON c.message_id = m.id WHERE c.message_id IS NULL AND m.content IS NOT NULL"
+            ).fetchall()
+            for message_id, content in rows:
+                text = decode_content(content)
+                if has_cjk(text):
+                    conn.execute(_INSERT_CJK, (message_id, bigram_text(text)))
+                    done += 1
+        return done
+
+    def optimize(self) -> None:
+        """Merge the full-text index segments and refresh planner statistics."""
+        with self._transaction() as conn:
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+            if self.layout.has_cjk:
+                conn.execute("INSERT INTO messages_cjk_fts(messages_cjk_fts) VALUES ('optimize')")
+        with self._read() as conn:
+            conn.execute("PRAGMA optimize")
+
+    # ------------------------------------------------------------------ reading
+
+    @staticmethod
+    def _session(row: Sequence[Any]) -> Session:
+        return Session(
+            id=row[0],
+            source=row[1] or "unknown",
+            started_at=float(row[2] or 0.0),
+            user_id=row[3],
+            model=row[4],
+            title=row[5],
+            parent_session_id=row[6],
+            ended_at=row[7],
+            end_reason=row[8],
+            message_count=int(row[9] or 0),
+        )
+
+    @staticmethod
+    def _message(row: Sequence[Any]) -> StoredMessage:
+        calls: Any = None
+        if row[6]:
+            try:
+                calls = json.loads(row[6])
+            except (ValueError, TypeError):
+                calls = None  # malformed JSON from another writer: show no calls, keep the row
+        return StoredMessage(
+            id=int(row[0]),
+            session_id=row[1],
+            role=str(row[2] or "unknown").lower(),
+            content=decode_content(row[3]),
+            timestamp=float(row[4] or 0.0),
+            tool_call_id=row[5],
+            tool_calls=calls if isinstance(calls, list) else None,
+            tool_name=row[7],
+        )
+
+    def get_session(self, session_id: str) -> Session | None:
+        """The session with this id, or ``None``."""
+        with self._read() as conn:
+            row = conn.execute(
+                _session_select(self.layout) + " WHERE s.id = ?", (session_id,)
+            ).fetchone()
+        return self._session(row) if row else None
+
+    def get_sessions(self, session_ids: Iterable[str]) -> dict[str, Session]:
+        """Sessions by id (one query); unknown ids are absent from the result."""
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(
+                _session_select(self.layout) + f" WHERE {_in_clause('s.id', ids)}", ids
+            ).fetchall()
+        return {row[0]: self._session(row) for row in rows}
+
+    def get_messages(self, session_id: str) -> list[StoredMessage]:
+        """All visible messages of one session, oldest first."""
+        sql = (
+            _message_select(self.layout, clip_tools=False)
+            + f" WHERE m.session_id = ? AND {self.layout.visibility} ORDER BY m.timestamp, m.id"
+        )
+        with self._read() as conn:
+            rows = conn.execute(sql, (session_id,)).fetchall()
+        return [self._message(r) for r in rows]
+
+    def chain_messages(self, root_id: str, *, user_id: str | None = None) -> list[StoredMessage]:
+        """Messages of a root session and all its descendants, in time order.
+
+        Tool output is clipped to its first and last 250 characters in SQL. With ``user_id``,
+        sessions of other users are left out even when they sit inside the chain.
+        """
+        ids = self.chain(root_id, user_id=user_id)
+        if not ids:
+            return []
+        sql = (
+            _message_select(self.layout, clip_tools=True)
+            + f" WHERE {_in_clause('m.session_id', ids)} AND {self.layout.visibility}"
+            " ORDER BY m.timestamp, m.id"
+        )
+        sql = sql.replace(":clip", "?", 1)
+        with self._read() as conn:
+            rows = conn.execute(sql, (TOOL_CLIP_MARKER, *ids)).fetchall()
+        return [self._message(r) for r in rows]
+
+    def recent_sessions(
+        self,
+        limit: int = 10,
+        *,
+        exclude_sources: Iterable[str] = ("tool",),
+        exclude_session_ids: Iterable[str] = (),
+        user_id: str | None = None,
+        after: float | None = None,
+        before: float | None = None,
+    ) -> list[RecentSession]:
+        """Most recent root sessions with a preview of their first user message.
+
+        The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
+        """
+        excluded_roots = {self.root_of(sid, user_id=user_id) for sid in exclude_session_ids}
+        where = ["(s.parent_session_id IS NULL OR p.id IS NULL)"]
+        params: list[Any] = []
+        sources = list(exclude_sources)
+        if sources:
+            where.append(_in_clause("s.source", sources, negate=True))
+            params.extend(sources)
+        if excluded_roots:
+            where.append(_in_clause("s.id", sorted(excluded_roots), negate=True))
+            params.extend(sorted(excluded_roots))
+        if user_id is not None:
+            where.append("s.user_id = ?")
+            params.append(user_id)
+        if after is not None:
+            where.append("s.started_at >= ?")
+            params.append(after)
+        if before is not None:
+            where.append("s.started_at < ?")
+            params.append(before)
+        vis = self.layout.visibility
+        sql = (
+            _session_select(self.layout).replace(
+                " FROM sessions s",
+                ", (SELECT substr(m.content, 1, 600) FROM messages m WHERE m.session_id = s.id "
+                f"AND m.role = 'user' AND {vis} ORDER BY m.timestamp, m.id LIMIT 1), "
+                f"(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id) "
+                "FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id",
+            )
+            + f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id LIMIT ?"
+        )
+        with self._read() as conn:
+            rows = conn.execute(sql, (*params, max(0, int(limit)))).fetchall()
+        out = []
+        for row in rows:
+            session = self._session(row)
+            out.append(
+                RecentSession(
+                    id=session.id,
+                    source=session.source,
+                    started_at=session.started_at,
+                    title=session.title,
+                    model=session.model,
+                    message_count=session.message_count,
+                    preview=preview([decode_content(row[10])]),
+                    user_id=session.user_id,
+                    last_active=row[11],
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ lineage
+
+    def parents_of(
+        self, session_ids: Iterable[str], *, user_id: str | None = None
+    ) -> dict[str, str | None]:
+        """``{session: parent}`` for the given sessions and all their ancestors (one query).
+
+        With ``user_id``, the walk stops at a session of another user.
+        """
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            return {}
+        params: list[Any] = [*ids]
+        if user_id is not None:
+            params.append(user_id)
+        with self._read() as conn:
+            rows = conn.execute(_ancestors_query(len(ids), user_id is not None), params).fetchall()
+        parents: dict[str, str | None] = {}
+        for sid, parent in rows:
+            parents[sid] = parent
+        return parents
+
+    def root_of(self, session_id: str, *, user_id: str | None = None) -> str:
+        """Root of the session's chain (itself when it has no parent)."""
+        return resolve_root(session_id, self.parents_of([session_id], user_id=user_id))
+
+    def lineage(self, session_id: str) -> list[str]:
+        """The session, its parent, ... up to the root (cycle-safe)."""
+        parents = self.parents_of([session_id])
+        out = [session_id]
+        while (parent := parents.get(out[-1])) is not None and parent in parents:
+            if parent in out:
+                break
+            out.append(parent)
+        return out
+
+    def chain(self, root_id: str, *, user_id: str | None = None) -> list[str]:
+        """The root and all its descendants (cycle-safe), root first."""
+        params: list[Any] = [root_id]
+        if user_id is not None:
+            params.append(user_id)
+        with self._read() as conn:
+            if user_id is not None:
+                owner = conn.execute(
+                    "SELECT user_id FROM sessions WHERE id = ?", (root_id,)
+                ).fetchone()
+                if owner is None or owner[0] != user_id:
+                    return []
+            rows = conn.execute(_descendants_query(user_id is not None), params).fetchall()
+        return [r[0] for r in rows]
+
+    # ------------------------------------------------------------------ search primitives
+
+    def match_messages(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = SearchFilters(),
+        limit: int = 200,
+    ) -> list[MessageHit]:
+        """Messages matching one reading of the query, best first, from every index.
+
+        The main index and (when present) the CJK bigram index are both queried; a message
+        found by both keeps its best relevance.
+        """
+        hits: list[MessageHit] = []
+        targets = [("messages_fts", False)]
+        if self.layout.has_cjk:
+            targets.append(("messages_cjk_fts", True))
+        with self._read() as conn:
+            for table, cjk in targets:
+                expression = to_fts5(query, reading, cjk=cjk)
+                sql, params = _match_query(self.layout, table, filters, cjk=cjk)
+                try:
+                    rows = conn.execute(sql, (expression, *params, limit)).fetchall()
+                except sqlite3.OperationalError as exc:
+                    # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
+                    raise SessionRecallError(
+                        f"full-text query {expression!r} was rejected by SQLite: {exc}"
+                    ) from exc
+                hits.extend(
+                    MessageHit(
+                        message_id=int(r[0]),
+                        session_id=r[1],
+                        role=str(r[2] or "unknown").lower(),
+                        relevance=float(r[3] or 0.0),
+                        source=r[4] or "unknown",
+                        timestamp=float(r[5] or 0.0),
+                    )
+                    for r in rows
+                )
+        return hits
+
+    def last_message_id(self, session_ids: Sequence[str]) -> int:
+        """Largest message id among these sessions (0 when they have none)."""
+        if not session_ids:
+            return 0
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT max(id) FROM messages WHERE {_in_clause('session_id', session_ids)}",
+                list(session_ids),
+            ).fetchone()
+        return int(row[0] or 0)
+
+    # ------------------------------------------------------------------ summary cache
+
+    def get_cached_summary(self, key: str) -> str | None:
+        """A summary cached under ``key``, or ``None``."""
+        if not self.layout.has_summary_cache:
+            return None
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT summary FROM summary_cache WHERE cache_key = ?", (key,)
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def put_cached_summary(
+        self, key: str, *, session_id: str, summary: str, model: str | None
+    ) -> None:
+        """Cache a summary. Raises :class:`ReadOnlyStoreError` on a read-only store."""
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO summary_cache (cache_key, session_id, summary, model, "
+                "created_at) VALUES (?, ?, ?, ?, ?)",
+                (key, session_id, summary, model, time.time()),
+            )

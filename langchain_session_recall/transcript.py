@@ -1,0 +1,142 @@
+"""Transcript formatting and the match-centred window (pure)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from langchain_session_recall.models import StoredMessage
+
+__all__ = [
+    "EARLIER_MARKER",
+    "LATER_MARKER",
+    "TOOL_CLIP_MARKER",
+    "Transcript",
+    "clip_tool_output",
+    "format_transcript",
+    "format_when",
+    "preview",
+    "window",
+]
+
+TOOL_OUTPUT_LIMIT = 500
+TOOL_OUTPUT_KEEP = 250
+TOOL_CLIP_MARKER = "\n...[truncated]...\n"
+EARLIER_MARKER = "...[earlier conversation truncated]...\n\n"
+LATER_MARKER = "\n\n...[later conversation truncated]..."
+COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """Formatted text and where each message starts in it (``{message_id: offset}``)."""
+
+    text: str
+    offsets: dict[int, int]
+
+
+def clip_tool_output(text: str) -> str:
+    """Keep the first and last 250 characters of tool output longer than 500.
+
+    Idempotent: text already clipped (by this function or by the store's SQL, which uses the
+    same marker) is returned unchanged.
+    """
+    if len(text) <= TOOL_OUTPUT_LIMIT:
+        return text
+    head = text[:TOOL_OUTPUT_KEEP]
+    if text[TOOL_OUTPUT_KEEP : TOOL_OUTPUT_KEEP + len(TOOL_CLIP_MARKER)] == TOOL_CLIP_MARKER:
+        return text
+    return head + TOOL_CLIP_MARKER + text[-TOOL_OUTPUT_KEEP:]
+
+
+def _tag(label: str, message_id: int, show_ids: bool) -> str:
+    return f"[{label} #{message_id}]" if show_ids else f"[{label}]"
+
+
+def _parts(message: StoredMessage, show_ids: bool) -> list[str]:
+    role = message.role.upper()
+    content = message.content or ""
+    if role == "TOOL":
+        label = f"TOOL:{message.tool_name}" if message.tool_name else "TOOL"
+        return [f"{_tag(label, message.id, show_ids)}: {clip_tool_output(content)}"]
+    tag = _tag(role, message.id, show_ids)
+    if role == "ASSISTANT" and message.tool_calls:
+        parts = []
+        names = message.tool_call_names
+        if names:
+            parts.append(f"{tag}: [Called: {', '.join(names)}]")
+        if content:
+            parts.append(f"{tag}: {content}")
+        return parts
+    return [f"{tag}: {content}"]
+
+
+def format_transcript(
+    messages: Iterable[StoredMessage],
+    *,
+    show_ids: bool = False,
+    root_id: str | None = None,
+) -> Transcript:
+    """Format messages as ``[USER]: ...`` parts joined by blank lines.
+
+    An assistant's tool calls appear as ``[ASSISTANT]: [Called: name1, name2]`` (names only),
+    tool results as ``[TOOL:name]: ...`` clipped to the first and last 250 characters. When the
+    chain moves into another session than ``root_id`` (a sub-agent or a continuation), a
+    ``--- session <id> ---`` line says so.
+
+    Example:
+        >>> m = StoredMessage(1, "s", "user", "hi", 0.0)
+        >>> format_transcript([m]).text
+        '[USER]: hi'
+    """
+    parts: list[str] = []
+    offsets: dict[int, int] = {}
+    length = 0
+    current = root_id
+    for message in messages:
+        if current is not None and message.session_id != current:
+            parts.append(f"--- session {message.session_id} ---")
+            length += len(parts[-1]) + 2
+        current = message.session_id
+        offsets[message.id] = length
+        for part in _parts(message, show_ids):
+            parts.append(part)
+            length += len(part) + 2
+    return Transcript("\n\n".join(parts), offsets)
+
+
+def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
+    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text).
+
+    Returns the text with ``...[earlier/later conversation truncated]...`` markers where it
+    was cut, and whether it was cut.
+    """
+    if len(text) <= max_chars:
+        return text, False
+    center = min(max(center, 0), len(text))
+    start = max(0, center - max_chars // 2)
+    end = min(len(text), start + max_chars)
+    start = max(0, end - max_chars)
+    prefix = EARLIER_MARKER if start > 0 else ""
+    suffix = LATER_MARKER if end < len(text) else ""
+    return prefix + text[start:end] + suffix, True
+
+
+def preview(messages: Sequence[StoredMessage] | Sequence[str], limit: int = 200) -> str:
+    """First user message (or first text), whitespace-collapsed and cut to ``limit``."""
+    texts = [m if isinstance(m, str) else m.content for m in messages]
+    text = next((t for t in texts if t and not t.startswith(COMPACTION_PREFIXES)), "")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def format_when(timestamp: float | None) -> str:
+    """Human-readable UTC time: ``'2026-11-03 09:15 UTC'``; ``'unknown'`` for none."""
+    if timestamp is None:
+        return "unknown"
+    try:
+        when = _dt.datetime.fromtimestamp(float(timestamp), tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return "unknown"
+    return when.strftime("%Y-%m-%d %H:%M UTC")
