@@ -5,10 +5,7 @@ import re
 from pathlib import Path
 
 DEMO = (
-    Path(__file__).resolve().parents[2]
-    / "langchain_session_recall"
-    / "data"
-    / "demo_sessions.json"
+    Path(__file__).resolve().parents[2] / "langchain_session_recall" / "data" / "demo_sessions.json"
 )
 ROLES = {"user", "assistant", "tool", "system"}
 ID_RE = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
