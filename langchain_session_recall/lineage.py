@@ -40,9 +40,7 @@ def resolve_root(session_id: str, parents: Mapping[str, str | None]) -> str:
         current = parent
 
 
-def resolve_roots(
-    session_ids: Iterable[str], parents: Mapping[str, str | None]
-) -> dict[str, str]:
+def resolve_roots(session_ids: Iterable[str], parents: Mapping[str, str | None]) -> dict[str, str]:
     """``{session_id: root}`` for every id, memoizing shared ancestors."""
     roots: dict[str, str] = {}
     for sid in session_ids:

@@ -135,9 +135,7 @@ def _normalize_role(role: Any) -> str:
         raise InvalidMessageError(f"message role must be a string, got {type(role).__name__}")
     norm = _ROLE_ALIASES.get(role.lower(), role.lower())
     if norm not in ROLES:
-        raise InvalidMessageError(
-            f"unknown message role {role!r}; expected one of {sorted(ROLES)}"
-        )
+        raise InvalidMessageError(f"unknown message role {role!r}; expected one of {sorted(ROLES)}")
     return norm
 
 

@@ -36,16 +36,18 @@ Operator = Literal["AND", "OR", "NOT"]
 # Words that carry no topic in a recall question. Kept short on purpose: a word the user may
 # search for on its own (e.g. "error", "fix", "script") is never a stop word.
 STOP_WORDS = frozenset(
-    """a about above after again all also am an and any are as at be because been before being
-    below between both but by can could did do does doing done down during each else ever
-    few for from further get got had has have having he her here hers herself him himself his
-    how i if in into is it its itself just last let me might more most my myself no nor not
-    now of off on once one only or other our ours ourselves out over own please previous
-    recall recently remember same say said she should so some such tell than that the their
-    theirs them themselves then there these they this those through time to too under until
-    up us very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves ago week weeks yesterday today earlier before thing things
-    something s t d ll m re ve""".split()
+    """
+    a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each else ever few
+    for from further get got had has have having he her here hers herself him himself his how
+    i if in into is it its itself just last let me might more most my myself no nor not now
+    of off on once one only or other our ours ourselves out over own please previous recall
+    recently remember same say said she should so some such tell than that the their theirs
+    them themselves then there these they this those through time to too under until up us
+    very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves ago week weeks yesterday today earlier before thing things something
+    s t d ll m re ve
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
 _OPERATORS = frozenset({"AND", "OR", "NOT"})

@@ -50,11 +50,7 @@ class RankedSession:
 def _contribution(
     hit: MessageHit, role_weights: Mapping[str, float], source_weights: Mapping[str, float]
 ) -> float:
-    return (
-        hit.relevance
-        * role_weights.get(hit.role, 0.5)
-        * source_weights.get(hit.source, 1.0)
-    )
+    return hit.relevance * role_weights.get(hit.role, 0.5) * source_weights.get(hit.source, 1.0)
 
 
 def rank_sessions(
@@ -83,9 +79,7 @@ def rank_sessions(
         root = roots.get(hit.session_id, hit.session_id)
         if root in excluded:
             continue
-        grouped.setdefault(root, []).append(
-            (_contribution(hit, role_weights, source_weights), hit)
-        )
+        grouped.setdefault(root, []).append((_contribution(hit, role_weights, source_weights), hit))
 
     ranked: list[RankedSession] = []
     for root, scored in grouped.items():

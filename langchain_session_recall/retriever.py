@@ -61,7 +61,7 @@ class SessionRecallRetriever(BaseRetriever):
     max_k: int = Field(default=DEFAULT_MAX_K, ge=1)
     """Upper bound for ``k`` (larger requests are clamped, not rejected)."""
     role_filter: tuple[str, ...] | None = None
-    """Only match messages of these roles, e.g. ``("user", "assistant")`` or ``"user,assistant"``."""
+    """Only match these roles: ``("user", "assistant")`` or ``"user,assistant"``."""
     exclude_sources: tuple[str, ...] = ("tool",)
     """Session sources whose messages are never matched."""
     current_session_id: str | None = None
@@ -201,5 +201,3 @@ class SessionRecallRetriever(BaseRetriever):
                 )
             )
         return docs
-
-

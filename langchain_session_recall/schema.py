@@ -26,8 +26,7 @@ _FTS_TOOL_CALLS = "substr({r}.tool_calls, 1, 1024)"
 
 def _fts_values(row: str) -> str:
     return (
-        f"{row}.id, {_FTS_CONTENT.format(r=row)}, {row}.tool_name, "
-        f"{_FTS_TOOL_CALLS.format(r=row)}"
+        f"{row}.id, {_FTS_CONTENT.format(r=row)}, {row}.tool_name, {_FTS_TOOL_CALLS.format(r=row)}"
     )
 
 
@@ -156,7 +155,8 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
 
 def _tables(conn: sqlite3.Connection) -> frozenset[str]:
     return frozenset(
-        row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
     )
 
 
@@ -219,7 +219,8 @@ def create_or_migrate(conn: sqlite3.Connection) -> None:
         )
         if fresh:  # bm25 weights for ORDER BY rank: content, tool name, tool-call JSON
             conn.execute(
-                "INSERT INTO messages_fts(messages_fts, rank) VALUES ('rank', 'bm25(1.0, 1.5, 0.3)')"
+                "INSERT INTO messages_fts(messages_fts, rank) "
+                "VALUES ('rank', 'bm25(1.0, 1.5, 0.3)')"
             )
         conn.execute("COMMIT")
     except BaseException:

@@ -16,7 +16,6 @@ from langchain_session_recall.models import MessageHit, SearchFilters
 from langchain_session_recall.query import ParsedQuery, parse_query
 from langchain_session_recall.ranking import RankedSession, rank_sessions
 
-
 __all__ = ["HIT_LIMIT", "SearchBackend", "SearchOutcome", "search_sessions"]
 
 HIT_LIMIT = 200
@@ -98,15 +97,13 @@ def search_sessions(
     )
     reading: QueryReading = readings[0][0]
     ranked: list[RankedSession] = []
-    for reading, rendered in readings:
+    for reading, rendered in readings:  # noqa: B007 - the reading that ranked is reported
         hits = backend.match_messages(query, rendered, filters=filters, limit=hit_limit)
         if not hits:
             continue
         parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
         roots = resolve_roots((h.session_id for h in hits), parents)
-        ranked = rank_sessions(
-            hits, roots, exclude_roots=[current_root] if current_root else []
-        )
+        ranked = rank_sessions(hits, roots, exclude_roots=[current_root] if current_root else [])
         if ranked:
             break
     return SearchOutcome(query=query, reading=reading, sessions=ranked)

@@ -7,6 +7,7 @@ lineage, formatting) lives in its own module.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,7 +19,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import BaseMessage
 
@@ -58,6 +59,7 @@ __all__ = ["SessionStore"]
 logger = logging.getLogger(__name__)
 
 MessageLike = BaseMessage | Mapping[str, Any]
+_NO_FILTERS = SearchFilters()
 _MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -193,7 +195,9 @@ class SessionStore:
         1
     """
 
-    _registry: weakref.WeakValueDictionary[str, SessionStore] = weakref.WeakValueDictionary()
+    _registry: ClassVar[weakref.WeakValueDictionary[str, SessionStore]] = (
+        weakref.WeakValueDictionary()
+    )
 
     def __init__(
         self,
@@ -239,8 +243,7 @@ class SessionStore:
                 )
         if layout is None:
             raise NotASessionDatabaseError(
-                f"{self.path} is not a session database: it has no 'sessions' and 'messages' "
-                "tables"
+                f"{self.path} is not a session database: it has no 'sessions' and 'messages' tables"
             )
         if layout.fts_columns == 0:
             raise NotASessionDatabaseError(
@@ -256,10 +259,10 @@ class SessionStore:
         """Open a Hermes agent ``state.db`` read-only (default ``~/.hermes/state.db``).
 
         Example:
-            >>> SessionStore.open_hermes("/nonexistent/state.db")
+            >>> SessionStore.open_hermes("/nonexistent/state.db")  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
-            langchain_session_recall.errors.NotASessionDatabaseError: no such file: /nonexistent/state.db
+            langchain_session_recall.errors.NotASessionDatabaseError: no such file: ...
         """
         if path is None:
             path = Path.home() / ".hermes" / "state.db"
@@ -296,12 +299,17 @@ class SessionStore:
                 conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             elif self.read_only:
                 conn = sqlite3.connect(
-                    self._uri(), uri=True, isolation_level=None, timeout=self.busy_timeout,
+                    self._uri(),
+                    uri=True,
+                    isolation_level=None,
+                    timeout=self.busy_timeout,
                     check_same_thread=False,
                 )
             else:
                 conn = sqlite3.connect(
-                    self.path, isolation_level=None, timeout=self.busy_timeout,
+                    self.path,
+                    isolation_level=None,
+                    timeout=self.busy_timeout,
                     check_same_thread=False,
                 )
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -374,10 +382,8 @@ class SessionStore:
         self._closed = True
         with self._conns_lock:
             for conn in self._all_conns:
-                try:
+                with contextlib.suppress(sqlite3.Error):  # closing is best effort
                     conn.close()
-                except sqlite3.Error:  # pragma: no cover - closing is best effort
-                    pass
             self._all_conns.clear()
         SessionStore._registry.pop(self.store_id, None)
 
@@ -752,7 +758,7 @@ class SessionStore:
         query: ParsedQuery,
         reading: Literal["strict", "relaxed"],
         *,
-        filters: SearchFilters = SearchFilters(),
+        filters: SearchFilters = _NO_FILTERS,
         limit: int = 200,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from every index.
