@@ -12,6 +12,7 @@ from langchain_core.runnables.config import ensure_config
 from pydantic import ConfigDict, Field, field_validator
 
 from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.ranking import RankedSession
 from langchain_session_recall.search import HIT_LIMIT, SearchOutcome, search_sessions
 from langchain_session_recall.store import SessionStore
@@ -107,17 +108,20 @@ class SessionRecallRetriever(BaseRetriever):
         before = to_timestamp(kwargs.get("before"))
         if not isinstance(query, str) or not query.strip():
             return self._recent(k, current, after, before)
-        outcome = search_sessions(
-            self.store,
-            query,
-            role_filter=roles or (),
-            exclude_sources=self.exclude_sources,
-            current_session_id=current,
-            user_id=self.user_id,
-            after=after,
-            before=before,
-            hit_limit=self.hit_limit,
-        )
+        try:
+            outcome = search_sessions(
+                self.store,
+                query,
+                role_filter=roles or (),
+                exclude_sources=self.exclude_sources,
+                current_session_id=current,
+                user_id=self.user_id,
+                after=after,
+                before=before,
+                hit_limit=self.hit_limit,
+            )
+        except EmptyQueryError:  # only punctuation, operators or control characters
+            return self._recent(k, current, after, before)
         return self._documents(query, outcome, k)
 
     # ------------------------------------------------------------------ building Documents

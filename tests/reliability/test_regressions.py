@@ -6,7 +6,7 @@ import json
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langchain_session_recall import SessionStore
+from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions
 
 
@@ -34,3 +34,14 @@ def test_a_lone_surrogate_does_not_cost_the_batch() -> None:
     assert stored[2].tool_name == "cut \ufffd emoji in nginx logs"
     assert stored[6].content == "pair \U0001f600 joined"
     assert [r.root_id for r in search_sessions(store, "nginx").sessions] == ["s"]
+
+
+def test_retriever_lists_recent_sessions_for_text_with_nothing_searchable() -> None:
+    # EmptyQueryError promises "the retriever never raises it"; "???" and "AND" used to escape.
+    store = SessionStore(":memory:")
+    store.add_session("s", title="t")
+    store.add_messages("s", [{"role": "user", "content": "hello"}])
+    retriever = SessionRecallRetriever(store=store)
+    for text in ("???", "AND OR NOT", '"AND', "\x00\x01", "\ud800"):
+        docs = retriever.invoke(text)
+        assert [(d.metadata["mode"], d.metadata["session_id"]) for d in docs] == [("recent", "s")]
