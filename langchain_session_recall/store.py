@@ -217,6 +217,7 @@ class SessionStore:
         self._conns_lock = threading.Lock()
         self._generation = 0
         self._immutable = False
+        self._file_state: tuple[int, int, int] | None = None
         self._closed = False
         if self._memory and read_only:
             raise ValueError("an in-memory store cannot be read-only")
@@ -286,6 +287,14 @@ class SessionStore:
         # Such a file is fully checkpointed and has no writer, so it can be read as immutable;
         # _conn() switches to the ordinary read-only mode as soon as a writer appears.
         self._immutable = wal_mode and not Path(self.path + "-wal").exists()
+        self._file_state = self._stat_file()
+
+    def _stat_file(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _uri(self) -> str:
         quoted = Path(self.path).resolve().as_posix().replace("?", "%3f").replace("#", "%23")
@@ -333,17 +342,31 @@ class SessionStore:
             if self._shared is None:
                 self._shared = self._open_connection()
             return self._shared
-        if self._immutable and Path(self.path + "-wal").exists():
+        if self._immutable and (
+            Path(self.path + "-wal").exists() or self._stat_file() != self._file_state
+        ):
             with self._conns_lock:
-                if self._immutable:  # a writer started: stop trusting the file to stay put
-                    self._immutable = False
-                    self._generation += 1
+                # A writer started, or came and went (its -wal already removed): an immutable
+                # connection would serve stale or torn pages. Keep reading without files beside
+                # the database when no writer is left, through SQLite's locks when one is.
+                self._immutable = not Path(self.path + "-wal").exists()
+                self._file_state = self._stat_file()
+                self._generation += 1
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "generation", -1) != self._generation:
+            if conn is not None:
+                self._discard(conn)
             conn = self._open_connection()
             self._local.conn = conn
             self._local.generation = self._generation
         return conn
+
+    def _discard(self, conn: sqlite3.Connection) -> None:
+        with self._conns_lock:
+            if conn in self._all_conns:
+                self._all_conns.remove(conn)
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     @staticmethod
     def _detect(conn: sqlite3.Connection) -> Layout | None:
