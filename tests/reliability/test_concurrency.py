@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import sqlite3
@@ -185,7 +186,7 @@ def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:
         for tag in ("pa", "pb")
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert "database is locked" not in err
         assert out.strip() == "ok"
@@ -211,6 +212,6 @@ def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:
     assert total == distinct == 2 * sessions * batch
     count("concurrency.processes", 2)
     # how often the commit order switched between the two processes (0 = they never overlapped)
-    count("concurrency.process_interleavings", sum(a != b for a, b in zip(writers, writers[1:])))
+    count("concurrency.process_interleavings", sum(a != b for a, b in itertools.pairwise(writers)))
     count("concurrency.messages_written", total)
     count("concurrency.messages_checked", total)
