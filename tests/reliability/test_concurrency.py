@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
 import sqlite3
 import subprocess
@@ -19,12 +18,11 @@ import sys
 import threading
 from pathlib import Path
 
-from conftest import count
+from reliability_support import count, subprocess_env
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions
 
-REPO = Path(__file__).resolve().parents[2]
 SESSIONS = 120
 BATCH = 4
 READERS = 3
@@ -162,13 +160,6 @@ with SessionStore(path, busy_timeout=30.0) as store:
         ])
 print("ok")
 """
-
-
-def subprocess_env() -> dict[str, str]:
-    """The environment for a child Python that imports this checkout of the package."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return env
 
 
 def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, CORPUS_WORDS, RELIABILITY_SETTINGS, count
 from hermes_fixtures import build_hermes_db
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from reliability_support import CORPUS, CORPUS_WORDS, RELIABILITY_SETTINGS, count
 
 from langchain_session_recall import EmptyQueryError, SessionRecallRetriever, SessionStore
 from langchain_session_recall.query import parse_query, to_fts5

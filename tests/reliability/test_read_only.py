@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import count
 from hermes_fixtures import build_hermes_db
+from reliability_support import count
 
 from langchain_session_recall import ReadOnlyStoreError, SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions
