@@ -95,7 +95,7 @@ def decode_content(raw: str | bytes | None) -> str:
     if raw.startswith(_JSON_PREFIX):
         try:
             return _content_text(json.loads(raw[len(_JSON_PREFIX) :]))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return raw[len(_JSON_PREFIX) :]
     return raw
 
@@ -107,7 +107,7 @@ def _openai_tool_calls(calls: Any) -> str | None:
     if isinstance(calls, str):
         try:
             calls = json.loads(calls)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidMessageError(f"tool_calls is not valid JSON: {exc}") from None
     if not isinstance(calls, list):
         raise InvalidMessageError("tool_calls must be a list of tool calls")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -62,6 +63,19 @@ MessageLike = BaseMessage | Mapping[str, Any]
 _NO_FILTERS = SearchFilters()
 _MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _number(value: Any) -> float:
+    """A REAL column as a float: 0.0 for NULL, or for text/bytes another writer put there."""
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _count(value: Any) -> int:
+    number = _number(value)
+    return int(number) if math.isfinite(number) else 0
 
 
 # --------------------------------------------------------------------------- SQL builders
@@ -582,14 +596,14 @@ class SessionStore:
         return Session(
             id=row[0],
             source=row[1] or "unknown",
-            started_at=float(row[2] or 0.0),
+            started_at=_number(row[2]),
             user_id=row[3],
             model=row[4],
             title=row[5],
             parent_session_id=row[6],
             ended_at=row[7],
             end_reason=row[8],
-            message_count=int(row[9] or 0),
+            message_count=_count(row[9]),
         )
 
     @staticmethod
@@ -598,14 +612,14 @@ class SessionStore:
         if row[6]:
             try:
                 calls = json.loads(row[6])
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, RecursionError):
                 calls = None  # malformed JSON from another writer: show no calls, keep the row
         return StoredMessage(
             id=int(row[0]),
             session_id=row[1],
             role=str(row[2] or "unknown").lower(),
             content=decode_content(row[3]),
-            timestamp=float(row[4] or 0.0),
+            timestamp=_number(row[4]),
             tool_call_id=row[5],
             tool_calls=calls if isinstance(calls, list) else None,
             tool_name=row[7],
@@ -811,7 +825,7 @@ class SessionStore:
                         role=str(r[2] or "unknown").lower(),
                         relevance=float(r[3] or 0.0),
                         source=r[4] or "unknown",
-                        timestamp=float(r[5] or 0.0),
+                        timestamp=_number(r[5]),
                     )
                     for r in rows
                 )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from pathlib import Path
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall import Session, SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions
 
 
@@ -45,3 +47,30 @@ def test_retriever_lists_recent_sessions_for_text_with_nothing_searchable() -> N
     for text in ("???", "AND OR NOT", '"AND', "\x00\x01", "\ud800"):
         docs = retriever.invoke(text)
         assert [(d.metadata["mode"], d.metadata["session_id"]) for d in docs] == [("recent", "s")]
+
+
+def test_rows_with_text_numbers_or_deeply_nested_json_do_not_break_search(tmp_path: Path) -> None:
+    # float("yesterday") raised ValueError, and json.loads("[" * 5000) RecursionError (which is
+    # not a ValueError), from every search that returned such a row.
+    path = tmp_path / "rows.db"
+    SessionStore(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "INSERT INTO sessions (id, source, started_at, message_count) "
+        "VALUES ('s', 'cli', 'last tuesday', 'many')"
+    )
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) "
+        "VALUES ('s', ?, ?, ?, ?)",
+        [
+            ("user", "nginx at an odd time", None, "yesterday"),
+            ("assistant", "nginx calls", "[" * 5000, 1.0),
+            ("user", "\x00json:" + "[" * 5000, None, 2.0),
+        ],
+    )
+    conn.close()
+    with SessionStore(path) as store:
+        docs = SessionRecallRetriever(store=store).invoke("nginx")
+        assert [d.metadata["session_id"] for d in docs] == ["s"]
+        assert sorted(m.timestamp for m in store.get_messages("s")) == [0.0, 1.0, 2.0]
+        assert store.get_session("s") == Session(id="s", source="cli", started_at=0.0)
