@@ -18,9 +18,10 @@ __all__ = ["TranscriptBlock", "extractive_recap", "parse_transcript", "query_ter
 _TAG = re.compile(r"^\[(?P<role>[A-Z]+(?::[^\]#\n]+?)?)(?: #(?P<id>\d+))?\]: ?", re.MULTILINE)
 _WORD = re.compile(r"[\w./\-]+", re.UNICODE)
 _STOPWORDS = frozenset(
-    "a an and are as at be by did do for from how i in is it of on or the to was we what when "
-    "where which who why with you".split()
-)
+    {"a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "for", "from", "how", "i",
+     "in", "is", "it", "near", "not", "of", "on", "or", "the", "to", "was", "we", "what", "when",
+     "where", "which", "who", "why", "with", "you"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +73,8 @@ def query_terms(query: str) -> list[str]:
     terms: list[str] = []
     for word in _WORD.findall(query.lower()):
         word = word.strip("./-")
-        if word and word not in _STOPWORDS and word not in {"or", "and", "not", "near"}:
-            if word not in terms:
-                terms.append(word)
+        if word and word not in _STOPWORDS and word not in terms:
+            terms.append(word)
     return terms
 
 
