@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 
 __all__ = ["CitationCheck", "check_citations"]
 
-# `[#42]`, `[#42, #43]`, `(#42)`, `[# 42; #7]`
-_GROUP = re.compile(r"(?P<lead>[ \t]*)(?P<group>[\[(]\s*#\s*\d+(?:\s*[,;]\s*#?\s*\d+)*\s*[\])])")
+# `[#42]`, `[#42, #43]`, `(#42)`, `[# 42; #7]`, and transcript-style `[USER #42]`
+_GROUP = re.compile(
+    r"(?P<lead>[ \t]*)(?P<group>[\[(]\s*(?:[A-Z]+(?::[^\]#\n]+)?\s+)?#\s*\d+(?:\s*[,;]\s*#?\s*\d+)*\s*[\])])"
+)
 _ID = re.compile(r"\d+")
 
 
@@ -42,13 +44,16 @@ def check_citations(
         >>> r = check_citations("Ran pytest [#4, #99]. Fixed it (#7).", {4, 5})
         >>> r.text, r.valid, r.invalid
         ('Ran pytest [#4]. Fixed it.', [4], [7, 99])
+        >>> check_citations("[USER #4]: hi [ASSISTANT #8]: yo", {4}).text
+        '[USER #4]: hi: yo'
+
     """
     valid: set[int] = set()
     invalid: set[int] = set()
 
     def fix(match: re.Match[str]) -> str:
         lead, group = match.group("lead"), match.group("group")
-        ids = [int(x) for x in _ID.findall(group)]
+        ids = [int(x) for x in _ID.findall(group[group.index("#") :])]
         good = [i for i in ids if i in known_ids]
         valid.update(good)
         invalid.update(i for i in ids if i not in known_ids)

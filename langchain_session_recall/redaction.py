@@ -26,10 +26,15 @@ def _p(name: str, regex: str, replacement: str | None = None, flags: int = 0) ->
     return SecretPattern(name, re.compile(regex, flags), replacement or f"[REDACTED:{name}]")
 
 
+# Lower-case key words in `key=value` / `"key": "value"` forms. Plurals ("secrets:", "tokens")
+# and compounds like "id-token: write" or "max_tokens=500" are prose or config, not secrets.
 _SECRET_WORDS = (
-    r"(?:password|passwd|pwd|secret|api[_\-]?key|access[_\-]?key|auth[_\-]?token|"
-    r"access[_\-]?token|private[_\-]?token|client[_\-]?secret|token(?!s))"
+    r"(?:password|passwd|secret(?!s)|api[_\-]?key|access[_\-]?key|auth[_\-]?token|"
+    r"access[_\-]?token|refresh[_\-]?token|private[_\-]?token|client[_\-]?secret|"
+    r"(?<![\w-])token(?!s))"
 )
+# The value: not already redacted, no quotes or separators.
+_VALUE = r"(?![^\s\"',;&]*\[REDACTED)([^\s\"',;&]{3,})"
 
 # Order matters: whole blocks and structured forms first, so a key inside a PEM block or a
 # bearer header is replaced once, by the most specific rule.
@@ -50,16 +55,23 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
     _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     _p(
+        "env_assignment",
+        # GH_TOKEN=..., AWS_SECRET_ACCESS_KEY: ..., DB_PASSWORD="...": upper-case names.
+        r"(\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|"
+        r"PRIVATE_KEY)[A-Z0-9_]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
+        r"\1[REDACTED]",
+    ),
+    _p(
         "assignment",
-        # password=..., "api_key": "...", AWS_SECRET_ACCESS_KEY=...: keep the name so the
-        # summary can still say *that* a password was set.
-        rf"(?i)(\b[A-Z0-9_\-]*{_SECRET_WORDS}[A-Z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)"
-        r"(?!\[REDACTED)([^\s\"',;&]{3,})",
+        # password=..., "api_key": "...": keep the name so the summary can still say *that* a
+        # password was set.
+        rf"(?i)(\b[a-z0-9_\-]*{_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
         r"\1[REDACTED]",
     ),
     _p(
         "cli_flag",
-        rf"(?i)((?<![\w-])--?[a-z\-]*{_SECRET_WORDS}[a-z\-]*\s+)(?!\[REDACTED)([^\s\"'-][^\s\"']{{2,}})",
+        r"(?i)((?<![\w-])--?[a-z\-]*(?:password|passwd|secret|api-?key|access-?key|token)"
+        r"[a-z\-]*\s+)(?!-)" + _VALUE,
         r"\1[REDACTED]",
     ),
 )
