@@ -15,7 +15,8 @@ __all__ = ["CitationCheck", "check_citations"]
 
 # `[#42]`, `[#42, #43]`, `(#42)`, `[# 42; #7]`, and transcript-style `[USER #42]`
 _GROUP = re.compile(
-    r"(?P<lead>[ \t]*)(?P<group>[\[(]\s*(?:[A-Z]+(?::[^\]#\n]+)?\s+)?#\s*\d+(?:\s*[,;]\s*#?\s*\d+)*\s*[\])])"
+    r"(?P<lead>[ \t]*)"
+    r"(?P<group>[\[(]\s*(?:[A-Z]+(?::[^\]#\n]+)?\s+)?#\s*\d+(?:\s*[,;]\s*#?\s*\d+)*\s*[\])])"
 )
 _ID = re.compile(r"\d+")
 

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
 
 # Every secret planted in the sample transcripts. None may reach a model or a cassette.
 SECRETS = [
@@ -228,11 +229,10 @@ class ScriptedChatModel(BaseChatModel):
     latency: float = 0.0
     gate: Any = None
     gate_marker: str = ""
-    calls: list[str] = []
+    calls: list[str] = Field(default_factory=list)
     lock: Any = None
 
     def model_post_init(self, __context: Any) -> None:
-        self.calls = []
         self.lock = threading.Lock()
 
     @property

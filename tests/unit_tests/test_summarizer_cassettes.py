@@ -229,7 +229,7 @@ async def test_deadline_keeps_finished_summaries(mode: str) -> None:
     docs = by_title(sample_documents(), [DOCKER, MIGRATE, CI])
     release = threading.Event()
     ahook, hook = _slow_session_hook(CI, release)
-    deadline = 120.0 if RECORDING else 1.0
+    deadline = 45.0 if RECORDING else 1.0
     with server() as url, cassette("summarizer_deadline", record=mode == "async") as cass:
         llm = make_llm(
             url,
