@@ -18,8 +18,12 @@ from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetri
 from langchain_session_recall.store import SessionStore
 from langchain_session_recall.summarizer import SessionSummarizer
 
-__all__ = ["SESSION_SEARCH_DESCRIPTION", "SessionSearchInput", "SessionSearchTool",
-           "create_session_search_tool"]
+__all__ = [
+    "SESSION_SEARCH_DESCRIPTION",
+    "SessionSearchInput",
+    "SessionSearchTool",
+    "create_session_search_tool",
+]
 
 SESSION_SEARCH_DESCRIPTION = """\
 Search your long-term memory of past conversations with this user, or browse recent sessions. \
@@ -94,7 +98,10 @@ class SessionSearchTool(BaseTool):
 
     @staticmethod
     def _options(
-        limit: int, role_filter: str | None, after: str | None, before: str | None,
+        limit: int,
+        role_filter: str | None,
+        after: str | None,
+        before: str | None,
         config: RunnableConfig | None,
     ) -> dict[str, Any]:
         to_timestamp(after)  # a bad date raises ValueError with an example of a good one
