@@ -5,11 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, field_validator
+from typing_extensions import override
 
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError
@@ -89,6 +94,27 @@ class SessionRecallRetriever(BaseRetriever):
 
     # ------------------------------------------------------------------ entry points
 
+    @staticmethod
+    def _with_session(config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Take the current session id from ``config["configurable"]["session_id"]``."""
+        if "current_session_id" not in kwargs and config:
+            session_id = (config.get("configurable") or {}).get("session_id")
+            if session_id:
+                kwargs = {**kwargs, "current_session_id": session_id}
+        return kwargs
+
+    @override
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return super().invoke(input, config, **self._with_session(config, kwargs))
+
+    @override
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return await super().ainvoke(input, config, **self._with_session(config, kwargs))
+
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
@@ -101,8 +127,6 @@ class SessionRecallRetriever(BaseRetriever):
         if k <= 0:
             return []
         current = kwargs.get("current_session_id", self.current_session_id)
-        if current is None:
-            current = ensure_config().get("configurable", {}).get("session_id")
         roles = _roles(kwargs["role_filter"]) if "role_filter" in kwargs else self.role_filter
         after = to_timestamp(kwargs.get("after"))
         before = to_timestamp(kwargs.get("before"))
@@ -123,6 +147,19 @@ class SessionRecallRetriever(BaseRetriever):
         except EmptyQueryError:  # only punctuation, operators or control characters
             return self._recent(k, current, after, before)
         return self._documents(query, outcome, k)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        # SQLite calls block: run them in the default executor (each thread has its own
+        # connection), as LangChain does for retrievers without native async I/O.
+        return await run_in_executor(
+            None,
+            self._get_relevant_documents,
+            query,
+            run_manager=run_manager.get_sync(),
+            **kwargs,
+        )
 
     # ------------------------------------------------------------------ building Documents
 
