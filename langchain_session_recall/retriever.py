@@ -17,7 +17,6 @@ from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.ranking import RankedSession
 from langchain_session_recall.search import HIT_LIMIT, SearchOutcome, search_sessions
 from langchain_session_recall.store import SessionStore
@@ -132,20 +131,17 @@ class SessionRecallRetriever(BaseRetriever):
         before = to_timestamp(kwargs.get("before"))
         if not isinstance(query, str) or not query.strip():
             return self._recent(k, current, after, before)
-        try:
-            outcome = search_sessions(
-                self.store,
-                query,
-                role_filter=roles or (),
-                exclude_sources=self.exclude_sources,
-                current_session_id=current,
-                user_id=self.user_id,
-                after=after,
-                before=before,
-                hit_limit=self.hit_limit,
-            )
-        except EmptyQueryError:  # only punctuation, operators or control characters
-            return self._recent(k, current, after, before)
+        outcome = search_sessions(
+            self.store,
+            query,
+            role_filter=roles or (),
+            exclude_sources=self.exclude_sources,
+            current_session_id=current,
+            user_id=self.user_id,
+            after=after,
+            before=before,
+            hit_limit=self.hit_limit,
+        )
         return self._documents(query, outcome, k)
 
     async def _aget_relevant_documents(

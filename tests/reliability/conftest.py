@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import FIGURES, load_corpus
+from reliability.reliability_support import FIGURES, load_corpus
 
 from langchain_session_recall import SessionStore
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from reliability_support import count
+from reliability.reliability_support import count
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions

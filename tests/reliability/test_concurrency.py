@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-from reliability_support import count, subprocess_env
+from reliability.reliability_support import count, subprocess_env
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_support import count, subprocess_env
+from reliability.reliability_support import count, subprocess_env
 
 from langchain_session_recall import SessionStore
 from langchain_session_recall.search import search_sessions

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from llm_stub import FAULTS, FaultyLLMServer
-from reliability_support import count
+from reliability.llm_stub import FAULTS, FaultyLLMServer
+from reliability.reliability_support import count
 
 summarizer = pytest.importorskip(
     "langchain_session_recall.summarizer", reason="the summarizer is not on this branch yet"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from hermes_fixtures import build_hermes_db
-from reliability_support import count
+from reliability.reliability_support import count
 
 from langchain_session_recall import ReadOnlyStoreError, SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions

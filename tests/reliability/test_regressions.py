@@ -6,9 +6,10 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from langchain_session_recall import Session, SessionRecallRetriever, SessionStore
+from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever, SessionStore
 from langchain_session_recall.search import search_sessions
 
 
@@ -38,13 +39,18 @@ def test_a_lone_surrogate_does_not_cost_the_batch() -> None:
     assert [r.root_id for r in search_sessions(store, "nginx").sessions] == ["s"]
 
 
-def test_retriever_lists_recent_sessions_for_text_with_nothing_searchable() -> None:
-    # EmptyQueryError promises "the retriever never raises it"; "???" and "AND" used to escape.
+def test_text_with_nothing_searchable_raises_the_documented_error() -> None:
+    # The contract (errors.EmptyQueryError): only empty/whitespace text lists recent sessions;
+    # text that is all punctuation, operators or control characters raises EmptyQueryError,
+    # which the agent tool reports back as "nothing to search".
     store = SessionStore(":memory:")
     store.add_session("s", title="t")
     store.add_messages("s", [{"role": "user", "content": "hello"}])
     retriever = SessionRecallRetriever(store=store)
     for text in ("???", "AND OR NOT", '"AND', "\x00\x01", "\ud800"):
+        with pytest.raises(EmptyQueryError, match="nothing to search"):
+            retriever.invoke(text)
+    for text in ("", "  \n\t "):
         docs = retriever.invoke(text)
         assert [(d.metadata["mode"], d.metadata["session_id"]) for d in docs] == [("recent", "s")]
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import yaml
 from langchain_core.documents import Document
-from llm_stub import FaultyLLMServer
-from reliability_support import REPO, count
-from secrets_corpus import SECRETS, Secret
+from reliability.llm_stub import FaultyLLMServer
+from reliability.reliability_support import REPO, count
+from reliability.secrets_corpus import SECRETS, Secret
 
 redaction = pytest.importorskip(
     "langchain_session_recall.redaction", reason="redaction is not on this branch yet"

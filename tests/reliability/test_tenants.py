@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reliability_support import RELIABILITY_SETTINGS, count
+from reliability.reliability_support import RELIABILITY_SETTINGS, count
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.cli import main as cli_main
