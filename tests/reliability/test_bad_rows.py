@@ -173,9 +173,11 @@ def test_cycles_and_orphans_resolve_to_one_root_each(tmp_path: Path) -> None:
     path = tmp_path / "cyc.db"
     SessionStore(path).close()
     conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
     _cycles(conn)
     _missing_parents(conn)
     _deep_chain(conn)
+    conn.execute("COMMIT")
     conn.close()
     with SessionStore(path) as store:
         roots = {r.root_id for r in search_sessions(store, "cycle").sessions}
