@@ -17,6 +17,7 @@ from reliability.reliability_support import RELIABILITY_SETTINGS, count
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.cli import main as cli_main
+from langchain_session_recall.tool import create_session_search_tool
 
 USERS = ("alice", "bob", None)
 
@@ -138,10 +139,26 @@ def test_a_delegation_chain_that_crosses_users(tmp_path: Path) -> None:
             assert SessionRecallRetriever(store=store, user_id=user).invoke("rollout") == []
     count("tenants.documents_checked", 9)
 
-    for user, expected in (
-        ("alice", {"a-root", "a-sub", "a-under-b"}),
-        ("bob", {"b-sub", "b-root"}),
-    ):
+    alice_only, bob_only = {"a-root", "a-sub", "a-under-b"}, {"b-sub", "b-root"}
+    with SessionStore(path, read_only=True) as store:
+        for user, expected, foreign in (
+            ("alice", alice_only, ("bobsub", "bobroot")),
+            ("bob", bob_only, ("alpharoot", "alphasub", "alphaunder")),
+        ):
+            tool = create_session_search_tool(store, user_id=user)
+            for args in ({"query": "rollout", "limit": 5}, {"query": "", "limit": 5}):
+                call = {"name": "session_search", "args": args, "id": "c1", "type": "tool_call"}
+                other = "b-root" if user == "alice" else "a-root"
+                message = tool.invoke(call, config={"configurable": {"session_id": other}})
+                payload = json.loads(message.content)
+                assert payload["success"] is True
+                assert payload["results"]
+                assert {r["session_id"] for r in payload["results"]} <= expected
+                text = json.dumps(payload)
+                assert not [word for word in foreign if word in text]
+                count("tenants.tool_calls")
+
+    for user, expected in (("alice", alice_only), ("bob", bob_only)):
         out = io.StringIO()
         code = cli_main(
             ["search", "rollout", "--db", str(path), "--read-only", "--user", user, "--json"],
