@@ -206,3 +206,74 @@ def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:
     count("concurrency.process_interleavings", sum(a != b for a, b in itertools.pairwise(writers)))
     count("concurrency.messages_written", total)
     count("concurrency.messages_checked", total)
+
+
+def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> None:
+    """Hermes is not running when we open its file (immutable reads); then it starts, writes
+    sessions and exits (checkpoint, -wal removed) while reader threads keep searching."""
+    from hermes_fixtures import build_hermes_db
+
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3, wal=True)
+    store = SessionStore(path, read_only=True)
+    errors: list[BaseException] = []
+    done = threading.Event()
+    reads = [0]
+
+    def agent() -> None:
+        try:
+            for run in range(3):  # three agent runs: open, write, close
+                conn = sqlite3.connect(path, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                for n in range(40):
+                    sid = f"h{run}-{n}"
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute(
+                        "INSERT INTO sessions (id, source, started_at) VALUES (?, 'cli', 1.0)",
+                        (sid,),
+                    )
+                    conn.executemany(
+                        "INSERT INTO messages (session_id, role, content, timestamp) "
+                        "VALUES (?, 'user', ?, 2.0)",
+                        [(sid, f"hermesrun{run}x {sid} " + "pad " * 200)] * BATCH,
+                    )
+                    conn.execute("COMMIT")
+                conn.close()
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            done.set()
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                search_sessions(store, "nginx OR hermesrun0x OR hermesrun2x")
+                reads[0] += 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent)] + [
+        threading.Thread(target=reader) for _ in range(READERS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not errors, repr(errors[0])
+        found = {r.root_id for r in search_sessions(store, "hermesrun2x").sessions}
+        assert len(found) == 40
+    finally:
+        store.close()
+    # While we read, the agent's last close could not remove its -wal/-shm (SQLite leaves them
+    # to the last connection); the agent's next run cleans them up, with nothing lost.
+    assert {p.name for p in tmp_path.iterdir()} <= {"state.db", "state.db-wal", "state.db-shm"}
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert conn.execute("SELECT count(*) FROM messages WHERE session_id LIKE 'h%'").fetchone() == (
+        3 * 40 * BATCH,
+    )
+    conn.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["state.db"]
+    count("concurrency.concurrent_reads", reads[0])
+    count("concurrency.messages_written", 3 * 40 * BATCH)
