@@ -12,10 +12,15 @@ Properties (each over thousands of generated cases, see ``docs/reliability.md``)
 4. Hostile filter values (user id, roles, sources, session ids) are bound, never formatted.
 5. The retriever raises nothing but :class:`EmptyQueryError` on any text (empty or whitespace
    text lists recent sessions).
+6. The agent tool never raises (it reports "nothing to search" instead), and the CLI exits 0, 1
+   or, for text with nothing searchable only, 2.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -28,9 +33,11 @@ from hypothesis import strategies as st
 from reliability.reliability_support import CORPUS, CORPUS_WORDS, RELIABILITY_SETTINGS, count
 
 from langchain_session_recall import EmptyQueryError, SessionRecallRetriever, SessionStore
+from langchain_session_recall.cli import main as cli_main
 from langchain_session_recall.query import parse_query, to_fts5
 from langchain_session_recall.schema import TOKENIZE
 from langchain_session_recall.search import search_sessions
+from langchain_session_recall.tool import create_session_search_tool
 
 TOKEN = re.compile(r"[^\W_]")
 CORPUS_IDS = frozenset(s["id"] for s in CORPUS)
@@ -267,6 +274,36 @@ def test_retriever_raises_only_the_documented_error(corpus_store: SessionStore, 
     assert all(d.metadata["session_id"] in CORPUS_IDS for d in docs)
     modes = {d.metadata["mode"] for d in docs}
     assert modes <= ({"recent"} if not text.strip() else {"search"})
+
+
+# --------------------------------------------------------------------------- property 6
+
+
+@settings(RELIABILITY_SETTINGS, max_examples=400)
+@given(text=HOSTILE)
+@example(text='"" *** AND')
+def test_tool_and_cli_answer_any_text(corpus_store: SessionStore, text: str) -> None:
+    count("hostile.cases")
+    count("hostile.tool_cli_cases")
+    tool = create_session_search_tool(corpus_store)
+    call = {"name": "session_search", "args": {"query": text}, "id": "c1", "type": "tool_call"}
+    payload = json.loads(tool.invoke(call).content)
+    if payload["success"]:
+        assert {r["session_id"] for r in payload["results"]} <= CORPUS_IDS
+    else:
+        assert text.strip() and not has_searchable_text(text)
+        assert "nothing to search" in payload["error"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        # "--" ends the options, as for any POSIX command: the text may start with "-"
+        argv = ["search", "--db", corpus_store.path, "--read-only", "--json", "--", text]
+        code = cli_main(argv, out)
+    if code == 0:
+        assert {d["metadata"]["session_id"] for d in json.loads(out.getvalue())} <= CORPUS_IDS
+    elif code == 2:
+        assert not has_searchable_text(text), err.getvalue()
+    else:
+        assert code == 1, err.getvalue()
 
 
 # --------------------------------------------------------------------------- 100 KB queries
