@@ -497,7 +497,7 @@ class SessionStore:
 
         Messages and ledger rows go in one transaction, so an import killed half-way leaves a
         consistent database and re-running it adds exactly what is missing. Pairs whose key is
-        already in the ledger for ``source_kind`` are skipped. Returns the new message ids.
+        already in the ledger for ``source_kind`` (in any session) are skipped. Returns the new message ids.
 
         Example:
             >>> store = SessionStore(":memory:")
@@ -511,14 +511,18 @@ class SessionStore:
         now = time.time()
         converted = [(key, to_row(m, now=now)) for key, m in messages]
         with self._transaction() as conn:
-            seen = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT external_key FROM import_ledger WHERE source_kind = ? "
-                    "AND session_id = ?",
-                    (source_kind, session_id),
+            seen: set[str] = set()
+            keys = list(dict.fromkeys(key for key, _ in converted))
+            for start in range(0, len(keys), 500):  # stay under SQLite's bound-variable limit
+                chunk = keys[start : start + 500]
+                seen.update(
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT external_key FROM import_ledger WHERE source_kind = ? AND "
+                        + _in_clause("external_key", chunk),
+                        (source_kind, *chunk),
+                    )
                 )
-            }
             fresh: dict[str, MessageRow] = {}
             for key, row in converted:
                 if key not in seen and key not in fresh:

@@ -48,7 +48,7 @@ def read_hermes(source: SessionStore, report: ImportReport) -> list[ImportSessio
             if m.role not in ("user", "assistant", "tool", "system"):
                 report.skip(f"unknown role {m.role!r}", f"message {m.id}")
                 continue
-            messages.append((str(m.id), _message(m)))
+            messages.append((f"{sid}:{m.id}", _message(m)))
         out.append(
             ImportSession(
                 id=sid,
