@@ -497,7 +497,8 @@ class SessionStore:
 
         Messages and ledger rows go in one transaction, so an import killed half-way leaves a
         consistent database and re-running it adds exactly what is missing. Pairs whose key is
-        already in the ledger for ``source_kind`` (in any session) are skipped. Returns the new message ids.
+        already in the ledger for ``source_kind`` (in any session) are skipped. Returns the ids
+        of the messages added.
 
         Example:
             >>> store = SessionStore(":memory:")
@@ -531,7 +532,10 @@ class SessionStore:
             conn.executemany(
                 "INSERT OR IGNORE INTO import_ledger (source_kind, external_key, session_id, "
                 "message_id, imported_at) VALUES (?, ?, ?, ?, ?)",
-                [(source_kind, key, session_id, mid, now) for key, mid in zip(fresh, ids)],
+                [
+                    (source_kind, key, session_id, mid, now)
+                    for key, mid in zip(fresh, ids, strict=True)
+                ],
             )
         return ids
 
@@ -701,10 +705,7 @@ class SessionStore:
                 "SELECT count(*) FROM sessions s LEFT JOIN sessions p "
                 "ON p.id = s.parent_session_id WHERE s.parent_session_id IS NULL OR p.id IS NULL"
             ).fetchone()[0]
-            if self.read_only:
-                index = "not checked (read-only)"
-            else:
-                index = self._index_health(conn)
+            index = "not checked (read-only)" if self.read_only else self._index_health(conn)
             page_size = conn.execute("PRAGMA page_size").fetchone()[0]
             pages = conn.execute("PRAGMA page_count").fetchone()[0]
         return {
@@ -725,7 +726,10 @@ class SessionStore:
             # 'integrity-check' compares the index with its content (the messages view).
             conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
         except sqlite3.DatabaseError as exc:
-            return f"damaged ({exc}); rebuild it with: INSERT INTO messages_fts(messages_fts) VALUES('rebuild')"
+            return (
+                f"damaged ({exc}); rebuild it with: "
+                "INSERT INTO messages_fts(messages_fts) VALUES('rebuild')"
+            )
         return "ok"
 
     def get_messages(self, session_id: str) -> list[StoredMessage]:

@@ -11,17 +11,17 @@ from __future__ import annotations
 import logging
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
 from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.store import SessionStore
+from langchain_session_recall.store import MessageLike, SessionStore
 
 __all__ = [
-    "ImportSourceError",
     "ImportReport",
     "ImportSession",
+    "ImportSourceError",
     "order_parents_first",
     "progress",
     "write_sessions",
@@ -110,7 +110,7 @@ class ImportSession:
 
     id: str
     source: str
-    messages: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+    messages: list[tuple[str, MessageLike]] = field(default_factory=list)
     parent_session_id: str | None = None
     model: str | None = None
     title: str | None = None
@@ -240,7 +240,7 @@ def write_sessions(
         ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress
     ):
         existed = store.get_session(session.id) is not None
-        fields = {
+        fields: dict[str, Any] = {
             "source": session.source,
             "parent_session_id": session.parent_session_id,
             "model": session.model,

@@ -104,7 +104,9 @@ class _Builder:
             )
         self.last_api_id.pop(s.id, None)
 
-    def assistant(self, s: ImportSession, uuid: str, message: Mapping[str, Any], when: float) -> None:
+    def assistant(
+        self, s: ImportSession, uuid: str, message: Mapping[str, Any], when: float
+    ) -> None:
         model = message.get("model")
         if isinstance(model, str) and model and not model.startswith("<") and s.model is None:
             s.model = model
@@ -217,7 +219,10 @@ def _files(path: Path) -> list[Path]:
         return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
     if path.is_file():
         return [path]
-    raise ImportSourceError(f"no such file or directory: {path}; Claude Code keeps transcripts in {default_claude_dir()}")
+    raise ImportSourceError(
+        f"no such file or directory: {path}; "
+        f"Claude Code keeps its transcripts in {default_claude_dir()}"
+    )
 
 
 def import_claude_code(
