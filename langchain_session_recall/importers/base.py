@@ -41,8 +41,10 @@ class ImportSourceError(SessionRecallError):
 class ImportReport:
     """Outcome of one import run.
 
-    ``skipped`` counts items left out by reason; ``problems`` keeps the first details
-    (``"file.jsonl:12: not valid JSON"``) so malformed input can be found and fixed.
+    ``skipped`` counts malformed or invalid items left out, by reason; ``problems`` keeps the
+    first details (``"file.jsonl:12: not valid JSON"``) so they can be found and fixed.
+    ``ignored`` counts entries that are not conversation by design (e.g. Claude Code's file
+    snapshots): nothing is lost by leaving them out.
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -58,7 +60,12 @@ class ImportReport:
     already_imported: int = 0
     orphans: list[str] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
+    ignored: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+
+    def ignore(self, reason: str) -> None:
+        """Count an entry that is not conversation by design (metadata, snapshots, ...)."""
+        self.ignored[reason] += 1
 
     def skip(self, reason: str, where: str | None = None, count: int = 1) -> None:
         """Count ``count`` items skipped for ``reason`` (``where`` says which)."""
@@ -84,6 +91,8 @@ class ImportReport:
             line += f"; skipped {self.skipped_total} ({reasons})"
         if self.orphans:
             line += f"; {len(self.orphans)} imported as roots (parent missing)"
+        if self.ignored:
+            line += f"; ignored {sum(self.ignored.values())} non-message entries"
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +105,7 @@ class ImportReport:
             "already_imported": self.already_imported,
             "orphans": list(self.orphans),
             "skipped": dict(self.skipped),
+            "ignored": dict(self.ignored),
             "problems": list(self.problems),
         }
 

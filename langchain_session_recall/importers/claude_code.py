@@ -122,7 +122,7 @@ class _Builder:
                 calls.append({"id": b.get("id"), "name": b.get("name"), "args": b.get("input", {})})
         text = _text(blocks)
         if not text.strip() and not calls:
-            self.report.skip("assistant entry with only thinking")
+            self.report.ignore("thinking-only entry")
             return
         api_id = message.get("id")
         previous = self.last_api_id.get(s.id)
@@ -175,11 +175,11 @@ def parse_claude_code_lines(
             if not obj.get("uuid"):
                 report.skip("entry without uuid", f"{name}:{number}")
             elif obj.get("isMeta"):
-                report.skip("meta entry (not part of the conversation)")
+                report.ignore("meta entry")
             else:
                 entries.append(obj)
         else:
-            report.skip(f"{kind or 'untyped'} entry (not a message)")
+            report.ignore(f"{kind or 'untyped'} entry")
 
     side_parents = {str(e["uuid"]): e.get("parentUuid") for e in entries if e.get("isSidechain")}
     builder = _Builder(report, default_session_id)
