@@ -3,7 +3,8 @@
 Pass it as a callback and every turn is written as it happens: the new user message(s) when a
 chat model starts, the assistant message (with its tool calls and the model name) when it ends,
 each tool result when a tool ends. Sub-agents (an agent wrapped as a tool, a compiled graph used
-as a node of another graph, or a run given its own ``session_id``) are written to child sessions
+as a node of another graph, or a nested run whose config carries ``metadata={"session_id": ...}``)
+are written to child sessions
 whose ``parent_session_id`` is the caller's session, so search folds them back into the root.
 
 The recorder never breaks the agent it observes: a storage error is logged, never raised.
@@ -129,9 +130,9 @@ class SessionRecorder(BaseCallbackHandler):
 
     Args:
         store: Where to write (a read-write :class:`SessionStore`).
-        session_id: The session to record into. ``None`` (default) takes the LangGraph
-            ``thread_id`` (or a ``session_id``) from the run's ``configurable``, so each thread
-            is one session; runs with neither get one session per recorder.
+        session_id: The session to record into. ``None`` (default) takes the run's
+            ``session_id`` metadata or its LangGraph ``thread_id`` (``configurable``), so each
+            thread is one session; runs with neither share one session per recorder.
         source: ``sessions.source`` of the sessions created (child sessions too).
         user_id: Owner written on created sessions (for multi-tenant search).
         subagent_source: ``source`` of child sessions (defaults to ``source``).
@@ -209,14 +210,18 @@ class SessionRecorder(BaseCallbackHandler):
         current: UUID | None = run_id
         while current is not None:
             run = self._runs[current]
-            if run.parent is None or run.session is not None:
+            if run.parent is None:
                 return current, run
-            parent = self._runs[run.parent]
-            if run.explicit_session and run.explicit_session != parent.explicit_session:
+            if run.kind == "tool":
+                # A tool owns a session only for the model runs beneath it (a sub-agent); its
+                # own result belongs to the agent that called it.
+                if tool_boundary and current != run_id:
+                    return current, run
+            elif run.session is not None or run.graph:
                 return current, run
-            if run.graph:
-                return current, run
-            if run.kind == "tool" and tool_boundary and current != run_id:
+            elif run.explicit_session and (
+                run.explicit_session != self._runs[run.parent].explicit_session
+            ):
                 return current, run
             current = run.parent
         raise KeyError(run_id)  # unreachable: the walk ends at a root

@@ -33,7 +33,9 @@ def test_parents_come_before_children_whatever_the_input_order() -> None:
 
 
 def test_missing_parent_makes_the_child_a_root_unless_the_store_has_it() -> None:
-    ordered, orphans = order_parents_first([_s("x", "gone"), _s("y", "known")], {"known"}.__contains__)
+    ordered, orphans = order_parents_first(
+        [_s("x", "gone"), _s("y", "known")], {"known"}.__contains__
+    )
     assert orphans == ["x"]
     by_id = {s.id: s for s in ordered}
     assert by_id["x"].parent_session_id is None

@@ -39,7 +39,14 @@ def test_blocks_become_messages_with_tool_calls_and_named_results() -> None:
     store = SessionStore(":memory:")
     import_claude_code(store, SAMPLE)
     messages = store.get_messages(SESSION)
-    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert [m.role for m in messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     first_reply = messages[1]
     # Three lines of one API response (thinking, text, tool_use) are one message.
     assert first_reply.content == "I'll look at the cart lock helper and the test first."

@@ -121,8 +121,12 @@ def test_imported_store_answers_like_the_source(tmp_path: Path) -> None:
     import_hermes(store, src)
     with SessionStore(src, read_only=True) as hermes:
         for query in ("CORS error", "rename photos", "kubernetes deploy"):
-            theirs = [d.metadata["session_id"] for d in SessionRecallRetriever(store=hermes).invoke(query)]
-            ours = [d.metadata["session_id"] for d in SessionRecallRetriever(store=store).invoke(query)]
+            theirs = [
+                d.metadata["session_id"] for d in SessionRecallRetriever(store=hermes).invoke(query)
+            ]
+            ours = [
+                d.metadata["session_id"] for d in SessionRecallRetriever(store=store).invoke(query)
+            ]
             assert set(theirs) & set(ours), query  # same roots found (stemming may add more)
 
 

@@ -27,7 +27,11 @@ def test_sample_file_sessions_messages_and_problems() -> None:
     ]
     sup1 = store.get_session("sup-1")
     assert sup1 is not None
-    assert (sup1.source, sup1.title, sup1.model) == ("support-bot", "Password reset loop", "gpt-4.1-mini")
+    assert (sup1.source, sup1.title, sup1.model) == (
+        "support-bot",
+        "Password reset loop",
+        "gpt-4.1-mini",
+    )
     assert sup1.started_at == datetime(2026, 11, 20, 10, tzinfo=timezone.utc).timestamp()
     messages = store.get_messages("sup-1")
     assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
