@@ -217,14 +217,17 @@ class SessionRecorder(BaseCallbackHandler):
                 # own result belongs to the agent that called it.
                 if tool_boundary and current != run_id:
                     return current, run
-            elif run.session is not None or run.graph:
-                return current, run
-            elif run.explicit_session and (
-                run.explicit_session != self._runs[run.parent].explicit_session
-            ):
+            elif run.session is not None or run.graph or self._own_session_id(run):
                 return current, run
             current = run.parent
         raise KeyError(run_id)  # unreachable: the walk ends at a root
+
+    def _own_session_id(self, run: _Run) -> bool:
+        """The run names a session other than its parent's (``metadata={"session_id": ...}``)."""
+        parent = self._runs.get(run.parent) if run.parent is not None else None
+        return bool(run.explicit_session) and (
+            parent is None or run.explicit_session != parent.explicit_session
+        )
 
     def _session_for(self, run_id: UUID, *, tool_boundary: bool = True) -> str:
         owner_id, owner = self._owner(run_id, tool_boundary=tool_boundary)
@@ -235,8 +238,7 @@ class SessionRecorder(BaseCallbackHandler):
             self._sessions.setdefault(owner.session, _SessionState(parent=None))
             return owner.session
         parent_session = self._session_for(owner.parent, tool_boundary=False)
-        parent_explicit = self._runs[owner.parent].explicit_session
-        if owner.explicit_session and owner.explicit_session != parent_explicit:
+        if self._own_session_id(owner) and owner.explicit_session:
             child = owner.explicit_session
         else:
             child = f"{parent_session}/{owner.name or owner.kind}-{owner_id.hex[-12:]}"
