@@ -134,8 +134,9 @@ def test_search_source_role_and_date_filters(db: str) -> None:
     # "nx=True" appears only in a tool result: a user/assistant-only search misses it.
     assert run("search", "nx", "--db", db)[0] == EXIT_OK
     assert run("search", "nx", "--db", db, "--role", "user,assistant")[0] == EXIT_EMPTY
-    assert run("search", "cart lock", "--db", db, "--after", "2026-11-19")[0] == EXIT_EMPTY
-    assert run("search", "cart lock", "--db", db, "--before", "2026-11-19")[0] == EXIT_OK
+    mine = ("--db", db, "--source", "claude-code")
+    assert run("search", "cart lock", *mine, "--after", "2026-11-19")[0] == EXIT_EMPTY
+    assert run("search", "cart lock", *mine, "--before", "2026-11-19")[0] == EXIT_OK
 
 
 def test_recent_with_source_filter(db: str) -> None:
