@@ -235,9 +235,15 @@ def import_claude_code(
     ``~/.claude/projects``), into ``store``.
 
     Example:
-        >>> from pathlib import Path
-        >>> sample = Path("tests/data/claude_code/project/5f1c2a9e-sample.jsonl")
-        >>> report = import_claude_code(SessionStore(":memory:"), sample)  # doctest: +SKIP
+        >>> import json, tempfile, pathlib
+        >>> entry = {"type": "user", "uuid": "u1", "sessionId": "s1", "isSidechain": False,
+        ...          "timestamp": "2026-11-03T10:00:00Z",
+        ...          "message": {"role": "user", "content": "why is CI red?"}}
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "s1.jsonl"
+        >>> _ = f.write_text(json.dumps(entry) + "\n")
+        >>> store = SessionStore(":memory:")
+        >>> import_claude_code(store, f.parent).summary()
+        'claude-code: 1 sessions (1 new), 1 messages imported'
     """
     report = ImportReport(KIND)
     parsed: dict[str, ImportSession] = {}
