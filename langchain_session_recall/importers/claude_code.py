@@ -240,7 +240,7 @@ def import_claude_code(
         ...          "timestamp": "2026-11-03T10:00:00Z",
         ...          "message": {"role": "user", "content": "why is CI red?"}}
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "s1.jsonl"
-        >>> _ = f.write_text(json.dumps(entry) + "\n")
+        >>> _ = f.write_text(json.dumps(entry) + "\\n")
         >>> store = SessionStore(":memory:")
         >>> import_claude_code(store, f.parent).summary()
         'claude-code: 1 sessions (1 new), 1 messages imported'
