@@ -247,7 +247,7 @@ def import_claude_code(
     """
     report = ImportReport(KIND)
     parsed: dict[str, ImportSession] = {}
-    for file in _files(Path(path) if path is not None else default_claude_dir()):
+    for file in _files(Path(path).expanduser() if path is not None else default_claude_dir()):
         with file.open(encoding="utf-8", errors="replace") as fh:
             sessions = parse_claude_code_lines(
                 fh, name=file.name, default_session_id=file.stem, report=report

@@ -88,7 +88,8 @@ def import_hermes(
         0
     """
     report = ImportReport(KIND)
-    if not Path(path).is_file():
+    path = Path(path).expanduser()
+    if not path.is_file():
         raise ImportSourceError(f"no such file: {path}; pass the path of a Hermes state.db")
     try:
         source = SessionStore(path, read_only=True)

@@ -140,7 +140,7 @@ def import_jsonl(
     """
     report = ImportReport(KIND)
     parsed: list[ImportSession] = []
-    for file in _files(Path(path)):
+    for file in _files(Path(path).expanduser()):
         with file.open(encoding="utf-8", errors="replace") as fh:
             parsed.extend(
                 parse_jsonl_lines(

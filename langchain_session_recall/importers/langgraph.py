@@ -124,7 +124,7 @@ def import_langgraph(
             "importing LangGraph checkpoints needs langgraph-checkpoint-sqlite: "
             "pip install 'langchain-session-recall[langgraph]'"
         ) from exc
-    file = Path(path)
+    file = Path(path).expanduser()
     if not file.is_file():
         raise ImportSourceError(f"no such file: {path}; pass the SqliteSaver database file")
     report = ImportReport(KIND)
