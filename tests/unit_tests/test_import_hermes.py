@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_fixtures import EXTRA_SESSION_ID, MARKERS, build_hermes_db, default_sessions
@@ -137,3 +138,48 @@ def test_not_a_hermes_file_is_a_clear_error(tmp_path: Path) -> None:
         import_hermes(SessionStore(":memory:"), bogus)
     with pytest.raises(ImportSourceError, match="no such file"):
         import_hermes(SessionStore(":memory:"), tmp_path / "missing.db")
+
+
+def test_killed_import_leaves_a_consistent_db_and_a_rerun_completes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "state.db"
+    build_hermes_db(src, 3)
+    clean = SessionStore(tmp_path / "clean.db")
+    import_hermes(clean, src)
+
+    target = tmp_path / "killed.db"
+    store = SessionStore(target)
+    real = SessionStore._insert_rows
+    calls = 0
+
+    def dies_before_commit(
+        self: SessionStore, conn: sqlite3.Connection, sid: str, rows: Any
+    ) -> Any:
+        nonlocal calls
+        calls += 1
+        ids = real(self, conn, sid, rows)  # rows are written inside the open transaction...
+        if calls == 5:
+            raise KeyboardInterrupt  # ...and the process dies before COMMIT
+        return ids
+
+    monkeypatch.setattr(SessionStore, "_insert_rows", dies_before_commit)
+    with pytest.raises(KeyboardInterrupt):
+        import_hermes(store, src)
+    monkeypatch.undo()
+
+    conn = sqlite3.connect(target)
+    messages, ledger = conn.execute(
+        "SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM import_ledger)"
+    ).fetchone()
+    conn.close()
+    assert 0 < messages < clean.stats()["messages"]
+    assert ledger == messages  # every stored message is in the ledger, and only those
+
+    report = import_hermes(store, src)
+    assert report.already_imported == messages
+    for sid in clean.all_session_ids():
+        assert [(m.role, m.content, m.timestamp) for m in store.get_messages(sid)] == [
+            (m.role, m.content, m.timestamp) for m in clean.get_messages(sid)
+        ]
+        assert store.get_session(sid).message_count == clean.get_session(sid).message_count  # type: ignore[union-attr]
