@@ -447,6 +447,34 @@ class SessionRecorder(BaseCallbackHandler):
             finally:
                 self._forget(run_id)
 
+    @_never_raise
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any] | None,
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Track the run, so model calls made by a retriever stay in the right session."""
+        with self._lock:
+            self._register(run_id, parent_run_id, "chain", tags=tags, metadata=metadata)
+
+    @_never_raise
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the finished retriever run."""
+        with self._lock:
+            self._forget(run_id)
+
+    @_never_raise
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the failed retriever run."""
+        with self._lock:
+            self._forget(run_id)
+
     @staticmethod
     def _tool_messages(output: Any, run: _Run) -> list[BaseMessage]:
         if isinstance(output, ToolMessage):

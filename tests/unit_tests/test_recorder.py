@@ -293,3 +293,37 @@ def test_read_only_store_does_not_break_the_run(tmp_path: Path) -> None:
     model = _fake(AIMessage("fine"))
     assert model.invoke("hi", config={"callbacks": [recorder]}).content == "fine"
     assert recorder.errors >= 1
+
+
+def test_model_called_by_a_retriever_inside_a_tool_goes_to_the_tools_child_session() -> None:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    rewriter = _fake(AIMessage("Ticket #4411 says the cert expired on Nov 3."))
+
+    class RewritingRetriever(BaseRetriever):
+        def _get_relevant_documents(
+            self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        ) -> list[Document]:
+            rewritten = rewriter.invoke(
+                [HumanMessage(query)], config={"callbacks": run_manager.get_child()}
+            )
+            return [Document(page_content=str(rewritten.content))]
+
+    retriever = RewritingRetriever()
+
+    @tool
+    def search_tickets(question: str) -> str:
+        """Search the ticket system."""
+        return retriever.invoke(question)[0].page_content
+
+    store = SessionStore(":memory:")
+    recorder = SessionRecorder(store, session_id="root")
+    _delegating_agent(search_tickets).invoke(
+        {"messages": [HumanMessage("TLS handshakes fail since Monday")]},
+        config={"callbacks": [recorder]},
+    )
+    # The retriever run links the model call to the tool, so it is the tool's sub-session.
+    child = _assert_child_session(store, "root")
+    assert child.startswith("root/search_tickets-")
