@@ -249,14 +249,17 @@ def write_sessions(
     for session in progress(
         ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress
     ):
-        existed = store.get_session(session.id) is not None
+        existing = store.get_session(session.id)
+        started_at = session.started_at
+        if existing is not None and started_at is not None and started_at >= existing.started_at:
+            started_at = None  # a re-run never moves a session later (e.g. a file's new mtime)
         fields: dict[str, Any] = {
             "source": session.source,
             "parent_session_id": session.parent_session_id,
             "model": session.model,
             "title": session.title,
             "user_id": session.user_id,
-            "started_at": session.started_at,
+            "started_at": started_at,
             "end_reason": session.end_reason,
         }
         try:
@@ -285,5 +288,5 @@ def write_sessions(
         if session.ended_at is not None:
             store.end_session(session.id, ended_at=session.ended_at)
         report.sessions += 1
-        report.new_sessions += 0 if existed else 1
+        report.new_sessions += 0 if existing is not None else 1
     return report

@@ -171,3 +171,24 @@ def test_help_has_examples_and_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     assert "session-recall import hermes" in text and "exit codes:" in text
     assert run("import", "--help")[0] == EXIT_OK
     assert "Re-running an import adds only what is new" in capsys.readouterr().out
+
+
+def test_demo_still_runs(tmp_path: Path) -> None:
+    code, out = run("demo", "--db", str(tmp_path / "demo.db"), "--query", "CORS error", "-k", "1")
+    assert code == EXIT_OK
+    assert "━━ search: 'CORS error'" in out and "recent sessions" in out
+
+
+def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "langchain_session_recall", "stats", "--db", str(tmp_path / "x.db")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert proc.returncode == EXIT_DB
+    assert "no such file" in proc.stderr

@@ -83,3 +83,20 @@ def test_parse_reports_bad_timestamps_and_non_objects() -> None:
 def test_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ImportSourceError, match="no such file"):
         import_jsonl(SessionStore(":memory:"), tmp_path / "nope.jsonl")
+
+
+def test_reimport_never_moves_a_session_later(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"role": "user", "content": "first"}\n')
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    store = SessionStore(":memory:")
+    import_jsonl(store, path)
+    with path.open("a") as fh:
+        fh.write('{"role": "user", "content": "second"}\n')
+    os.utime(path, (1_800_000_000, 1_800_000_000))
+    assert import_jsonl(store, path).messages == 1
+    session = store.get_session("notes")
+    assert session is not None and session.started_at == 1_700_000_000
+    assert [m.content for m in store.get_messages("notes")] == ["first", "second"]
