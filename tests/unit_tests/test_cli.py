@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_fixtures import EXTRA_SESSION_ID, build_hermes_db
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 
 from langchain_session_recall.cli import (
     EXIT_DB,
@@ -149,15 +152,37 @@ def test_bad_date_is_a_usage_error(db: str) -> None:
     assert run("search", "x", "--db", db, "--after", "last week")[0] == EXIT_USAGE
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("langchain_session_recall.summarizer") is not None,
-    reason="the summarizer is installed; this tests the message shown without it",
-)
 def test_summarize_without_the_summarizer_is_a_clear_usage_error(
-    db: str, capsys: pytest.CaptureFixture[str]
+    db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_session_recall.summarizer", None)  # not installed
     assert run("search", "cart lock", "--db", db, "--summarize", "--model", "m")[0] == EXIT_USAGE
     assert "--summarize needs langchain_session_recall.summarizer" in capsys.readouterr().err
+
+
+def test_summarize_sends_the_sessions_to_the_named_model(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("langchain_session_recall.summarizer")
+    built: dict[str, Any] = {}
+
+    def fake_chat_openai(**kwargs: Any) -> GenericFakeChatModel:
+        built.update(kwargs)
+        return GenericFakeChatModel(
+            messages=iter([AIMessage("The cart lock TTL (500 ms) was too short under CI load.")])
+        )
+
+    monkeypatch.setattr("langchain_openai.ChatOpenAI", fake_chat_openai)
+    code, out = run(
+        "search", "cart lock", "--db", db, "-k", "1", "--json", "--summarize",
+        "--model", "local-model", "--base-url", "http://127.0.0.1:9/v1",
+    )  # fmt: skip
+    assert code == EXIT_OK
+    assert (built["model"], built["base_url"]) == ("local-model", "http://127.0.0.1:9/v1")
+    [doc] = json.loads(out)
+    assert doc["content"] == "The cart lock TTL (500 ms) was too short under CI load."
+    assert doc["metadata"]["session_id"] == CLAUDE_SESSION
+    assert doc["metadata"]["summary_status"] == "summarized"
 
 
 def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,7 +206,6 @@ def test_demo_still_runs(tmp_path: Path) -> None:
 
 def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     proc = subprocess.run(
         [sys.executable, "-m", "langchain_session_recall", "stats", "--db", str(tmp_path / "x.db")],
