@@ -540,7 +540,16 @@ class SessionStore:
         return ids
 
     def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
-        """External keys already imported into ``session_id`` from ``source_kind``."""
+        """External keys already imported into ``session_id`` from ``source_kind``.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.import_messages("s1", [("a:1", {"role": "user", "content": "hi"})],
+            ...                           source_kind="jsonl")
+            >>> store.imported_keys("jsonl", "s1")
+            {'a:1'}
+        """
         with self._read() as conn:
             try:
                 rows = conn.execute(
@@ -679,7 +688,15 @@ class SessionStore:
         return {row[0]: self._session(row) for row in rows}
 
     def all_session_ids(self) -> list[str]:
-        """Ids of every session, oldest first."""
+        """Ids of every session, oldest first.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("b", started_at=2.0)
+            >>> _ = store.add_session("a", started_at=1.0)
+            >>> store.all_session_ids()
+            ['a', 'b']
+        """
         with self._read() as conn:
             rows = conn.execute("SELECT id FROM sessions ORDER BY started_at, id").fetchall()
         return [r[0] for r in rows]

@@ -116,6 +116,11 @@ class ImportSession:
 
     ``messages`` are ``(external_key, message)`` pairs: the key identifies the message in the
     source (a line number, a uuid, a Hermes message id) and is what makes re-runs idempotent.
+
+    Example:
+        >>> s = ImportSession("chat-1", "import", [("f:1", {"role": "user", "content": "hi"})])
+        >>> s.messages[0][0]
+        'f:1'
     """
 
     id: str
@@ -241,6 +246,12 @@ def write_sessions(
 
     A session whose parent is missing everywhere is written as a root and listed in
     ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
+
+    Example:
+        >>> store = SessionStore(":memory:")
+        >>> s = ImportSession("chat-1", "import", [("f:1", {"role": "user", "content": "hi"})])
+        >>> write_sessions(store, [s], ImportReport("custom")).summary()
+        'custom: 1 sessions (1 new), 1 messages imported'
     """
     ordered, orphans = order_parents_first(sessions, lambda sid: store.get_session(sid) is not None)
     report.orphans.extend(orphans)

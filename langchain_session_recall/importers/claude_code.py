@@ -32,7 +32,12 @@ SOURCE = "claude-code"
 
 
 def default_claude_dir() -> Path:
-    """``~/.claude/projects``, where Claude Code keeps its transcripts."""
+    """``~/.claude/projects``, where Claude Code keeps its transcripts.
+
+    Example:
+        >>> default_claude_dir().parts[-2:]
+        ('.claude', 'projects')
+    """
     return Path.home() / ".claude" / "projects"
 
 
