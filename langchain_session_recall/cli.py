@@ -276,6 +276,9 @@ def _cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+_DEFAULT_IMPORT_PATHS = {"hermes": "~/.hermes/state.db", "claude-code": "~/.claude/projects"}
+
+
 def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     importer = IMPORTERS[args.kind]
     options: dict[str, Any] = {"show_progress": True if args.progress else None}
@@ -284,9 +287,12 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
         options["source"] = args.source or "import"
     elif args.source:
         raise ValueError("--source applies to jsonl imports only")
+    path = args.path or _DEFAULT_IMPORT_PATHS.get(args.kind)
+    if path is None:
+        raise ValueError(f"import {args.kind} needs a PATH to import")
     db = Path(args.db).expanduser()
     with SessionStore(db) as store:
-        report = importer(store, Path(args.path).expanduser(), **options)
+        report = importer(store, Path(path).expanduser(), **options)
     if args.json:
         json.dump(report.to_dict(), out, ensure_ascii=False, indent=2)
         out.write("\n")
@@ -410,7 +416,12 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_import.add_argument("kind", choices=sorted(IMPORTERS), help="what PATH holds")
-    p_import.add_argument("path", help="file or directory to import")
+    p_import.add_argument(
+        "path",
+        nargs="?",
+        help="file or directory to import (hermes: default ~/.hermes/state.db; "
+        "claude-code: default ~/.claude/projects)",
+    )
     p_import.add_argument("--db", required=True, help="session database to import into")
     p_import.add_argument("--json", action="store_true", help="print the report as JSON")
     p_import.add_argument(

@@ -136,6 +136,7 @@ class SessionRecorder(BaseCallbackHandler):
         source: ``sessions.source`` of the sessions created (child sessions too).
         user_id: Owner written on created sessions (for multi-tenant search).
         subagent_source: ``source`` of child sessions (defaults to ``source``).
+        title: Title written on the root session(s) when they are created.
 
     Works with ``create_agent`` agents, LangGraph graphs and plain chains, sync and async
     (its callbacks run inline, so messages keep their order).
@@ -162,12 +163,14 @@ class SessionRecorder(BaseCallbackHandler):
         source: str = "langchain",
         user_id: str | None = None,
         subagent_source: str | None = None,
+        title: str | None = None,
     ) -> None:
         self.store = store
         self.session_id = session_id
         self.source = source
         self.user_id = user_id
         self.subagent_source = subagent_source or source
+        self.title = title
         self.errors = 0
         """Number of events that could not be recorded (each was logged)."""
         self._fallback_id = session_id or f"session-{uuid.uuid4().hex[:12]}"
@@ -257,6 +260,7 @@ class SessionRecorder(BaseCallbackHandler):
                 source=self.source if state.parent is None else self.subagent_source,
                 parent_session_id=state.parent,
                 model=model,
+                title=self.title if state.parent is None and existing is None else None,
                 user_id=self.user_id,
                 started_at=None if existing else time.time(),
             )

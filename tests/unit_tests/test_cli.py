@@ -81,6 +81,8 @@ def test_import_errors_have_distinct_exit_codes(
     build_hermes_db(other, 1)
     assert run("import", "jsonl", str(DATA / "jsonl"), "--db", other)[0] == EXIT_DB
     assert run("import", "nonsense", "x", "--db", target)[0] == EXIT_USAGE
+    assert run("import", "jsonl", "--db", target)[0] == EXIT_USAGE  # no default path for jsonl
+    assert "needs a PATH" in capsys.readouterr().err
     assert run("import", "hermes", str(hermes), "--db", target, "--source", "x")[0] == EXIT_USAGE
 
 
@@ -216,3 +218,20 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
     )
     assert proc.returncode == EXIT_DB
     assert "no such file" in proc.stderr
+
+
+def test_import_defaults_to_the_usual_locations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-home-dev-shop-api"
+    project.mkdir(parents=True)
+    for f in (DATA / "claude_code" / "-home-dev-shop-api").iterdir():
+        (project / f.name).write_bytes(f.read_bytes())
+    (home / ".hermes").mkdir()
+    build_hermes_db(home / ".hermes" / "state.db", 1)
+    monkeypatch.setenv("HOME", str(home))
+    target = str(tmp_path / "r.db")
+    assert run("import", "claude-code", "--db", target)[0] == EXIT_PARTIAL
+    code, out = run("import", "hermes", "--db", target)
+    assert code == EXIT_OK and "19 new" in out

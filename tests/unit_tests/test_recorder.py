@@ -63,7 +63,9 @@ def _cors_agent(**kwargs: Any) -> Any:
 
 def test_agent_turn_is_recorded_with_tool_calls_results_and_model() -> None:
     store = SessionStore(":memory:")
-    recorder = SessionRecorder(store, session_id="chat-1", source="webapp", user_id="ana")
+    recorder = SessionRecorder(
+        store, session_id="chat-1", source="webapp", user_id="ana", title="CORS on the API"
+    )
     _cors_agent().invoke(
         {"messages": [HumanMessage("Why does the browser block my API calls?")]},
         config={"callbacks": [recorder]},
@@ -80,6 +82,7 @@ def test_agent_turn_is_recorded_with_tool_calls_results_and_model() -> None:
     session = store.get_session("chat-1")
     assert session is not None
     assert (session.source, session.model, session.user_id) == ("webapp", "gpt-fake-1", "ana")
+    assert session.title == "CORS on the API"
     assert recorder.errors == 0
 
 
