@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -42,6 +43,10 @@ logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 _GRAPH_STEP_TAG = "graph:step:"
+# Bounds that keep a long-lived recorder (one per server, many threads) from growing forever.
+# Forgetting a session's state only costs a lookup when it is seen again.
+_MAX_SESSIONS = 1024
+_MAX_IDS = 4096
 
 
 def _never_raise(method: F) -> F:
@@ -81,7 +86,7 @@ class _SessionState:
     parent: str | None
     created: bool = False
     model: str | None = None
-    recorded_ids: set[str] = field(default_factory=set)
+    recorded_ids: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
     pending_inputs: list[str] = field(default_factory=list)  # user turns recorded from graph input
 
 
@@ -175,7 +180,7 @@ class SessionRecorder(BaseCallbackHandler):
         """Number of events that could not be recorded (each was logged)."""
         self._fallback_id = session_id or f"session-{uuid.uuid4().hex[:12]}"
         self._runs: dict[UUID, _Run] = {}
-        self._sessions: dict[str, _SessionState] = {}
+        self._sessions: OrderedDict[str, _SessionState] = OrderedDict()
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ run bookkeeping
@@ -238,7 +243,7 @@ class SessionRecorder(BaseCallbackHandler):
             return owner.session
         if owner.parent is None:
             owner.session = self.session_id or owner.explicit_session or self._fallback_id
-            self._sessions.setdefault(owner.session, _SessionState(parent=None))
+            self._state(owner.session)
             return owner.session
         parent_session = self._session_for(owner.parent, tool_boundary=False)
         if self._own_session_id(owner) and owner.explicit_session:
@@ -246,24 +251,37 @@ class SessionRecorder(BaseCallbackHandler):
         else:
             child = f"{parent_session}/{owner.name or owner.kind}-{owner_id.hex[-12:]}"
         owner.session = child
-        self._sessions.setdefault(child, _SessionState(parent=parent_session))
+        self._state(child, parent=parent_session)
         return child
 
+    def _state(self, session_id: str, *, parent: str | None = None) -> _SessionState:
+        state = self._sessions.get(session_id)
+        if state is None:
+            state = self._sessions[session_id] = _SessionState(parent=parent)
+            while len(self._sessions) > _MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(session_id)
+        return state
+
     def _ensure_session(self, session_id: str, model: str | None) -> _SessionState:
-        state = self._sessions.setdefault(session_id, _SessionState(parent=None))
+        state = self._state(session_id)
         if not state.created:
-            if state.parent is not None:
-                self._ensure_session(state.parent, None)
             existing = self.store.get_session(session_id)
-            self.store.add_session(
-                session_id,
-                source=self.source if state.parent is None else self.subagent_source,
-                parent_session_id=state.parent,
-                model=model,
-                title=self.title if state.parent is None and existing is None else None,
-                user_id=self.user_id,
-                started_at=None if existing else time.time(),
-            )
+            if existing is None:
+                if state.parent is not None:
+                    self._ensure_session(state.parent, None)
+                self.store.add_session(
+                    session_id,
+                    source=self.source if state.parent is None else self.subagent_source,
+                    parent_session_id=state.parent,
+                    model=model,
+                    title=self.title if state.parent is None else None,
+                    user_id=self.user_id,
+                    started_at=time.time(),
+                )
+            elif model and existing.model is None:
+                self.store.add_session(session_id, model=model)
             state.created = True
             state.model = model or (existing.model if existing else None)
         elif model and state.model is None:
@@ -277,12 +295,18 @@ class SessionRecorder(BaseCallbackHandler):
         if not fresh:
             return
         self.store.add_messages(session_id, fresh)
-        state.recorded_ids.update(m.id for m in fresh if m.id)
+        for m in fresh:
+            if m.id:
+                state.recorded_ids[m.id] = None
+        while len(state.recorded_ids) > _MAX_IDS:
+            del state.recorded_ids[next(iter(state.recorded_ids))]
 
     def _forget(self, run_id: UUID) -> None:
         run = self._runs.pop(run_id, None)
-        if run is not None and run.parent is None and run.session in self._sessions:
-            self._sessions[run.session].pending_inputs.clear()
+        if run is not None and run.parent is None and run.session is not None:
+            state = self._sessions.get(run.session)
+            if state is not None:
+                state.pending_inputs.clear()
 
     # ------------------------------------------------------------------ callbacks
 
@@ -313,7 +337,7 @@ class SessionRecorder(BaseCallbackHandler):
                 if new:
                     session = self._session_for(run_id)
                     self._record(session, new, None)
-                    self._sessions[session].pending_inputs.extend(m.text for m in new)
+                    self._state(session).pending_inputs.extend(m.text for m in new)
 
     @_never_raise
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -345,7 +369,7 @@ class SessionRecorder(BaseCallbackHandler):
             run.model = _model_name(kwargs.get("invocation_params"), metadata)
             session = self._session_for(run_id)
             new = _new_user_messages(messages[0]) if messages else []
-            pending = self._sessions[session].pending_inputs if session in self._sessions else []
+            pending = self._state(session).pending_inputs
             unseen = []
             for message in new:  # the graph input, now with an id: recorded at graph start
                 if message.text in pending:

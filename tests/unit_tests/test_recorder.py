@@ -330,3 +330,32 @@ def test_model_called_by_a_retriever_inside_a_tool_goes_to_the_tools_child_sessi
     # The retriever run links the model call to the tool, so it is the tool's sub-session.
     child = _assert_child_session(store, "root")
     assert child.startswith("root/search_tickets-")
+
+
+def test_long_lived_recorder_keeps_bounded_state_and_still_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import langchain_session_recall.recorder as recorder_module
+
+    monkeypatch.setattr(recorder_module, "_MAX_SESSIONS", 3)
+    store = SessionStore(":memory:")
+    recorder = SessionRecorder(store)  # one recorder for many threads, as in a server
+    model = _fake(*[AIMessage(f"answer {i}") for i in range(10)])
+    for i in range(5):
+        model.invoke(
+            [HumanMessage(f"question {i}")],
+            config={"callbacks": [recorder], "metadata": {"session_id": f"t{i}"}},
+        )
+    assert len(recorder._sessions) == 3
+    # A thread whose state was forgotten is picked up again, without duplicates or new sessions.
+    model.invoke(
+        [HumanMessage("question 0 again")],
+        config={"callbacks": [recorder], "metadata": {"session_id": "t0"}},
+    )
+    assert _transcript(store, "t0") == [
+        ("user", "question 0"),
+        ("assistant", "answer 0"),
+        ("user", "question 0 again"),
+        ("assistant", "answer 5"),
+    ]
+    assert sorted(store.all_session_ids()) == ["t0", "t1", "t2", "t3", "t4"]
