@@ -1,7 +1,7 @@
 """Write the notebooks from their cell sources and execute them in place (outputs stored).
 
-    python notebooks/build_notebooks.py            # replaying cassettes
-    RECORD=1 python notebooks/build_notebooks.py   # against the local LLM server, re-recording
+python notebooks/build_notebooks.py            # replaying cassettes
+RECORD=1 python notebooks/build_notebooks.py   # against the local LLM server, re-recording
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ model, so the recaps are modest). Set `OPENAI_API_KEY` to run it against a real 
 """
     ),
     SETUP,
-    md("## 1. A store with some history\nThe package ships realistic sample sessions: debugging, scripts, design decisions, a sub-agent, a Chinese-language session, cron runs."),
+    md(
+        "## 1. A store with some history\nThe package ships realistic sample sessions: debugging, scripts, design decisions, a sub-agent, a Chinese-language session, cron runs."
+    ),
     code(
         """
 import tempfile
@@ -58,7 +60,9 @@ sessions = store.recent_sessions(limit=100, exclude_sources=())
 print(len(sessions), "root sessions")
 """
     ),
-    md("## 2. Search\nA natural question works: stop words are dropped and any content word may match; sessions are ranked by all their matching messages."),
+    md(
+        "## 2. Search\nA natural question works: stop words are dropped and any content word may match; sessions are ranked by all their matching messages."
+    ),
     code(
         """
 retriever = SessionRecallRetriever(store=store, k=5)
@@ -68,7 +72,9 @@ for d in docs:
     print(f"{m['score']:6.2f}  {m['when']}  {m['source']:<9} {m['title']}")
 """
     ),
-    md("Each result is one `Document` per session: the transcript of its whole chain (sub-agents and continuations included), windowed around the first match."),
+    md(
+        "Each result is one `Document` per session: the transcript of its whole chain (sub-agents and continuations included), windowed around the first match."
+    ),
     code("print(docs[0].page_content[:700])"),
     md("### Which sessions matched, and how strongly"),
     code(
@@ -86,7 +92,9 @@ ax.set_title(f"search: {query}")
 fig.tight_layout()
 """
     ),
-    md("## 3. Browse recent sessions\nAn empty query lists recent sessions: no search, no model, instant."),
+    md(
+        "## 3. Browse recent sessions\nAn empty query lists recent sessions: no search, no model, instant."
+    ),
     code(
         """
 for d in retriever.invoke("", k=5):
@@ -110,7 +118,9 @@ fig.autofmt_xdate()
 fig.tight_layout()
 """
     ),
-    md("## 4. Summarize\n`create_session_recall_chain(retriever, llm)` takes the query string and returns one recap per session. Sessions are summarized in parallel, with retries, an overall deadline and an extractive fallback; secrets are redacted before anything leaves the process."),
+    md(
+        "## 4. Summarize\n`create_session_recall_chain(retriever, llm)` takes the query string and returns one recap per session. Sessions are summarized in parallel, with retries, an overall deadline and an extractive fallback; secrets are redacted before anything leaves the process."
+    ),
     code(
         """
 from langchain_session_recall import create_session_recall_chain
@@ -210,7 +220,9 @@ for message in result["messages"]:
     print(str(message.content)[:700])
 """
     ),
-    md("The tool's JSON is what the model reads; the full Documents travel as the tool message's artifact."),
+    md(
+        "The tool's JSON is what the model reads; the full Documents travel as the tool message's artifact."
+    ),
     code(
         """
 tool_message = next(m for m in result["messages"] if m.type == "tool")
@@ -305,8 +317,14 @@ def build(names: list[str]) -> None:
         if names and name not in names:
             continue
         nb = nbformat.v4.new_notebook(cells=cells)
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        NotebookClient(
+            nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+        ).execute()
         for cell in nb.cells:  # stable files: no execution timestamps
             cell.get("metadata", {}).pop("execution", None)
         nbformat.write(nb, HERE / name)

@@ -72,7 +72,7 @@ def test_retriever_pipe_summarizer(demo_store: SessionStore) -> None:
     chain = retriever | _summarizer(_llm())
     with cassette("lcel_retriever_pipe_summarizer"):
         docs = chain.invoke("how did we fix the CORS error?")
-    assert [d.metadata["session_id"] for d in docs][0] == "20261103_091512_a1b2c3"
+    assert docs[0].metadata["session_id"] == "20261103_091512_a1b2c3"
     assert _statuses(docs) == ["summarized", "summarized"]
     assert all(d.page_content.strip() for d in docs)
     assert all(d.metadata["token_usage"]["total_tokens"] > 0 for d in docs)
@@ -81,8 +81,11 @@ def test_retriever_pipe_summarizer(demo_store: SessionStore) -> None:
 def test_recall_feeding_a_prompt(demo_store: SessionStore) -> None:
     llm = _llm()
     recall = create_session_recall_chain(
-        SessionRecallRetriever(store=demo_store, k=1), llm, max_output_tokens=64,
-        max_tokens_param=recording_settings()["max_tokens_param"], cache=False,
+        SessionRecallRetriever(store=demo_store, k=1),
+        llm,
+        max_output_tokens=64,
+        max_tokens_param=recording_settings()["max_tokens_param"],
+        cache=False,
     )
     prompt = ChatPromptTemplate.from_messages(
         [
@@ -91,7 +94,9 @@ def test_recall_feeding_a_prompt(demo_store: SessionStore) -> None:
         ]
     )
     as_text = recall | (lambda docs: "\n\n".join(d.page_content for d in docs))
-    chain = {"recall": as_text, "question": RunnablePassthrough()} | prompt | llm | StrOutputParser()
+    chain = (
+        {"recall": as_text, "question": RunnablePassthrough()} | prompt | llm | StrOutputParser()
+    )
     with cassette("lcel_recall_prompt"):
         answer = chain.invoke("Which API design did we settle on?")
     assert isinstance(answer, str) and answer.strip()
