@@ -1,0 +1,207 @@
+"""Recall-quality benchmark: our retriever against three baselines on a generated set.
+
+Run ``python -m benchmarks.recall`` (or ``python benchmarks/recall/run.py``) from the
+repository root. It generates the evaluation set (seeded), loads it into a ``SessionStore``
+through the public API, asks every question with our retriever and the baselines, prints the
+tables and writes ``docs/benchmarks-recall.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.recall.baselines import Ranker, baselines
+from benchmarks.recall.dataset import CATEGORIES, CJK_CATEGORIES, Dataset, Question, build_dataset
+from langchain_session_recall import SessionRecallRetriever, SessionStore
+
+KS = (1, 3, 5, 10)
+OURS = "ours"
+
+
+def load_store(dataset: Dataset, path: str = ":memory:") -> SessionStore:
+    """A store holding the dataset, written through the public API."""
+    store = SessionStore(path)
+    for s in dataset.sessions:
+        store.add_session(
+            s.id,
+            source=s.source,
+            user_id=s.user_id,
+            title=s.title,
+            started_at=s.started_at,
+            parent_session_id=s.parent_session_id,
+            end_reason=s.end_reason,
+        )
+        store.add_messages(s.id, s.messages)
+    store.optimize()
+    return store
+
+
+def our_ranker(store: SessionStore) -> Ranker:
+    retriever = SessionRecallRetriever(store=store, k=10, max_k=10, max_chars=400)
+
+    def rank(question: str) -> list[str]:
+        return [d.metadata["session_id"] for d in retriever.invoke(question)]
+
+    return rank
+
+
+@dataclass
+class Scores:
+    """Per-question ranks (``None``: not in the top 10) and empty-result flags."""
+
+    ranks: list[int | None]
+    empty: list[bool]
+
+    def recall(self, k: int) -> float:
+        return sum(1 for r in self.ranks if r is not None and r <= k) / max(1, len(self.ranks))
+
+    def mrr(self) -> float:
+        return sum(1.0 / r for r in self.ranks if r is not None) / max(1, len(self.ranks))
+
+    def zero_rate(self) -> float:
+        return sum(self.empty) / max(1, len(self.empty))
+
+
+def evaluate(rank: Ranker, questions: Sequence[Question]) -> dict[str, Scores]:
+    """Scores per category, plus ``cjk`` and ``all``."""
+    out: dict[str, Scores] = {}
+    for q in questions:
+        result = rank(q.text)[:10]
+        r = result.index(q.target) + 1 if q.target in result else None
+        groups = [q.category, "all"] + (["cjk"] if q.category in CJK_CATEGORIES else [])
+        for g in groups:
+            sc = out.setdefault(g, Scores([], []))
+            sc.ranks.append(r)
+            sc.empty.append(not result)
+    return out
+
+
+def _groups(results: dict[str, dict[str, Scores]]) -> list[str]:
+    present = next(iter(results.values()))
+    return [c for c in (*CATEGORIES, "cjk", "all") if c in present]
+
+
+def summary_table(results: dict[str, dict[str, Scores]]) -> str:
+    names = list(results)
+    head = "| category | n | " + " | ".join(f"{n} R@5" for n in names) + " | "
+    head += " | ".join(f"{n} MRR" for n in names) + " |"
+    sep = "|" + "---|" * (2 + 2 * len(names))
+    lines = [head, sep]
+    for g in _groups(results):
+        n = len(results[names[0]][g].ranks)
+        r5 = " | ".join(f"{100 * results[m][g].recall(5):.0f}" for m in names)
+        mrr = " | ".join(f"{results[m][g].mrr():.2f}" for m in names)
+        label = f"**{g}**" if g in ("cjk", "all") else g
+        lines.append(f"| {label} | {n} | {r5} | {mrr} |")
+    return "\n".join(lines)
+
+
+def detail_table(name: str, scores: dict[str, Scores]) -> str:
+    lines = [
+        f"`{name}`\n",
+        "| category | n | R@1 | R@3 | R@5 | R@10 | MRR | zero results |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for g in [c for c in (*CATEGORIES, "cjk", "all") if c in scores]:
+        s = scores[g]
+        lines.append(
+            f"| {g} | {len(s.ranks)} | "
+            + " | ".join(f"{100 * s.recall(k):.0f}" for k in KS)
+            + f" | {s.mrr():.2f} | {100 * s.zero_rate():.0f}% |"
+        )
+    return "\n".join(lines)
+
+
+def misses(rank: Ranker, questions: Sequence[Question], k: int = 5) -> list[str]:
+    out = []
+    for q in questions:
+        result = rank(q.text)
+        if q.target not in result[:k]:
+            out.append(f"{q.category:13} {q.text!r} -> want {q.target}, got {result[:3]}")
+    return out
+
+
+def run(seed: int, out: Path | None, show_misses: bool) -> dict[str, dict[str, Scores]]:
+    t0 = time.perf_counter()
+    dataset = build_dataset(seed)
+    store = load_store(dataset)
+    rankers: dict[str, Ranker] = {**baselines(dataset), OURS: our_ranker(store)}
+    t_build = time.perf_counter() - t0
+    results = {name: evaluate(r, dataset.questions) for name, r in rankers.items()}
+    elapsed = time.perf_counter() - t0
+    roots = len(dataset.roots())
+    n_msgs = sum(len(s.messages) for s in dataset.sessions)
+    intro = (
+        f"Seed {seed}: {len(dataset.sessions)} sessions ({roots} root chains, "
+        f"{sum(1 for s in dataset.sessions if s.source == 'cron')} cron runs), {n_msgs} messages, "
+        f"{len(dataset.questions)} questions. Built in {t_build:.1f} s, evaluated in "
+        f"{elapsed - t_build:.1f} s."
+    )
+    summary = summary_table(results)
+    details = "\n\n".join(detail_table(n, s) for n, s in results.items())
+    print(intro, "\n", summary, "\n\n", details, sep="")
+    if show_misses:
+        print("\nmisses of ours (R@5):")
+        print("\n".join(misses(rankers[OURS], dataset.questions)))
+    if out is not None:
+        out.write_text(_markdown(intro, summary, details), encoding="utf-8")
+        print(f"\nwrote {out}")
+    store.close()
+    return results
+
+
+def _markdown(intro: str, summary: str, details: str) -> str:
+    return f"""## Recall quality
+
+Generated by `python -m benchmarks.recall` (deterministic: seeded data, no timing in the
+figures). {intro}
+
+The answer to each question lives in one known root session (its chain includes sub-agent runs
+and compression continuations). A question counts as recalled at *k* when that root is among
+the first *k* sessions returned. Baselines, measured in the same run:
+
+* `reference`: the behaviour we improve on (Hermes `session_search`): the query sanitized into
+  FTS5 words with implicit AND, 50 message rows by `rank`, first hit per root session, on a
+  Hermes-layout index (`unicode61`, no stemming);
+* `or_keywords`: the same words joined with `OR`;
+* `bm25_sessions`: LangChain `BM25Retriever` (`rank_bm25`) over one Document per root session;
+* `ours`: `SessionRecallRetriever` with default settings.
+
+Categories: `natural` (questions as users ask them), `keyword` (queries an agent writes),
+`cron_flood` (the words also fill dozens of near-identical cron sessions), `tool_output`
+(words only in tool output), `delegation` (the answer spread over a parent and its sub-agent),
+`continuation` (the answer sits in a compression continuation), `inflection` (other word forms
+than the transcript), `typo_partial` (misspelt or truncated words), `zh`, `ja`, `mixed`
+(Chinese, Japanese, Chinese-English). `cjk` aggregates the last three.
+
+### Recall@5 (%) and MRR by category
+
+{summary}
+
+### Details per method (Recall@k in %)
+
+{details}
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=Path("docs/benchmarks-recall.md"))
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--misses", action="store_true", help="list the questions we miss")
+    args = parser.parse_args(argv)
+    run(args.seed, None if args.no_write else args.out, args.misses)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
