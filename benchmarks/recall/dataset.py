@@ -161,6 +161,11 @@ def _authored(rng: random.Random) -> tuple[list[SessionSpec], list[Question]]:
             if category not in CATEGORIES:  # pragma: no cover - corpus typo
                 raise ValueError(f"unknown category {category!r} in {key}")
             questions.append(Question(text, category, key))
+    keys = {s.id for s in sessions}
+    for key, category, text in [*corpus_en.EXTRA_QUESTIONS, *corpus_cjk.EXTRA_QUESTIONS]:
+        if key not in keys or category not in CATEGORIES:  # pragma: no cover - corpus typo
+            raise ValueError(f"bad extra question {(key, category)!r}")
+        questions.append(Question(text, category, key))
     return sessions, questions
 
 
@@ -172,8 +177,12 @@ _CRON_JOBS: dict[str, tuple[str, list[tuple[str, ...]]]] = {
         [
             ("u", "[cron] Run the nightly backup script and report errors."),
             ("c", "terminal", '{"command": "/usr/local/bin/nightly-backup.sh"}'),
-            ("t", "terminal", "rsync -a /srv/data/ nas:/backup/data/\nsent {n1} bytes  received "
-                  "{n2} bytes\nnightly backup finished: {n3} files, {err} errors"),
+            (
+                "t",
+                "terminal",
+                "rsync -a /srv/data/ nas:/backup/data/\nsent {n1} bytes  received "
+                "{n2} bytes\nnightly backup finished: {n3} files, {err} errors",
+            ),
             ("a", "Nightly backup done: {n3} files synced with rsync, {err} errors. {note}"),
         ],
     ),
@@ -182,25 +191,42 @@ _CRON_JOBS: dict[str, tuple[str, list[tuple[str, ...]]]] = {
         [
             ("u", "[cron] Check TLS certificate expiry for all domains and renew if needed."),
             ("c", "terminal", '{"command": "certbot certificates"}'),
-            ("t", "terminal", "Certificate Name: blog.alice.dev\n  Expiry Date: {date} (VALID: "
-                  "{d1} days)\nCertificate Name: api.acme.io\n  Expiry Date: {date} (VALID: "
-                  "{d2} days)"),
-            ("a", "Certificates: blog.alice.dev expires in {d1} days, api.acme.io in {d2} days. "
-                  "No renew needed today; certbot timer will renew them. No expired "
-                  "certificate, no error."),
+            (
+                "t",
+                "terminal",
+                "Certificate Name: blog.alice.dev\n  Expiry Date: {date} (VALID: "
+                "{d1} days)\nCertificate Name: api.acme.io\n  Expiry Date: {date} (VALID: "
+                "{d2} days)",
+            ),
+            (
+                "a",
+                "Certificates: blog.alice.dev expires in {d1} days, api.acme.io in {d2} days. "
+                "No renew needed today; certbot timer will renew them. No expired "
+                "certificate, no error.",
+            ),
         ],
     ),
     "uptime": (
         "alice",
         [
-            ("u", "[cron] Uptime check of the public endpoints (api.acme.io, app.acme.io, "
-                  "upload.acme.io)."),
+            (
+                "u",
+                "[cron] Uptime check of the public endpoints (api.acme.io, app.acme.io, "
+                "upload.acme.io).",
+            ),
             ("c", "terminal", '{"command": "curl -sI https://api.acme.io/health"}'),
-            ("t", "terminal", "HTTP/2 200\naccess-control-allow-origin: https://app.acme.io\n"
-                  "server: nginx\nx-response-time: {ms}ms"),
-            ("a", "All endpoints up. api.acme.io answered in {ms} ms, CORS headers present, "
-                  "no CORS error, nginx healthy, ingress timeout 0, upload OK. Dashboard "
-                  "reachable."),
+            (
+                "t",
+                "terminal",
+                "HTTP/2 200\naccess-control-allow-origin: https://app.acme.io\n"
+                "server: nginx\nx-response-time: {ms}ms",
+            ),
+            (
+                "a",
+                "All endpoints up. api.acme.io answered in {ms} ms, CORS headers present, "
+                "no CORS error, nginx healthy, ingress timeout 0, upload OK. Dashboard "
+                "reachable.",
+            ),
         ],
     ),
     "disk": (
@@ -208,10 +234,17 @@ _CRON_JOBS: dict[str, tuple[str, list[tuple[str, ...]]]] = {
         [
             ("u", "[cron] Disk space report for the build server and the database server."),
             ("c", "terminal", '{"command": "df -h / /var"}'),
-            ("t", "terminal", "Filesystem  Size  Used Avail Use%\n/dev/sda1  200G  {gb}G  "
-                  "{free}G {pct}% /\n/var/lib/docker {dock}G"),
-            ("a", "Build server disk space: {pct}% used ({free} GB free); docker uses {dock} GB. "
-                  "Database server postgres volume fine. No action needed, no ENOSPC error."),
+            (
+                "t",
+                "terminal",
+                "Filesystem  Size  Used Avail Use%\n/dev/sda1  200G  {gb}G  "
+                "{free}G {pct}% /\n/var/lib/docker {dock}G",
+            ),
+            (
+                "a",
+                "Build server disk space: {pct}% used ({free} GB free); docker uses {dock} GB. "
+                "Database server postgres volume fine. No action needed, no ENOSPC error.",
+            ),
         ],
     ),
     "deps": (
@@ -219,10 +252,17 @@ _CRON_JOBS: dict[str, tuple[str, list[tuple[str, ...]]]] = {
         [
             ("u", "[cron] Weekly dependency audit of the python services."),
             ("c", "terminal", '{"command": "pip list --outdated --format=columns"}'),
-            ("t", "terminal", "Package  Version  Latest\nrequests 2.31.0 2.32.{n}\npsycopg2-"
-                  "binary 2.9.{m} 2.9.10\nurllib3 2.2.{n} 2.3.0"),
-            ("a", "{k} python packages outdated (requests, psycopg2-binary, urllib3). No "
-                  "blocker for the upgrade; wheel available for each. Test suite passed."),
+            (
+                "t",
+                "terminal",
+                "Package  Version  Latest\nrequests 2.31.0 2.32.{n}\npsycopg2-"
+                "binary 2.9.{m} 2.9.10\nurllib3 2.2.{n} 2.3.0",
+            ),
+            (
+                "a",
+                "{k} python packages outdated (requests, psycopg2-binary, urllib3). No "
+                "blocker for the upgrade; wheel available for each. Test suite passed.",
+            ),
         ],
     ),
     "zh-report": (
@@ -230,8 +270,15 @@ _CRON_JOBS: dict[str, tuple[str, list[tuple[str, ...]]]] = {
         [
             ("u", "[定时任务] 生成每日运营报表：订单、接口、服务端状态。"),
             ("c", "terminal", '{"command": "python daily_report.py"}'),
-            ("t", "terminal", "订单 {n1} 条，接口平均耗时 {ms} 毫秒，服务端 正常，缓存命中率 {pct}%"),
-            ("a", "每日报表已生成：订单 {n1} 条，订单接口 正常，服务端部署版本 v{m}，缓存 正常，爬虫任务 完成。"),
+            (
+                "t",
+                "terminal",
+                "订单 {n1} 条，接口平均耗时 {ms} 毫秒，服务端 正常，缓存命中率 {pct}%",
+            ),
+            (
+                "a",
+                "每日报表已生成：订单 {n1} 条，订单接口 正常，服务端部署版本 v{m}，缓存 正常，爬虫任务 完成。",
+            ),
         ],
     ),
     "ja-report": (
@@ -240,8 +287,11 @@ _CRON_JOBS: dict[str, tuple[str, list[tuple[str, ...]]]] = {
             ("u", "[定期実行] 毎朝のレポート送信とビルド状況の確認。"),
             ("c", "terminal", '{"command": "./send_report.sh"}'),
             ("t", "terminal", "レポート送信 完了 ({n1} 件)\nビルド時間 {ms} 秒\nキャッシュ ヒット"),
-            ("a", "毎朝のレポート送信が完了しました。ビルドは {ms} 秒、Docker キャッシュは正常、"
-                  "タイムゾーン設定 Asia/Tokyo。"),
+            (
+                "a",
+                "毎朝のレポート送信が完了しました。ビルドは {ms} 秒、Docker キャッシュは正常、"
+                "タイムゾーン設定 Asia/Tokyo。",
+            ),
         ],
     ),
 }
@@ -300,10 +350,26 @@ def _cron_sessions(rng: random.Random, days: int) -> list[SessionSpec]:
 
 _EN_VERBS = ["fix", "refactor", "review", "debug", "document", "speed up", "test", "clean up"]
 _EN_THINGS = [
-    "login form", "upload handler", "dashboard chart", "config loader", "API client",
-    "deploy script", "database migration", "payment page", "search box", "CSV import",
-    "email template", "backup job", "photo gallery", "settings page", "error page",
-    "invoice PDF", "test fixtures", "nginx config", "docker image", "cron schedule",
+    "login form",
+    "upload handler",
+    "dashboard chart",
+    "config loader",
+    "API client",
+    "deploy script",
+    "database migration",
+    "payment page",
+    "search box",
+    "CSV import",
+    "email template",
+    "backup job",
+    "photo gallery",
+    "settings page",
+    "error page",
+    "invoice PDF",
+    "test fixtures",
+    "nginx config",
+    "docker image",
+    "cron schedule",
 ]
 _EN_PROJECTS = ["shop", "blog", "infra", "billing", "mobile app", "admin panel", "reports"]
 _EN_PROBLEMS = [
@@ -325,16 +391,48 @@ _EN_ANSWERS = [
     "Updated the {thing} and the script that deploys it; all tests pass.",
 ]
 
-_ZH_THINGS = ["登录页面", "上传接口", "报表页面", "配置文件", "部署脚本", "数据库迁移", "支付页面",
-              "搜索功能", "消息队列", "日志系统", "定时任务", "用户接口"]
-_ZH_PROBLEMS = ["偶尔报错", "速度很慢", "测试不通过", "内存一直增长", "时间显示不对", "上线后出问题"]
-_ZH_ANSWERS = ["已经修改了{thing}的参数校验，并补充了测试。", "给{thing}加了缓存，速度快了一倍。",
-               "在{thing}里加了日志，修复了一个边界问题。", "{thing}的时区改成了 UTC，显示时再转换。"]
-_JA_THINGS = ["ログイン画面", "アップロード処理", "設定ファイル", "デプロイ手順", "テスト環境", "請求画面"]
+_ZH_THINGS = [
+    "登录页面",
+    "上传接口",
+    "报表页面",
+    "配置文件",
+    "部署脚本",
+    "数据库迁移",
+    "支付页面",
+    "搜索功能",
+    "消息队列",
+    "日志系统",
+    "定时任务",
+    "用户接口",
+]
+_ZH_PROBLEMS = [
+    "偶尔报错",
+    "速度很慢",
+    "测试不通过",
+    "内存一直增长",
+    "时间显示不对",
+    "上线后出问题",
+]
+_ZH_ANSWERS = [
+    "已经修改了{thing}的参数校验，并补充了测试。",
+    "给{thing}加了缓存，速度快了一倍。",
+    "在{thing}里加了日志，修复了一个边界问题。",
+    "{thing}的时区改成了 UTC，显示时再转换。",
+]
+_JA_THINGS = [
+    "ログイン画面",
+    "アップロード処理",
+    "設定ファイル",
+    "デプロイ手順",
+    "テスト環境",
+    "請求画面",
+]
 _JA_PROBLEMS = ["エラーが出ます", "とても遅いです", "テストが失敗します", "時間がずれます"]
-_JA_ANSWERS = ["{thing}の入力チェックを追加して、テストも書きました。",
-               "{thing}にキャッシュを入れたので速くなりました。",
-               "{thing}のタイムゾーンを修正しました。"]
+_JA_ANSWERS = [
+    "{thing}の入力チェックを追加して、テストも書きました。",
+    "{thing}にキャッシュを入れたので速くなりました。",
+    "{thing}のタイムゾーンを修正しました。",
+]
 
 
 def _filler_sessions(rng: random.Random, count: int) -> list[SessionSpec]:
@@ -351,8 +449,19 @@ def _filler_sessions(rng: random.Random, count: int) -> list[SessionSpec]:
                 ("a", rng.choice(_EN_ANSWERS).format(thing=thing)),
             ]
             if rng.random() < 0.5:
-                spec.append(("u", rng.choice(["thanks", "great, ship it", "ok, also check the "
-                                              "error handling", "looks good"])))
+                spec.append(
+                    (
+                        "u",
+                        rng.choice(
+                            [
+                                "thanks",
+                                "great, ship it",
+                                "ok, also check the error handling",
+                                "looks good",
+                            ]
+                        ),
+                    )
+                )
             user, title = rng.choice(USERS_EN), f"{verb} {thing}"
         elif lang < 0.88:
             thing = rng.choice(_ZH_THINGS)
@@ -369,8 +478,16 @@ def _filler_sessions(rng: random.Random, count: int) -> list[SessionSpec]:
             ]
             user, title = "yuki", thing
         out.append(
-            SessionSpec(sid, rng.choice(["cli", "cli", "telegram"]), user, title, start,
-                        _messages(spec, start, sid), None, "idle")
+            SessionSpec(
+                sid,
+                rng.choice(["cli", "cli", "telegram"]),
+                user,
+                title,
+                start,
+                _messages(spec, start, sid),
+                None,
+                "idle",
+            )
         )
     return out
 
