@@ -167,6 +167,28 @@ class TermWeights:
 _DEFAULT_TERM_WEIGHTS = TermWeights()
 
 
+def _term_weights(
+    term_hits: Mapping[str, Sequence[MessageHit]],
+    roots: Mapping[str, str],
+    source_weights: Mapping[str, float],
+) -> dict[str, float]:
+    """How informative each term is: ``ln(1 + N / df)`` over the sessions that matched.
+
+    ``df`` counts the root sessions a term matched, ``N`` those any term matched, and all runs
+    of one automation source count once: a word that fills a hundred cron runs still names
+    the one interactive session that discussed it.
+    """
+
+    def group(hit: MessageHit) -> str:
+        if source_weights.get(hit.source, 1.0) < 0.75:
+            return "\x00" + hit.source
+        return roots.get(hit.session_id, hit.session_id)
+
+    sessions = {t: {group(h) for h in hits} for t, hits in term_hits.items()}
+    n = len(set().union(*sessions.values())) if sessions else 0
+    return {t: math.log(1.0 + n / len(g)) if g else 0.0 for t, g in sessions.items()}
+
+
 def _decayed(values: Iterable[float], decay: float) -> float:
     return sum(v * decay**i for i, v in enumerate(sorted(values, reverse=True)))
 
@@ -185,9 +207,9 @@ def rank_by_terms(
     full-text relevance for that term (BM25 carries the term's rarity: a word found in few
     messages weighs more). For every root session and term, the matching messages' weighted
     relevances are summed with geometric decay (more evidence helps, volume alone does not win);
-    the per-term sums are added up, multiplied by the session's *coverage* (informative weight
-    of the terms it matched / weight of all terms found anywhere, to ``coverage_power``) and by
-    a bonus when one message holds several terms. Automation sources are demoted by
+    the per-term sums are added up, multiplied by the session's *coverage* (weight of the terms
+    it matched / weight of all terms found anywhere, to ``coverage_power``; a term's weight is
+    its session-level IDF) and by a bonus when one message holds several terms. Automation sources are demoted by
     ``source_weights``, never dropped.
 
     Example:
@@ -198,9 +220,7 @@ def rank_by_terms(
         [('a', ('cors', 'nginx')), ('b', ('cors',))]
     """
     excluded = set(exclude_roots)
-    term_weight = {
-        t: max((h.relevance for h in hits), default=0.0) for t, hits in term_hits.items()
-    }
+    term_weight = _term_weights(term_hits, roots, weights.source_weights)
     total_weight = sum(term_weight.values()) or 1.0
     # root -> term -> message id -> (contribution, hit)
     grouped: dict[str, dict[str, dict[int, tuple[float, MessageHit]]]] = {}

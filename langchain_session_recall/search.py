@@ -39,6 +39,7 @@ from langchain_session_recall.ranking import (
 )
 
 __all__ = [
+    "AUTOMATION_SOURCES",
     "HIT_LIMIT",
     "SearchBackend",
     "SearchOutcome",
@@ -51,6 +52,8 @@ HIT_LIMIT = 200
 """Message hits fetched per index and reading before ranking sessions (reference: 50)."""
 
 _NO_FILTERS = SearchFilters()
+AUTOMATION_SOURCES = ("cron", "kanban")
+"""Session sources of unattended runs (matched separately, demoted by ranking)."""
 QueryReading = Literal["natural", "strict", "relaxed"]
 
 
@@ -197,8 +200,14 @@ def match_terms(
     *,
     filters: SearchFilters = _NO_FILTERS,
     limit: int = HIT_LIMIT,
+    automation_sources: Sequence[str] = AUTOMATION_SOURCES,
 ) -> dict[str, list[MessageHit]]:
     """Message hits of each search term matched alone (terms that match nothing are absent).
+
+    Each term is matched twice: without the ``automation_sources`` (``limit`` hits), and over
+    every source (a quarter of ``limit``). Hundreds of near-identical cron runs would otherwise
+    use up the hit budget of a word they share with the session the user wants; the second
+    query still brings their best runs, which ranking demotes but keeps.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -210,10 +219,19 @@ def match_terms(
     """
     out: dict[str, list[MessageHit]] = {}
 
+    automation = tuple(s for s in automation_sources if s not in filters.exclude_sources)
+    interactive = replace(filters, exclude_sources=(*filters.exclude_sources, *automation))
+
     def match(term: Term) -> list[MessageHit]:
-        return backend.match_messages(
-            single_term_query(term), "relaxed", filters=filters, limit=limit
-        )
+        single = single_term_query(term)
+        hits = backend.match_messages(single, "relaxed", filters=interactive, limit=limit)
+        if automation:
+            seen = {h.message_id for h in hits}
+            everything = backend.match_messages(
+                single, "relaxed", filters=filters, limit=max(1, limit // 4)
+            )
+            hits.extend(h for h in everything if h.message_id not in seen)
+        return hits
 
     for term in search_terms(query):
         hits = match(term)
