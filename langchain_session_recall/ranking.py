@@ -119,29 +119,6 @@ def rank_sessions(
     return ranked
 
 
-def _spread_repeats(
-    ranked: list[RankedSession], sources: Mapping[str, str], weights: TermWeights
-) -> list[RankedSession]:
-    """Demote the 2nd, 3rd, ... run of each automation source (cron runs are near-duplicates).
-
-    Dozens of nightly runs that say the same thing would otherwise fill the first page; the
-    best run keeps its place, each further run of that source is scaled by ``repeat_decay``
-    once more, so the interactive sessions that match the same words come up between them.
-    """
-    seen: dict[str, int] = {}
-    out: list[RankedSession] = []
-    for r in ranked:
-        source = sources.get(r.root_id, "")
-        if weights.source_weights.get(source, 1.0) >= 1.0:
-            out.append(r)
-            continue
-        n = seen.get(source, 0)
-        seen[source] = n + 1
-        out.append(replace(r, score=round(r.score * weights.repeat_decay**n, 6)) if n else r)
-    out.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class TermWeights:
     """Knobs of :func:`rank_by_terms` (defaults measured on ``benchmarks/recall``).
@@ -149,8 +126,13 @@ class TermWeights:
     ``coverage_power`` sharpens the preference for sessions that matched more of the query's
     informative terms; ``repeat_decay`` demotes each further run of an automation source
     (weight below 1) after its best one; ``together_bonus`` rewards a single message holding
-    several terms (a proximity signal: the words were said together); ``recency_half_life`` (days, ``None`` =
-    off) lets newer sessions win near-ties.
+    several terms (a proximity signal: the words were said together); ``recency_half_life``
+    (days, ``None`` = off) gives sessions matched recently up to 10% more, so newer ones win
+    near-ties.
+
+    Example:
+        >>> TermWeights(recency_half_life=30.0).coverage_power
+        2.0
     """
 
     role_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_ROLE_WEIGHTS))
@@ -209,15 +191,16 @@ def rank_by_terms(
     relevances are summed with geometric decay (more evidence helps, volume alone does not win);
     the per-term sums are added up, multiplied by the session's *coverage* (weight of the terms
     it matched / weight of all terms found anywhere, to ``coverage_power``; a term's weight is
-    its session-level IDF) and by a bonus when one message holds several terms. Automation sources are demoted by
-    ``source_weights``, never dropped.
+    its session-level IDF) and by a bonus when one message holds several terms. Automation
+    sources are demoted by ``source_weights``, never dropped. ``now`` (Unix seconds) enables
+    the optional recency factor of ``weights``.
 
     Example:
         >>> hits = {"cors": [MessageHit(1, "a", "user", 3.0, "cli", 1.0),
         ...                  MessageHit(2, "b", "user", 3.5, "cli", 2.0)],
         ...         "nginx": [MessageHit(1, "a", "user", 2.0, "cli", 1.0)]}
         >>> [(r.root_id, r.matched_terms) for r in rank_by_terms(hits, {})]
-        [('a', ('cors', 'nginx')), ('b', ('cors',))]
+        [('a', ('nginx', 'cors')), ('b', ('cors',))]
     """
     excluded = set(exclude_roots)
     term_weight = _term_weights(term_hits, roots, weights.source_weights)

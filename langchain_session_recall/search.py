@@ -16,6 +16,7 @@ one that also offers ``vocabulary`` (:class:`VocabularyBackend`) gets typo corre
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, runtime_checkable
@@ -153,9 +154,9 @@ def search_sessions(
     ranked = []
     if all_hits:
         roots = _roots(backend, all_hits, user_id)
-        ranked = rank_by_terms(
-            term_hits, roots, exclude_roots=exclude, weights=weights or TermWeights()
-        )
+        weights = weights or TermWeights()
+        now = time.time() if weights.recency_half_life else None
+        ranked = rank_by_terms(term_hits, roots, exclude_roots=exclude, weights=weights, now=now)
     reading: QueryReading = "relaxed" if query.explicit else "natural"
     return SearchOutcome(query=query, reading=reading, sessions=ranked)
 
