@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.recall import corpus_cjk, corpus_en
+from benchmarks.recall.holdout import HOLDOUT
+from benchmarks.recall.holdout import SESSIONS as HOLDOUT_SESSIONS
 
 EPOCH = 1_780_272_000.0  # 2026-06-01 00:00 UTC
 DAY = 86_400.0
@@ -63,11 +65,15 @@ class SessionSpec:
 
 @dataclass(frozen=True)
 class Question:
-    """A recall question and the root session that answers it."""
+    """A recall question and the root session that answers it.
+
+    ``holdout`` questions were written after the ranking was tuned and never used to tune it.
+    """
 
     text: str
     category: str
     target: str
+    holdout: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,8 @@ def _messages(spec: list[tuple[str, ...]], start: float, tag: str) -> tuple[dict
 def _authored(rng: random.Random) -> tuple[list[SessionSpec], list[Question]]:
     sessions: list[SessionSpec] = []
     questions: list[Question] = []
-    for raw in [*corpus_en.SESSIONS, *corpus_cjk.SESSIONS]:
+    authored = [(False, s) for s in [*corpus_en.SESSIONS, *corpus_cjk.SESSIONS]]
+    for held_out, raw in [*authored, *((True, s) for s in HOLDOUT_SESSIONS)]:
         key = raw["key"]
         start = EPOCH + raw["day"] * DAY + rng.randint(8, 20) * 3600.0
         msgs = _messages(raw["msgs"], start, key)
@@ -160,12 +167,14 @@ def _authored(rng: random.Random) -> tuple[list[SessionSpec], list[Question]]:
         for category, text in raw.get("q", ()):
             if category not in CATEGORIES:  # pragma: no cover - corpus typo
                 raise ValueError(f"unknown category {category!r} in {key}")
-            questions.append(Question(text, category, key))
+            questions.append(Question(text, category, key, held_out))
     keys = {s.id for s in sessions}
-    for key, category, text in [*corpus_en.EXTRA_QUESTIONS, *corpus_cjk.EXTRA_QUESTIONS]:
-        if key not in keys or category not in CATEGORIES:  # pragma: no cover - corpus typo
-            raise ValueError(f"bad extra question {(key, category)!r}")
-        questions.append(Question(text, category, key))
+    extra = [*corpus_en.EXTRA_QUESTIONS, *corpus_cjk.EXTRA_QUESTIONS]
+    for holdout, items in ((False, extra), (True, HOLDOUT)):
+        for key, category, text in items:
+            if key not in keys or category not in CATEGORIES:  # pragma: no cover - corpus typo
+                raise ValueError(f"bad extra question {(key, category)!r}")
+            questions.append(Question(text, category, key, holdout))
     return sessions, questions
 
 
