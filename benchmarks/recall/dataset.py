@@ -315,44 +315,55 @@ def _fill(template: str, values: dict[str, Any]) -> str:
     return _SLOT.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
 
 
+# The uptime check runs every 6 hours, the others once a day.
+_RUNS_PER_DAY = {"uptime": 4}
+
+
 def _cron_sessions(rng: random.Random, days: int) -> list[SessionSpec]:
     out: list[SessionSpec] = []
     notes = ["", "", "Skipped 2 sockets.", "Previous run was slower."]
-    for job, (user, spec) in _CRON_JOBS.items():
-        for day in range(days):
-            start = EPOCH + day * DAY + 3 * 3600.0 + rng.randint(0, 600)
-            values = {
-                "n1": rng.randint(10_000, 99_999_999),
-                "n2": rng.randint(1_000, 99_999),
-                "n3": rng.randint(1_000, 9_999),
-                "err": rng.choice([0, 0, 0, 1]),
-                "note": rng.choice(notes),
-                "date": f"2026-{rng.randint(9, 12):02d}-{rng.randint(1, 28):02d}",
-                "d1": rng.randint(5, 89),
-                "d2": rng.randint(5, 89),
-                "ms": rng.randint(20, 400),
-                "gb": rng.randint(60, 180),
-                "free": rng.randint(10, 140),
-                "pct": rng.randint(30, 95),
-                "dock": rng.randint(5, 60),
-                "n": rng.randint(1, 9),
-                "m": rng.randint(1, 9),
-                "k": rng.randint(1, 6),
-            }
-            filled = [tuple(_fill(part, values) for part in item) for item in spec]
-            sid = f"cron-{job}-{day:03d}"
-            out.append(
-                SessionSpec(
-                    sid,
-                    "cron",
-                    user,
-                    f"cron: {job}",
-                    start,
-                    _messages(filled, start, sid),
-                    None,
-                    "done",
-                )
+    runs = [
+        (job, day * _RUNS_PER_DAY.get(job, 1) + i, day, i)
+        for job in _CRON_JOBS
+        for day in range(days)
+        for i in range(_RUNS_PER_DAY.get(job, 1))
+    ]
+    for job, run_no, day, i in runs:
+        user, spec = _CRON_JOBS[job]
+        hours = 24.0 / _RUNS_PER_DAY.get(job, 1)
+        start = EPOCH + day * DAY + (3 + i * hours) * 3600.0 + rng.randint(0, 600)
+        values = {
+            "n1": rng.randint(10_000, 99_999_999),
+            "n2": rng.randint(1_000, 99_999),
+            "n3": rng.randint(1_000, 9_999),
+            "err": rng.choice([0, 0, 0, 1]),
+            "note": rng.choice(notes),
+            "date": f"2026-{rng.randint(9, 12):02d}-{rng.randint(1, 28):02d}",
+            "d1": rng.randint(5, 89),
+            "d2": rng.randint(5, 89),
+            "ms": rng.randint(20, 400),
+            "gb": rng.randint(60, 180),
+            "free": rng.randint(10, 140),
+            "pct": rng.randint(30, 95),
+            "dock": rng.randint(5, 60),
+            "n": rng.randint(1, 9),
+            "m": rng.randint(1, 9),
+            "k": rng.randint(1, 6),
+        }
+        filled = [tuple(_fill(part, values) for part in item) for item in spec]
+        sid = f"cron-{job}-{run_no:04d}"
+        out.append(
+            SessionSpec(
+                sid,
+                "cron",
+                user,
+                f"cron: {job}",
+                start,
+                _messages(filled, start, sid),
+                None,
+                "done",
             )
+        )
     return out
 
 
@@ -502,7 +513,7 @@ def _filler_sessions(rng: random.Random, count: int) -> list[SessionSpec]:
     return out
 
 
-def build_dataset(seed: int = 7, *, cron_days: int = 60, filler: int = 240) -> Dataset:
+def build_dataset(seed: int = 7, *, cron_days: int = 90, filler: int = 240) -> Dataset:
     """The evaluation set for ``seed`` (same seed, same data)."""
     rng = random.Random(seed)
     authored, questions = _authored(rng)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -24,8 +25,8 @@ from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.lineage import resolve_roots
 from langchain_session_recall.models import SearchFilters
 from langchain_session_recall.query import parse_query
-from langchain_session_recall.ranking import TermWeights, rank_sessions
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.ranking import TermWeights, rank_by_terms, rank_sessions
+from langchain_session_recall.search import AUTOMATION_SOURCES, match_terms, search_sessions
 
 KS = (1, 3, 5, 10)
 OURS = "ours"
@@ -79,8 +80,28 @@ def ablations(store: SessionStore) -> dict[str, Ranker]:
         ranked = rank_sessions(hits, resolve_roots((h.session_id for h in hits), parents))
         return [r.root_id for r in ranked[:10]]
 
+    class WithoutVocabulary:  # a backend that cannot list its words: no typo correction
+        match_messages = store.match_messages
+        parents_of = store.parents_of
+        root_of = store.root_of
+        chain = store.chain
+
+    def term_path(backend: Any, automation: Sequence[str] = AUTOMATION_SOURCES) -> Ranker:
+        def rank(question: str) -> list[str]:
+            filters = SearchFilters(exclude_sources=("tool",))
+            term_hits = match_terms(
+                backend, parse_query(question), filters=filters, automation_sources=automation
+            )
+            ids = {h.session_id for hits in term_hits.values() for h in hits}
+            roots = resolve_roots(ids, store.parents_of(ids))
+            return [r.root_id for r in rank_by_terms(term_hits, roots)[:10]]
+
+        return rank
+
     base = TermWeights()
     return {
+        "no typo correction": term_path(WithoutVocabulary()),
+        "no separate automation query": term_path(store, ()),
         "message-level OR (before)": message_level,
         "no coverage factor": with_weights(replace(base, coverage_power=0.0)),
         "no together bonus": with_weights(replace(base, together_bonus=0.0)),
