@@ -314,6 +314,13 @@ def edit_distance(a: str, b: str, limit: int = 3) -> int:
     return min(prev[-1], limit + 1)
 
 
+# Endings a stemmer strips: a word ending so is compared with a shorter index word by its head
+# (``cros`` ~ ``cor``, the stem of *CORS*), any other ending is not (``painted`` !~ ``pain``).
+_SUFFIXES = frozenset(
+    "s es ed d ing ings er ers e y ies ied ly ion ions ation ations ment ments ness al".split()
+)
+
+
 def _allowed_typos(word: str) -> int:
     return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
 
@@ -336,6 +343,8 @@ def closest_words(
         ['dashboard']
         >>> closest_words("cros", [("cron", 400), ("cor", 3)])
         ['cor']
+        >>> closest_words("painted", [("pain", 3)])
+        []
     """
     word = word.lower()
     allowed = _allowed_typos(word)
@@ -347,7 +356,7 @@ def closest_words(
             continue
         d = edit_distance(word, candidate, allowed)
         same_letters = sorted(candidate) == sorted(word)
-        if len(candidate) < len(word) <= len(candidate) + 3:  # a stem: compare the word's head
+        if word[len(candidate) :] in _SUFFIXES:  # a stem: compare the word's head
             head = word[: len(candidate)]
             d_head = edit_distance(head, candidate, allowed) + (1 if allowed > 1 else 0)
             if d_head < d or (d_head == d and not same_letters):
