@@ -317,7 +317,7 @@ def edit_distance(a: str, b: str, limit: int = 3) -> int:
 # Endings a stemmer strips: a word ending so is compared with a shorter index word by its head
 # (``cros`` ~ ``cor``, the stem of *CORS*), any other ending is not (``painted`` !~ ``pain``).
 _SUFFIXES = frozenset(
-    "s es ed d ing ings er ers e y ies ied ly ion ions ation ations ment ments ness al".split()
+    "s es ed d ing ings er ers e y ies ied ly ion ions ation ations ment ments ness al".split()  # noqa: SIM905
 )
 
 
