@@ -205,10 +205,10 @@ def match_terms(
 ) -> dict[str, list[MessageHit]]:
     """Message hits of each search term matched alone (terms that match nothing are absent).
 
-    Each term is matched twice: without the ``automation_sources`` (``limit`` hits), and over
-    every source (a quarter of ``limit``). Hundreds of near-identical cron runs would otherwise
-    use up the hit budget of a word they share with the session the user wants; the second
-    query still brings their best runs, which ranking demotes but keeps.
+    When a term fills its ``limit`` and automation runs (``automation_sources``) are among the
+    hits, it is matched again without them: hundreds of near-identical cron runs would
+    otherwise use up the hit budget of a word they share with the session the user wants. The
+    best automation hits (a quarter of ``limit``) are kept; ranking demotes them.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -225,14 +225,13 @@ def match_terms(
 
     def match(term: Term) -> list[MessageHit]:
         single = single_term_query(term)
-        hits = backend.match_messages(single, "relaxed", filters=interactive, limit=limit)
-        if automation:
-            seen = {h.message_id for h in hits}
-            everything = backend.match_messages(
-                single, "relaxed", filters=filters, limit=max(1, limit // 4)
-            )
-            hits.extend(h for h in everything if h.message_id not in seen)
-        return hits
+        hits = backend.match_messages(single, "relaxed", filters=filters, limit=limit)
+        if len(hits) < limit or not any(h.source in automation for h in hits):
+            return hits  # every match fetched, or none of them automation: nothing crowded out
+        kept = [h for h in hits if h.source in automation][: max(1, limit // 4)]
+        seen = {h.message_id for h in kept}
+        others = backend.match_messages(single, "relaxed", filters=interactive, limit=limit)
+        return [*(h for h in others if h.message_id not in seen), *kept]
 
     for term in search_terms(query):
         hits = match(term)
