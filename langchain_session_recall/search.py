@@ -4,8 +4,9 @@ query text -> parsed query -> message hits -> chain roots (one lineage query) ->
 sessions. A backend provides ``match_messages``, ``parents_of``, ``chain`` and ``root_of``;
 one that also offers ``vocabulary`` (:class:`VocabularyBackend`) gets typo correction.
 
-* Syntax the user wrote on purpose (quotes, ``OR``, ``NOT``, ``deploy*``) is honoured first:
-  the strict reading, ranked by its message hits.
+* Syntax the user wrote on purpose (quotes, ``AND``, ``NOT``, ``deploy*``) is honoured first:
+  the strict reading, ranked by its message hits. A query that only joins terms with ``OR``
+  (as agents often write) means "any of these" and is ranked by term coverage below.
 * Otherwise (a question, keywords, or a strict reading that found nothing) every search term
   is matched on its own (:func:`~langchain_session_recall.query.search_terms`: content words,
   CJK words and bigrams), so the ranking knows which terms each session covered
@@ -142,7 +143,8 @@ def search_sessions(
         before=before,
     )
     exclude = [current_root] if current_root else []
-    if query.explicit:
+    any_of = _any_of(query)
+    if query.explicit and not any_of:
         hits = backend.match_messages(query, "strict", filters=filters, limit=hit_limit)
         if hits:
             roots = _roots(backend, hits, user_id)
@@ -157,8 +159,14 @@ def search_sessions(
         weights = weights or TermWeights()
         now = time.time() if weights.recency_half_life else None
         ranked = rank_by_terms(term_hits, roots, exclude_roots=exclude, weights=weights, now=now)
-    reading: QueryReading = "relaxed" if query.explicit else "natural"
+    reading: QueryReading = "strict" if any_of else "relaxed" if query.explicit else "natural"
     return SearchOutcome(query=query, reading=reading, sessions=ranked)
+
+
+def _any_of(query: ParsedQuery) -> bool:
+    """``a OR b OR "c d"``: the strict reading means any of the terms, as the relaxed one does."""
+    ops = [op for op, _ in query.strict[1:]]
+    return bool(ops) and all(op == "OR" for op in ops)
 
 
 def _roots(

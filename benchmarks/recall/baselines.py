@@ -25,12 +25,22 @@ _WORD = re.compile(r"\w+(?:[.\-]\w+)*")
 
 
 def sanitize(text: str) -> list[str]:
-    """FTS5-safe terms: words, with dotted/hyphenated compounds kept as quoted phrases."""
-    terms = []
+    """FTS5-safe terms: words, with dotted/hyphenated compounds kept as quoted phrases.
+
+    Upper-case ``AND``/``OR``/``NOT`` between two words stay operators, as in Hermes.
+    """
+    terms: list[str] = []
     for match in _WORD.finditer(text):
-        parts = [p for p in re.split(r"[.\-_]", match.group(0)) if p]
+        word = match.group(0)
+        if word in ("AND", "OR", "NOT"):
+            if terms and terms[-1] not in ("AND", "OR", "NOT"):
+                terms.append(word)
+            continue
+        parts = [p for p in re.split(r"[.\-_]", word) if p]
         if parts:
             terms.append('"' + " ".join(parts) + '"')
+    while terms and terms[-1] in ("AND", "OR", "NOT"):
+        terms.pop()
     return terms
 
 
@@ -69,6 +79,8 @@ class HermesIndex:
     def ranker(self, joiner: str, limit: int = 50) -> Ranker:
         def rank(question: str) -> list[str]:
             terms = sanitize(question)
+            if joiner != " ":  # every word joined by the joiner: the user's operators go
+                terms = [t for t in terms if t not in ("AND", "OR", "NOT")]
             if not terms:
                 return []
             rows = self.conn.execute(

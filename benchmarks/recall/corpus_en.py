@@ -1150,4 +1150,8 @@ EXTRA_QUESTIONS: list[tuple[str, str, str]] = [
     ("k8s-ingress", "inflection", "uploading large files timed out"),
     ("backup-rsync", "inflection", "excluding lost+found from backups"),
     ("api-design", "inflection", "paginating invoices with cursors"),
+    ("cors-nginx", "keyword", "CORS OR preflight OR Access-Control-Allow-Origin"),
+    ("backup-rsync", "cron_flood", "backup OR rsync OR lost+found"),
+    ("k8s-ingress", "keyword", "ingress OR proxy-read-timeout OR 504"),
+    ("disk-full", "cron_flood", '"disk space" OR ENOSPC OR prune'),
 ]

@@ -235,3 +235,9 @@ def test_demo_questions_find_their_session(query: str, title_word: str) -> None:
 def test_cron_runs_cannot_use_up_the_hit_budget(store: SessionStore) -> None:
     # 80 cron messages match every word; only 10 hits per term are fetched.
     assert _roots(store, "CORS error nginx API", hit_limit=10)[0] == "cors"
+
+
+def test_an_any_of_query_is_ranked_by_coverage(store: SessionStore) -> None:
+    outcome = search_sessions(store, "CORS OR nginx OR OPTIONS")
+    assert outcome.reading == "strict"
+    assert outcome.sessions[0].root_id == "cors"
