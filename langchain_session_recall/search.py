@@ -189,7 +189,11 @@ def _prefix_term(term: Term) -> Term | None:
 
 
 def _corrections(backend: SearchBackend, term: Term) -> list[Term]:
-    """The indexed words closest to a misspelt word (index words are often stems)."""
+    """The indexed words closest to a misspelt word (index words are often stems).
+
+    A slip in the second letter is not corrected (the candidates would be every indexed word
+    with the same initial); the prefix fallback may still find the word.
+    """
     word = term.tokens[0]
     if (
         not isinstance(backend, VocabularyBackend)
@@ -199,7 +203,11 @@ def _corrections(backend: SearchBackend, term: Term) -> list[Term]:
         or not word.isalpha()
     ):
         return []
-    vocabulary = backend.vocabulary(word[0].lower())
+    lower = word.lower()
+    # Candidates share the first two letters, or the first and third (the 2nd and 3rd swapped):
+    # two narrow index ranges instead of every word with the same initial.
+    prefixes = dict.fromkeys([lower[:2], lower[0] + lower[2:3]])
+    vocabulary = [entry for p in prefixes for entry in backend.vocabulary(p)]
     return [Term((w,)) for w in closest_words(word, vocabulary)]
 
 
