@@ -51,7 +51,8 @@ __all__ = [
 ]
 
 HIT_LIMIT = 200
-"""Message hits fetched per index and reading before ranking sessions (reference: 50)."""
+"""Message hits fetched per index and per search term (or per strict query) before ranking
+sessions (reference: 50 for the whole query)."""
 
 _NO_FILTERS = SearchFilters()
 AUTOMATION_SOURCES = ("cron", "kanban")
