@@ -169,6 +169,13 @@ _INSERT_MESSAGE = (
     "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES (?, ?)"
+_CREATE_VOCAB = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.session_recall_vocab "
+    "USING fts5vocab(main, messages_fts, row)"
+)
+_VOCAB_QUERY = (
+    "SELECT term, doc FROM temp.session_recall_vocab WHERE term >= ? AND term < ? LIMIT ?"
+)
 
 
 # --------------------------------------------------------------------------- the store
@@ -936,6 +943,34 @@ class SessionStore:
                     if prev is None or hit.relevance > prev.relevance:
                         best[hit.message_id] = hit
         return sorted(best.values(), key=lambda h: (-h.relevance, h.message_id))
+
+    def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
+        """Words of the main full-text index starting with ``prefix``, with document counts.
+
+        Index words are what the tokenizer stored (porter stems for our stores, plain words for
+        Hermes files). Search uses them to correct misspelt query words. The ``fts5vocab`` view
+        is a TEMP table of this connection, so read-only files stay untouched.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "kubernetes ingress"}])
+            >>> store.vocabulary("ku")
+            [('kubernet', 1)]
+        """
+        if not prefix:
+            return []
+        with self._read() as conn:
+            # query_only forbids even TEMP tables; the file itself stays read-only (mode=ro).
+            if self.read_only:
+                conn.execute("PRAGMA query_only = 0")
+            try:
+                conn.execute(_CREATE_VOCAB)
+            finally:
+                if self.read_only:
+                    conn.execute("PRAGMA query_only = 1")
+            rows = conn.execute(_VOCAB_QUERY, (prefix, prefix + "\U0010ffff", limit)).fetchall()
+        return [(str(r[0]), int(r[1])) for r in rows]
 
     def last_message_id(self, session_ids: Sequence[str]) -> int:
         """Largest message id among these sessions (0 when they have none)."""
