@@ -205,6 +205,7 @@ def rank_by_terms(
     excluded = set(exclude_roots)
     term_weight = _term_weights(term_hits, roots, weights.source_weights)
     total_weight = sum(term_weight.values()) or 1.0
+    mean_weight = total_weight / max(1, len(term_weight))
     # root -> term -> message id -> (contribution, hit)
     grouped: dict[str, dict[str, dict[int, tuple[float, MessageHit]]]] = {}
     for term, hits in term_hits.items():
@@ -222,7 +223,8 @@ def rank_by_terms(
     sources: dict[str, str] = {}
     for root, by_term in grouped.items():
         base = sum(
-            _decayed((c for c, _ in msgs.values()), weights.decay) for msgs in by_term.values()
+            term_weight[t] / mean_weight * _decayed((c for c, _ in msgs.values()), weights.decay)
+            for t, msgs in by_term.items()
         )
         coverage = sum(term_weight[t] for t in by_term) / total_weight
         per_message: dict[int, float] = {}

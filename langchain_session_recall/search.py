@@ -95,6 +95,8 @@ class SearchOutcome:
     query: ParsedQuery
     reading: QueryReading
     sessions: list[RankedSession] = field(default_factory=list)
+    expansions: dict[str, str] = field(default_factory=dict)
+    """Query words that matched nothing and what was searched instead (typo or prefix)."""
 
     @property
     def sessions_searched(self) -> int:
@@ -152,7 +154,8 @@ def search_sessions(
             ranked = rank_sessions(hits, roots, exclude_roots=exclude)
             if ranked:
                 return SearchOutcome(query=query, reading="strict", sessions=ranked)
-    term_hits = match_terms(backend, query, filters=filters, limit=hit_limit)
+    expansions: dict[str, str] = {}
+    term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
     all_hits = [h for hits in term_hits.values() for h in hits]
     ranked = []
     if all_hits:
@@ -161,7 +164,7 @@ def search_sessions(
         now = time.time() if weights.recency_half_life else None
         ranked = rank_by_terms(term_hits, roots, exclude_roots=exclude, weights=weights, now=now)
     reading: QueryReading = "strict" if any_of else "relaxed" if query.explicit else "natural"
-    return SearchOutcome(query=query, reading=reading, sessions=ranked)
+    return SearchOutcome(query=query, reading=reading, sessions=ranked, expansions=expansions)
 
 
 def _any_of(query: ParsedQuery) -> bool:
@@ -175,6 +178,12 @@ def _roots(
 ) -> dict[str, str]:
     parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
     return resolve_roots((h.session_id for h in hits), parents)
+
+
+def _indexed(backend: SearchBackend, term: Term, filters: SearchFilters) -> bool:
+    """Whether the word occurs anywhere in the user's scope, whatever the other filters."""
+    scope = SearchFilters(user_id=filters.user_id)
+    return bool(backend.match_messages(single_term_query(term), "relaxed", filters=scope, limit=1))
 
 
 def _term_key(term: Term) -> str:
@@ -219,6 +228,7 @@ def match_terms(
     filters: SearchFilters = _NO_FILTERS,
     limit: int = HIT_LIMIT,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
+    expansions: dict[str, str] | None = None,
 ) -> dict[str, list[MessageHit]]:
     """Message hits of each search term matched alone (terms that match nothing are absent).
 
@@ -226,6 +236,10 @@ def match_terms(
     hits, it is matched again without them: hundreds of near-identical cron runs would
     otherwise use up the hit budget of a word they share with the session the user wants. The
     best automation hits (a quarter of ``limit``) are kept; ranking demotes them.
+
+    A term that matches nothing is replaced by the closest indexed words (a typo), else by its
+    prefix (a partial word); ``expansions``, when given, records each replacement
+    (``{"kuberntes": "kubernet"}``) so callers can say what was actually searched.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -252,11 +266,20 @@ def match_terms(
 
     for term in search_terms(query):
         hits = match(term)
+        used: list[str] = []
+        if not hits and _indexed(backend, term, filters):
+            continue  # a real word, just not where the filters look: nothing to correct
         if not hits:  # a misspelt word, else a partial one
             for correction in _corrections(backend, term):
-                hits.extend(match(correction) or match(replace(correction, prefix=True)))
+                found = match(correction) or match(replace(correction, prefix=True))
+                if found:
+                    hits.extend(found)
+                    used.append(_term_key(correction))
         if not hits and (prefix := _prefix_term(term)) is not None:
             hits = match(prefix)
+            used = [_term_key(prefix)] if hits else []
+        if used and expansions is not None:
+            expansions[_term_key(term)] = ", ".join(used)
         if hits:
             out[_term_key(term)] = hits
     return out
