@@ -17,6 +17,7 @@ from langchain_session_recall.errors import (
 )
 from langchain_session_recall.models import MessageHit, RecentSession, Session, StoredMessage
 from langchain_session_recall.query import ParsedQuery, parse_query, to_fts5
+from langchain_session_recall.recorder import SessionRecorder
 from langchain_session_recall.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.store import SessionStore
@@ -37,6 +38,7 @@ __all__ = [
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
+    "SessionRecorder",
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",

@@ -56,6 +56,7 @@ from langchain_session_recall.prompts import (
     prompt_fingerprint,
 )
 from langchain_session_recall.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.retry import EmptySummaryError, is_retryable
 
 __all__ = ["SessionSummarizer", "create_session_recall_chain"]
@@ -604,6 +605,9 @@ def create_session_recall_chain(
                 print(doc.metadata["when"], doc.page_content)
     """
     summarizer = SessionSummarizer(llm=llm, **summarizer_kwargs)
+    if isinstance(retriever, SessionRecallRetriever) and llm is not None:
+        # Message ids in the transcript let the model cite its sources (checked afterwards).
+        retriever = retriever.model_copy(update={"show_message_ids": True})
     parallel: Runnable[str, dict[str, Any]] = RunnableParallel(
         documents=retriever, query=RunnablePassthrough()
     )

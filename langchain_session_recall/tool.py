@@ -250,6 +250,8 @@ def create_session_search_tool(
             f"{sorted(_RETRIEVER_OPTIONS)}; summarizer options: {sorted(_SUMMARIZER_OPTIONS)}"
         )
     retriever_opts = {k: v for k, v in options.items() if k in _RETRIEVER_OPTIONS}
+    if llm is not None:  # message ids let the model cite its sources (checked afterwards)
+        retriever_opts.setdefault("show_message_ids", True)
     if isinstance(store_or_retriever, SessionRecallRetriever):
         retriever = store_or_retriever.model_copy(update=retriever_opts)
     else:

@@ -14,6 +14,7 @@ EXPECTED_ALL = [
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
+    "SessionRecorder",
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",
