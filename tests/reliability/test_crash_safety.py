@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -180,3 +181,77 @@ def test_an_import_killed_half_way_completes_without_duplicates_when_rerun(
     assert per_session == {f"imp{s}": per for s in range(sessions)}
     assert distinct == sessions * per
     count("crash.messages_checked", sessions * per)
+
+
+_CLI = "import sys; from langchain_session_recall.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _messages_in(path: Path) -> int:
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    try:
+        return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
+    except sqlite3.OperationalError:  # schema not created yet
+        return 0
+    finally:
+        conn.close()
+
+
+def test_the_import_cli_killed_mid_run_completes_without_duplicates_when_rerun(
+    tmp_path: Path,
+) -> None:
+    from langchain_session_recall.cli import IMPORTERS
+
+    if "jsonl" not in IMPORTERS:
+        pytest.skip("the jsonl importer is not on this branch")
+    source = tmp_path / "chats"
+    source.mkdir()
+    sessions, per = 30, 200
+    filler = "lorem ipsum dolor sit amet " * 10
+    for s in range(sessions):
+        lines = [
+            json.dumps(
+                {"role": "user" if i % 2 == 0 else "assistant", "content": f"c{s}x {i} {filler}"}
+            )
+            for i in range(per)
+        ]
+        (source / f"chat{s:02d}.jsonl").write_text("\n".join(lines) + "\n")
+    db = tmp_path / "imported.db"
+    args = [sys.executable, "-c", _CLI, "import", "jsonl", str(source), "--db", str(db)]
+    rng = random.Random(3)
+    total = sessions * per
+    for _ in range(3):
+        proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=subprocess_env()
+        )
+        target = _messages_in(db) + rng.randint(per, 4 * per)
+        for _ in range(3000):  # wait (bounded) until the import is under way, then kill it
+            if proc.poll() is not None or _messages_in(db) >= target:
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        count("crash.sigkills")
+        rows = _messages_in(db)
+        assert rows % per == 0, f"a session batch is torn: {rows} rows"  # one batch = one file
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.close()
+    assert _messages_in(db) < total  # the kills did interrupt the import
+    done = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+        per_session = dict(
+            conn.execute("SELECT session_id, count(*) FROM messages GROUP BY session_id")
+        )
+        distinct = conn.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages)"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    assert sorted(per_session.values()) == [per] * sessions
+    assert distinct == total
+    count("crash.messages_checked", total)
