@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever, SessionStore
+from langchain_session_recall.query import MAX_SEARCH_TERMS
 from langchain_session_recall.search import search_sessions
 
 
@@ -80,3 +81,15 @@ def test_rows_with_text_numbers_or_deeply_nested_json_do_not_break_search(tmp_pa
         assert [d.metadata["session_id"] for d in docs] == ["s"]
         assert sorted(m.timestamp for m in store.get_messages("s")) == [0.0, 1.0, 2.0]
         assert store.get_session("s") == Session(id="s", source="cli", started_at=0.0)
+
+
+def test_a_long_query_keeps_the_words_past_the_per_term_budget() -> None:
+    # search_terms() matches at most MAX_SEARCH_TERMS words one by one; the words after them
+    # used to be dropped, so "...twenty other words... nginx" silently missed the nginx session.
+    store = SessionStore(":memory:")
+    store.add_session("s")
+    store.add_messages("s", [{"role": "user", "content": "the nginx proxy drops headers"}])
+    words = " ".join(f"word{i}" for i in range(MAX_SEARCH_TERMS + 4))
+    for text in (f"{words} nginx", f'{words} "proxy drops"', f"{words} ngin*"):
+        outcome = search_sessions(store, text)
+        assert [r.root_id for r in outcome.sessions] == ["s"], text
