@@ -133,7 +133,7 @@ RENDERED = re.compile(rf"{_TERM}(?: (?:(?:AND|OR|NOT) )?{_TERM})*")
 # --------------------------------------------------------------------------- property 1
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=3000)
+@settings(RELIABILITY_SETTINGS, max_examples=2800)
 @given(text=HOSTILE)
 @example(text='"unbalanced NEAR(a b) OR * ^ col:x')
 @example(text="\ud800nginx\udfff")
@@ -155,7 +155,7 @@ def test_rendered_expression_is_only_quoted_terms(fts: sqlite3.Connection, text:
 # --------------------------------------------------------------------------- property 2
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=2000)
+@settings(RELIABILITY_SETTINGS, max_examples=1800)
 @given(text=HOSTILE)
 @example(text="'; DROP TABLE messages; --")
 @example(text="nginx\x00 OR \x1b kubernetes")
@@ -177,7 +177,7 @@ def test_search_raises_only_empty_query_and_never_writes(
 # --------------------------------------------------------------------------- property 3
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=2500)
+@settings(RELIABILITY_SETTINGS, max_examples=2400)
 @given(case=query_with_free_word())
 @example(case=("NOT nginx", "nginx"))
 @example(case=('"open phrase qqfiller kubernetes', "kubernetes"))
@@ -219,7 +219,7 @@ def test_a_free_word_is_found_in_every_hermes_layout(tmp_path: Path, layout: int
 # --------------------------------------------------------------------------- property 4
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=1000)
+@settings(RELIABILITY_SETTINGS, max_examples=800)
 @given(
     user=st.one_of(st.sampled_from(_ID_SYNTAX), st.text(_ID_CHAR, max_size=20)),
     roles=st.lists(st.one_of(st.sampled_from(_ID_SYNTAX), st.text(_ID_CHAR)), max_size=4),
@@ -257,7 +257,7 @@ def test_hostile_filter_values_are_bound_not_formatted(
 # --------------------------------------------------------------------------- property 5
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=1500)
+@settings(RELIABILITY_SETTINGS, max_examples=1300)
 @given(text=HOSTILE)
 @example(text="???")
 @example(text="\x00\x01")
@@ -279,7 +279,7 @@ def test_retriever_raises_only_the_documented_error(corpus_store: SessionStore, 
 # --------------------------------------------------------------------------- property 6
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=400)
+@settings(RELIABILITY_SETTINGS, max_examples=300)
 @given(text=HOSTILE)
 @example(text='"" *** AND')
 def test_tool_and_cli_answer_any_text(corpus_store: SessionStore, text: str) -> None:
