@@ -134,8 +134,12 @@ class FaultyLLMServer:
         self._thread.start()
         return self
 
+    def release(self) -> None:
+        """Let every held (``timeout``) request go; the connection closes without an answer."""
+        self._stop.set()
+
     def stop(self) -> None:
-        self._stop.set()  # releases hung requests
+        self.release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
