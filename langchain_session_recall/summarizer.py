@@ -196,12 +196,16 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
 
     @model_validator(mode="after")
     def _warn_multiplied_retries(self) -> Self:
+        if self.llm is None or self.max_attempts <= 1 or not _has_attr(self.llm, "max_retries"):
+            return self
         sdk_retries = _find_attr(self.llm, "max_retries")
-        if isinstance(sdk_retries, int) and sdk_retries > 0 and self.max_attempts > 1:
+        if sdk_retries is None or (isinstance(sdk_retries, int) and sdk_retries > 0):
+            # None is the SDK's own default (2 for openai and anthropic).
+            per_attempt = "max_retries + 1" if sdk_retries is None else str(sdk_retries + 1)
             warnings.warn(
                 f"{type(self.llm).__name__} retries by itself (max_retries={sdk_retries}) and "
                 f"SessionSummarizer retries too (max_attempts={self.max_attempts}): one session "
-                f"may cost up to {(sdk_retries + 1) * self.max_attempts} requests. Build the "
+                f"may cost up to {per_attempt} x {self.max_attempts} requests. Build the "
                 "model with max_retries=0, or set max_attempts=1 to rely on the SDK alone.",
                 UserWarning,
                 stacklevel=2,
@@ -527,6 +531,16 @@ def _find_attr(obj: Any, name: str) -> Any:
             return getattr(obj, name, None)
         obj = getattr(obj, "bound", None)
     return None
+
+
+def _has_attr(obj: Any, name: str) -> bool:
+    for _ in range(5):
+        if obj is None:
+            return False
+        if name in getattr(type(obj), "model_fields", {}) or name in getattr(obj, "__dict__", {}):
+            return True
+        obj = getattr(obj, "bound", None)
+    return False
 
 
 def _coerce_input(input: Any) -> tuple[list[Document], str | None]:

@@ -85,6 +85,8 @@ def make_llm(base_url: str, **kwargs: Any) -> ChatOpenAI:
         max_retries=0,
         use_responses_api=False,
         timeout=300,
+        # No socket-option probe at construction: replay must not touch a socket at all.
+        http_socket_options=(),
         **kwargs,
     )
 
