@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
     CallbackManagerForLLMRun,
