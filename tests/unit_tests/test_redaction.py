@@ -26,8 +26,10 @@ SECRET_CORPUS = [
     ("google AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA12345"),
     ("curl -H 'Authorization: Bearer abc.DEF-ghi_jkl~mno'", "abc.DEF-ghi"),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
-     "b3BlbnNzaC1rZXk"),  # fmt: skip
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXk",
+    ),
     ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN (cut off)", "MIIEvQIBADAN"),
     ("password=hunter2-prod-db", "hunter2-prod-db"),
     ('{"password": "c0rrect horse"}', "c0rrect"),
