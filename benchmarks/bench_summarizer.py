@@ -80,10 +80,7 @@ def measure(mode: str, concurrency: int, n: int, latency: float, repeat: int) ->
         summarizer = SessionSummarizer(llm=llm, max_concurrency=concurrency, cache=False)
         docs = sessions(n)
         start = time.perf_counter()
-        if mode == "sync":
-            out = summarizer.invoke(docs)
-        else:
-            out = asyncio.run(summarizer.ainvoke(docs))
+        out = summarizer.invoke(docs) if mode == "sync" else asyncio.run(summarizer.ainvoke(docs))
         runs.append(time.perf_counter() - start)
         assert all(d.metadata["summary_status"] == "summarized" for d in out)
     return statistics.median(runs)
