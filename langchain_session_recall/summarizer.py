@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib
+import inspect
 import logging
 import threading
 import warnings
@@ -399,18 +400,16 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             else:
                 params["max_tokens"] = self.max_output_tokens
         llm = self.llm.bind(**params) if params else self.llm
-        attempt: Runnable[Any, Any] = llm | RunnableLambda(_keep_message)
+        attempt: Runnable[Any, Any] = _classified(llm | RunnableLambda(_keep_message), cancelled)
         if self.max_attempts > 1:
             attempt = attempt.with_retry(
-                # Stop retrying once the deadline has abandoned this map.
-                retry_if_exception_type=lambda e: is_retryable(e) and not cancelled.is_set(),
+                # Only failures the classifier marked (retryable, deadline not passed).
+                retry_if_exception_type=(_RetryableFailure,),
                 stop_after_attempt=self.max_attempts,
-                wait_exponential_jitter=self.retry_jitter > 0,
-                exponential_jitter_params={
-                    "initial": self.retry_initial_wait,
-                    "max": self.retry_max_wait,
-                    "jitter": self.retry_jitter,
-                },
+                wait_exponential_jitter=True,  # jitter=0 still waits exponentially
+                exponential_jitter_params=_backoff_params(
+                    self.retry_initial_wait, self.retry_max_wait, self.retry_jitter
+                ),
             )
         return (self.prompt | attempt).with_config(run_name="summarize_session")
 
@@ -423,7 +422,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             try:
                 outcome = _to_outcome(chain.invoke(job.prompt_vars, config))
             except Exception as exc:  # isolation: one session's failure stays its own
-                outcome = _Outcome(error=exc)
+                outcome = _Outcome(error=_unwrap(exc))
             with job.lock:
                 if not job.cancelled.is_set():
                     job.sink[job.index] = outcome
@@ -434,7 +433,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             try:
                 outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config))
             except Exception as exc:
-                outcome = _Outcome(error=exc)
+                outcome = _Outcome(error=_unwrap(exc))
             job.sink[job.index] = outcome
 
         return RunnableLambda(run, afunc=arun, name="session_summary")
@@ -502,6 +501,50 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         except asyncio.TimeoutError:
             first.cancelled.set()
         return self._finish(plans, dict(sink))
+
+
+class _RetryableFailure(Exception):
+    """Carries a failure the retry classifier accepted; unwrapped before it is reported.
+
+    Wrapping (instead of a predicate in ``with_retry``) keeps the retry decision ours on every
+    langchain-core version: older ones only take exception types."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    return exc.original if isinstance(exc, _RetryableFailure) else exc
+
+
+def _classified(inner: Runnable[Any, Any], cancelled: threading.Event) -> Runnable[Any, Any]:
+    def mark(exc: Exception) -> Exception:
+        # Once the deadline has abandoned the map, nothing is worth another attempt.
+        return _RetryableFailure(exc) if is_retryable(exc) and not cancelled.is_set() else exc
+
+    def call(value: Any, config: RunnableConfig) -> Any:
+        try:
+            return inner.invoke(value, config)
+        except Exception as exc:
+            raise mark(exc) from exc
+
+    async def acall(value: Any, config: RunnableConfig) -> Any:
+        try:
+            return await inner.ainvoke(value, config)
+        except Exception as exc:
+            raise mark(exc) from exc
+
+    return RunnableLambda(call, afunc=acall, name="summary_attempt")
+
+
+def _backoff_params(first: float, longest: float, jitter: float) -> Any:
+    # tenacity >= 9.1 renamed ``initial`` to ``multiplier`` (the old name warns).
+    import tenacity
+
+    params = inspect.signature(tenacity.wait_exponential_jitter).parameters
+    name = "multiplier" if "multiplier" in params else "initial"
+    return {name: first, "max": longest, "jitter": jitter}
 
 
 def _keep_message(message: BaseMessage) -> BaseMessage:

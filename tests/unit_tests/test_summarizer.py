@@ -271,6 +271,18 @@ async def test_gives_up_after_max_attempts(mode: str) -> None:
     assert out.metadata["summary_status"] == "fallback"
 
 
+def test_backoff_increases_between_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("time.sleep", lambda seconds: slept.append(seconds))
+    llm = ScriptedChatModel(script=failing_for(DOCKER, api_error(openai.RateLimitError, 429)))
+    s = SessionSummarizer(
+        llm=llm, retry_initial_wait=1.0, retry_max_wait=8.0, retry_jitter=0, timeout=None
+    )
+    s.invoke(sample_documents()[:1])
+    assert len(llm.calls) == 3
+    assert [x for x in slept if x > 0] == [1.0, 2.0]
+
+
 def test_empty_model_answer_is_retried() -> None:
     llm = ScriptedChatModel(script=lambda m, n: "" if n == 1 else "Second try.")
     [out] = summarizer(llm).invoke(sample_documents()[:1])
