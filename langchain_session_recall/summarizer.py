@@ -74,15 +74,22 @@ class _Outcome:
 
 
 @dataclass
+class _MapState:
+    """Shared by the jobs of one map. ``sink`` collects outcomes as they finish, so a deadline
+    keeps the finished ones; ``cancelled`` is set when the deadline abandons the map."""
+
+    sink: dict[int, _Outcome] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class _Job:
-    """One session to summarize. ``sink`` collects outcomes as they finish, so a deadline keeps
-    the finished ones."""
+    """One session to summarize."""
 
     index: int
     prompt_vars: dict[str, Any]
-    sink: dict[int, _Outcome]
-    lock: threading.Lock
-    cancelled: threading.Event
+    state: _MapState
 
 
 @dataclass
@@ -417,51 +424,48 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         chain = self._session_chain(cancelled)
 
         def run(job: _Job, config: RunnableConfig) -> None:
-            if job.cancelled.is_set():
+            if job.state.cancelled.is_set():
                 return
             try:
                 outcome = _to_outcome(chain.invoke(job.prompt_vars, config))
             except Exception as exc:  # isolation: one session's failure stays its own
                 outcome = _Outcome(error=_unwrap(exc))
-            with job.lock:
-                if not job.cancelled.is_set():
-                    job.sink[job.index] = outcome
+            with job.state.lock:
+                if not job.state.cancelled.is_set():
+                    job.state.sink[job.index] = outcome
 
         async def arun(job: _Job, config: RunnableConfig) -> None:
-            if job.cancelled.is_set():
+            if job.state.cancelled.is_set():
                 return
             try:
                 outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config))
             except Exception as exc:
                 outcome = _Outcome(error=_unwrap(exc))
-            job.sink[job.index] = outcome
+            job.state.sink[job.index] = outcome
 
         return RunnableLambda(run, afunc=arun, name="session_summary")
 
-    def _jobs(self, plans: list[_Plan]) -> tuple[list[_Job], dict[int, _Outcome], _Job | None]:
-        sink: dict[int, _Outcome] = {}
-        lock, cancelled = threading.Lock(), threading.Event()
+    def _jobs(self, plans: list[_Plan]) -> tuple[list[_Job], _MapState]:
+        state = _MapState()
         jobs = [
-            _Job(i, self._prompt_vars(p), sink, lock, cancelled)
-            for i, p in enumerate(plans)
-            if p.result is None
+            _Job(i, self._prompt_vars(p), state) for i, p in enumerate(plans) if p.result is None
         ]
-        return jobs, sink, jobs[0] if jobs else None
+        return jobs, state
 
     def _run_sync(
         self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
     ) -> list[Document]:
         plans = self._plan(input)
-        jobs, sink, first = self._jobs(plans)
-        if first is None:
-            return self._finish(plans, sink)
-        runnable = self._job_runnable(first.cancelled)
+        jobs, state = self._jobs(plans)
+        if not jobs:
+            return self._finish(plans, state.sink)
+        runnable = self._job_runnable(state.cancelled)
         batch_config = patch_config(
             config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
         )
         if self.timeout is None:
             runnable.batch(jobs, batch_config, return_exceptions=True)
-            return self._finish(plans, sink)
+            return self._finish(plans, state.sink)
         # batch() has no overall timeout: run it on a watcher thread and stop waiting at the
         # deadline. Threads cannot be killed; stragglers skip their remaining attempts and their
         # results are dropped (the cancelled flag is checked under the sink lock).
@@ -476,20 +480,20 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         ctx = contextvars.copy_context()
         threading.Thread(target=ctx.run, args=(work,), daemon=True, name="summarizer-map").start()
         if not done.wait(self.timeout):
-            with first.lock:
-                first.cancelled.set()
-                finished = dict(sink)
+            with state.lock:
+                state.cancelled.set()
+                finished = dict(state.sink)
             return self._finish(plans, finished)
-        return self._finish(plans, sink)
+        return self._finish(plans, state.sink)
 
     async def _run_async(
         self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> list[Document]:
         plans = self._plan(input)
-        jobs, sink, first = self._jobs(plans)
-        if first is None:
-            return self._finish(plans, sink)
-        runnable = self._job_runnable(first.cancelled)
+        jobs, state = self._jobs(plans)
+        if not jobs:
+            return self._finish(plans, state.sink)
+        runnable = self._job_runnable(state.cancelled)
         batch_config = patch_config(
             config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
         )
@@ -499,8 +503,8 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                 runnable.abatch(jobs, batch_config, return_exceptions=True), self.timeout
             )
         except asyncio.TimeoutError:
-            first.cancelled.set()
-        return self._finish(plans, dict(sink))
+            state.cancelled.set()
+        return self._finish(plans, dict(state.sink))
 
 
 class _RetryableFailure(Exception):
@@ -527,13 +531,19 @@ def _classified(inner: Runnable[Any, Any], cancelled: threading.Event) -> Runnab
         try:
             return inner.invoke(value, config)
         except Exception as exc:
-            raise mark(exc) from exc
+            marked = mark(exc)
+            if marked is exc:
+                raise
+            raise marked from exc
 
     async def acall(value: Any, config: RunnableConfig) -> Any:
         try:
             return await inner.ainvoke(value, config)
         except Exception as exc:
-            raise mark(exc) from exc
+            marked = mark(exc)
+            if marked is exc:
+                raise
+            raise marked from exc
 
     return RunnableLambda(call, afunc=acall, name="summary_attempt")
 

@@ -485,3 +485,10 @@ def test_redaction_can_be_switched_off() -> None:
     llm = ScriptedChatModel(script=echo_summary)
     summarizer(llm, redact=False).invoke(sample_documents()[:1])
     assert SECRETS[0] in llm.calls[0]
+
+
+@MODES
+async def test_no_documents_no_calls(mode: str) -> None:
+    llm = ScriptedChatModel(script=echo_summary)
+    assert await run(summarizer(llm), [], mode) == []
+    assert llm.calls == []
