@@ -17,8 +17,10 @@ from typing import TextIO
 
 from langchain_core.documents import Document
 
+from langchain_session_recall.backend import SessionBackend
 from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.pg_store import PostgresSessionStore, is_postgres_dsn
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.store import SessionStore
 
@@ -72,14 +74,16 @@ def _print_docs(docs: Sequence[Document], args: argparse.Namespace, out: TextIO)
     return EXIT_OK if docs else EXIT_EMPTY
 
 
-def _open(args: argparse.Namespace) -> SessionStore:
+def _open(args: argparse.Namespace) -> SessionStore | PostgresSessionStore:
+    if is_postgres_dsn(args.db):
+        return PostgresSessionStore(args.db, read_only=args.read_only)
     path = Path(args.db).expanduser()
     if not path.exists():
         raise NotASessionDatabaseError(f"no such file: {path}")
     return SessionStore(path, read_only=args.read_only)
 
 
-def _retriever(store: SessionStore, args: argparse.Namespace) -> SessionRecallRetriever:
+def _retriever(store: SessionBackend, args: argparse.Namespace) -> SessionRecallRetriever:
     return SessionRecallRetriever(
         store=store,
         k=args.k,

@@ -394,7 +394,8 @@ class PostgresSessionStore:
     Example:
         >>> store = PostgresSessionStore("postgresql://app@127.0.0.1/recall")  # doctest: +SKIP
         >>> _ = store.add_session("s1", title="CORS fix")  # doctest: +SKIP
-        >>> _ = store.add_messages("s1", [{"role": "user", "content": "CORS error"}])  # doctest: +SKIP
+        >>> msg = {"role": "user", "content": "CORS error"}
+        >>> _ = store.add_messages("s1", [msg])  # doctest: +SKIP
         >>> store.get_session("s1").message_count  # doctest: +SKIP
         1
     """
