@@ -12,12 +12,16 @@ Requires the ``postgres`` extra: ``pip install "langchain-session-recall[postgre
 from __future__ import annotations
 
 import json
+import os
 import re
+import sqlite3
 import time
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from langchain_core.messages import BaseMessage
@@ -58,7 +62,13 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresSessionStore", "is_postgres_dsn"]
+__all__ = [
+    "DEFAULT_SCHEMA",
+    "MigrationReport",
+    "PostgresSessionStore",
+    "is_postgres_dsn",
+    "migrate_sqlite_to_postgres",
+]
 
 MessageLike = BaseMessage | Mapping[str, Any]
 DEFAULT_SCHEMA = "session_recall"
@@ -959,3 +969,122 @@ class PostgresSessionStore:
             cur = await conn.execute(_GET_MESSAGES, (session_id,))
             rows = await cur.fetchall()
         return [_message(r) for r in rows]
+
+
+# --------------------------------------------------------------------------- migration
+
+_INSERT_SESSION_IF_NEW = (
+    "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, started_at, "
+    "ended_at, end_reason) VALUES (%s, %s, %s, %s, %s, NULL, %s, %s, %s) "
+    "ON CONFLICT (id) DO NOTHING RETURNING id"
+)
+# Parents are linked after every session exists; a parent missing from the source stays NULL.
+_LINK_PARENTS = (
+    "UPDATE sessions s SET parent_session_id = v.parent "
+    "FROM unnest(%s::text[], %s::text[]) AS v(id, parent) "
+    "WHERE s.id = v.id AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = v.parent)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationReport:
+    """What :func:`migrate_sqlite_to_postgres` copied and skipped."""
+
+    sessions: int
+    messages: int
+    skipped_sessions: int
+    skipped_messages: int
+
+
+def _stored_as_dict(message: StoredMessage) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": message.content,
+        "timestamp": message.timestamp,
+        "tool_calls": message.tool_calls,
+        "tool_call_id": message.tool_call_id,
+        "tool_name": message.tool_name,
+    }
+
+
+def migrate_sqlite_to_postgres(
+    src_path: str | os.PathLike[str],
+    dsn: str,
+    *,
+    schema: str = DEFAULT_SCHEMA,
+    batch: int = 500,
+) -> MigrationReport:
+    """Copy every session and message of a SQLite store (ours or a Hermes ``state.db``).
+
+    The source is opened read-only. Sessions already in the destination are skipped, so an
+    interrupted migration can be run again. Messages get new ids in PostgreSQL (in the same
+    order); the summary cache is not copied, since its keys include message ids. Messages the
+    store would not accept (an unknown role) are skipped and counted.
+
+    Example:
+        >>> migrate_sqlite_to_postgres("state.db", "postgresql://app@db/recall")  # doctest: +SKIP
+        MigrationReport(sessions=812, messages=40193, skipped_sessions=0, skipped_messages=0)
+    """
+    from langchain_session_recall.store import SessionStore
+
+    src = SessionStore(src_path, read_only=True)
+    dst = PostgresSessionStore(dsn, schema=schema)
+    copied = messages = skipped = skipped_messages = 0
+    try:
+        ids = _sqlite_session_ids(src_path)
+        links: list[tuple[str, str]] = []
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            sessions = src.get_sessions(chunk)
+            with dst._transaction() as conn:
+                for sid in chunk:
+                    s = sessions[sid]
+                    row = conn.execute(
+                        _INSERT_SESSION_IF_NEW,
+                        (
+                            _text(s.id),
+                            _text(s.source),
+                            _text(s.user_id),
+                            _text(s.model),
+                            _text(s.title),
+                            s.started_at,
+                            s.ended_at,
+                            _text(s.end_reason),
+                        ),
+                    ).fetchone()
+                    if row is None:
+                        skipped += 1
+                        continue
+                    copied += 1
+                    if s.parent_session_id:
+                        links.append((s.id, s.parent_session_id))
+                    rows: list[MessageRow] = []
+                    for message in src.get_messages(sid):
+                        try:
+                            rows.append(to_row(_stored_as_dict(message)))
+                        except SessionRecallError:
+                            skipped_messages += 1
+                    if rows:
+                        conn.execute(_INSERT_MESSAGES, _message_batch(sid, rows))
+                        conn.execute(_BUMP_COUNT, (len(rows), sid))
+                        messages += len(rows)
+        with dst._transaction() as conn:
+            for start in range(0, len(links), batch):
+                part = links[start : start + batch]
+                conn.execute(_LINK_PARENTS, ([c for c, _ in part], [p for _, p in part]))
+        dst.optimize()
+    finally:
+        src.close()
+        dst.close()
+    return MigrationReport(copied, messages, skipped, skipped_messages)
+
+
+def _sqlite_session_ids(path: str | os.PathLike[str]) -> list[str]:
+    """Every session id of a SQLite file, oldest first (read-only)."""
+    uri = Path(path).resolve().as_posix().replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file:{uri}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT id FROM sessions ORDER BY started_at, id").fetchall()
+    finally:
+        conn.close()
+    return [str(r[0]) for r in rows]
