@@ -1,0 +1,125 @@
+"""PostgreSQL-only behaviour: async API, read-only mode, migration from SQLite, parity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import PG_DSN, SKIP_PG
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from langchain_session_recall import NotASessionDatabaseError, ReadOnlyStoreError, SessionStore
+from langchain_session_recall.backend import SessionBackend, open_store
+from langchain_session_recall.search import search_sessions
+
+pytestmark = [pytest.mark.skipif(not PG_DSN, reason=SKIP_PG), pytest.mark.enable_socket]
+
+
+@pytest.fixture
+def pg(pg_schema: str):  # type: ignore[no-untyped-def]
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    with PostgresSessionStore(PG_DSN, schema=pg_schema, max_size=4) as store:
+        yield store
+
+
+async def test_async_write_and_read(pg) -> None:  # type: ignore[no-untyped-def]
+    await pg.aadd_session("a", title="async")
+    await pg.aadd_session("b", parent_session_id="a")
+    ids = await pg.aadd_messages("b", [{"role": "user", "content": "async pgvector question"}])
+    await pg.aend_session("b", end_reason="done")
+    assert [m.id for m in await pg.aget_messages("b")] == ids
+    session = await pg.aget_session("b")
+    assert session is not None and session.end_reason == "done" and session.message_count == 1
+    assert [r.root_id for r in search_sessions(pg, "pgvector").sessions] == ["a"]
+    await pg.aclose()
+
+
+def test_is_a_session_backend_and_opens_from_a_dsn(pg) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(pg, SessionBackend)
+    with open_store(PG_DSN) as store:  # default schema
+        assert type(store).__name__ == "PostgresSessionStore"
+
+
+def test_read_only(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    pg.add_session("s")
+    with PostgresSessionStore(PG_DSN, schema=pg_schema, read_only=True) as ro:
+        assert ro.get_session("s") is not None
+        with pytest.raises(ReadOnlyStoreError, match="read_only"):
+            ro.add_session("t")
+    with pytest.raises(NotASessionDatabaseError, match="no session store"):
+        PostgresSessionStore(PG_DSN, schema=pg_schema + "_missing", read_only=True)
+
+
+def test_bad_dsn_says_what_to_do() -> None:
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    with pytest.raises(NotASessionDatabaseError, match="check the DSN"):
+        PostgresSessionStore("postgresql://nobody@127.0.0.1:1/none", connect_timeout=2)
+
+
+def test_schema_name_is_validated() -> None:
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    with pytest.raises(ValueError, match="plain identifier"):
+        PostgresSessionStore(PG_DSN, schema='x"; DROP SCHEMA public; --')
+
+
+def test_migrate_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
+    from langchain_session_recall.pg_store import PostgresSessionStore, migrate_sqlite_to_postgres
+
+    src_path = tmp_path / "state.db"
+    with SessionStore(src_path) as src:
+        src.add_session("root", title="Root", user_id="u", started_at=1.0)
+        src.add_session("child", parent_session_id="root", source="subagent", started_at=2.0)
+        src.add_messages(
+            "root", [{"role": "user", "content": "terraform state lock", "timestamp": 1}]
+        )
+        src.add_messages("child", [{"role": "tool", "content": "unlocked\x00", "tool_name": "tf"}])
+        expected = [r.root_id for r in search_sessions(src, "terraform OR unlocked").sessions]
+    report = migrate_sqlite_to_postgres(src_path, PG_DSN, schema=pg_schema)
+    assert (report.sessions, report.messages, report.skipped_sessions) == (2, 2, 0)
+    again = migrate_sqlite_to_postgres(src_path, PG_DSN, schema=pg_schema)
+    assert (again.sessions, again.skipped_sessions) == (0, 2)
+    with PostgresSessionStore(PG_DSN, schema=pg_schema) as dst:
+        assert dst.lineage("child") == ["child", "root"]
+        assert dst.get_session("root").user_id == "u"
+        assert dst.get_session("child").message_count == 1
+        assert [
+            r.root_id for r in search_sessions(dst, "terraform OR unlocked").sessions
+        ] == expected
+
+
+def test_migrate_hermes_state_db(tmp_path: Path, pg_schema: str) -> None:
+    from hermes_fixtures import build_hermes_db
+
+    from langchain_session_recall.pg_store import migrate_sqlite_to_postgres
+
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3)
+    with SessionStore.open_hermes(path) as src:
+        visible = sum(
+            len(src.get_messages(r.id)) for r in src.recent_sessions(1000, exclude_sources=())
+        )
+    report = migrate_sqlite_to_postgres(path, PG_DSN, schema=pg_schema)
+    assert report.sessions > 0 and report.messages + report.skipped_messages >= visible
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(min_size=1, max_size=40))
+def test_any_text_is_a_valid_tsquery(pg, text: str) -> None:  # type: ignore[no-untyped-def]
+    from langchain_session_recall.errors import EmptyQueryError
+
+    pg.add_session("s")
+    if not pg.get_messages("s"):
+        pg.add_messages("s", [{"role": "user", "content": "a b c x y z 0 1 日本 it's"}])
+    try:
+        roots = [r.root_id for r in search_sessions(pg, text).sessions]
+    except EmptyQueryError:
+        return
+    assert roots in ([], ["s"])
