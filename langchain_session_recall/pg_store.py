@@ -163,6 +163,7 @@ _PUT_META = (
     "INSERT INTO session_recall_meta (key, value) VALUES ('schema_version', %s) "
     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
 )
+_GET_VERSION = "SELECT value FROM {}.session_recall_meta WHERE key = 'schema_version'"
 _HAS_TABLES = (
     "SELECT count(*) FROM pg_tables WHERE schemaname = %s "
     "AND tablename IN ('sessions', 'messages', 'session_recall_meta')"
@@ -434,15 +435,16 @@ class PostgresSessionStore:
         self._apool: AsyncConnectionPool | None = None
         self._closed = False
         try:
-            with psycopg.connect(
+            conn = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
-            ) as conn:
-                self._prepare(conn)
+            )
         except psycopg.OperationalError as exc:
             raise NotASessionDatabaseError(
                 f"cannot connect to PostgreSQL ({exc}); check the DSN, that the server runs "
                 "and that it accepts this user"
             ) from exc
+        with conn:
+            self._prepare(conn)
         self._pool: ConnectionPool = psycopg_pool.ConnectionPool(
             dsn,
             min_size=min_size,
@@ -484,8 +486,12 @@ class PostgresSessionStore:
                     "read_only=True to create it, or pass the right schema="
                 )
             return
+        if self._schema_version(conn) == PG_SCHEMA_VERSION:
+            return  # the usual case: no DDL, so no lock that could meet running writers
         with conn.transaction():
             conn.execute(_SCHEMA_LOCK, (self.schema,))
+            if self._schema_version(conn) == PG_SCHEMA_VERSION:
+                return  # another process created it while we waited
             conn.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
             )
@@ -500,6 +506,15 @@ class PostgresSessionStore:
                     f"{PG_SCHEMA_VERSION}; upgrade langchain-session-recall"
                 )
             conn.execute(_PUT_META, (str(PG_SCHEMA_VERSION),))
+
+    def _schema_version(self, conn: psycopg.Connection[Any]) -> int | None:
+        (count,) = conn.execute(_HAS_TABLES, (self.schema,)).fetchone() or (0,)
+        if count < 3:
+            return None
+        from psycopg import sql
+
+        row = conn.execute(sql.SQL(_GET_VERSION).format(sql.Identifier(self.schema))).fetchone()
+        return int(row[0]) if row else None
 
     @contextmanager
     def _read(self) -> Iterator[psycopg.Connection[Any]]:
