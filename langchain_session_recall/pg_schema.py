@@ -125,8 +125,11 @@ def ddl_statements() -> list[str]:
         )
         """,
         "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id)",
-        "CREATE INDEX IF NOT EXISTS idx_messages_tsv ON messages USING gin (tsv)",
-        "CREATE INDEX IF NOT EXISTS idx_messages_cjk_tsv ON messages USING gin (cjk_tsv)",
+        # A small pending list: every search scans it linearly, so keep it short (512 kB).
+        "CREATE INDEX IF NOT EXISTS idx_messages_tsv ON messages USING gin (tsv) "
+        "WITH (gin_pending_list_limit = 512)",
+        "CREATE INDEX IF NOT EXISTS idx_messages_cjk_tsv ON messages USING gin (cjk_tsv) "
+        "WITH (gin_pending_list_limit = 512)",
         """
         CREATE TABLE IF NOT EXISTS summary_cache (
             cache_key text PRIMARY KEY,
