@@ -123,3 +123,33 @@ def test_any_text_is_a_valid_tsquery(pg, text: str) -> None:  # type: ignore[no-
     except EmptyQueryError:
         return
     assert roots in ([], ["s"])
+
+
+def test_opening_while_others_write_takes_no_ddl_lock(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
+    """Opening a store on a current schema runs no DDL, so it cannot deadlock with writers."""
+    import threading
+
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    pg.add_session("w")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            while not stop.is_set():
+                pg.add_messages("w", [{"role": "user", "content": "busy writer"}] * 5)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(5):
+            with PostgresSessionStore(PG_DSN, schema=pg_schema, max_size=1) as other:
+                other.add_messages("w", [{"role": "assistant", "content": "opened"}])
+    finally:
+        stop.set()
+        writer.join()
+    assert errors == []
+    assert pg.get_session("w").message_count == len(pg.get_messages("w"))
