@@ -134,7 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser, *, db_required: bool = True) -> None:
-        p.add_argument("--db", required=db_required, help="session database file")
+        p.add_argument(
+            "--db", required=db_required, help="session database file or postgresql:// DSN"
+        )
         p.add_argument("-k", type=int, default=3, help="sessions to show (max 5; default 3)")
         p.add_argument("--json", action="store_true", help="print JSON for scripts")
         p.add_argument("--chars", type=int, default=1200, help="characters of each transcript")

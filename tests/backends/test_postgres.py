@@ -36,7 +36,7 @@ async def test_async_write_and_read(pg) -> None:  # type: ignore[no-untyped-def]
     await pg.aclose()
 
 
-def test_is_a_session_backend_and_opens_from_a_dsn(pg) -> None:  # type: ignore[no-untyped-def]
+def test_is_a_session_backend_and_opens_from_a_dsn(pg, default_schema: str) -> None:  # type: ignore[no-untyped-def]
     assert isinstance(pg, SessionBackend)
     with open_store(PG_DSN) as store:  # default schema
         assert type(store).__name__ == "PostgresSessionStore"
@@ -153,3 +153,32 @@ def test_opening_while_others_write_takes_no_ddl_lock(pg, pg_schema: str) -> Non
         writer.join()
     assert errors == []
     assert pg.get_session("w").message_count == len(pg.get_messages("w"))
+
+
+@pytest.fixture
+def default_schema():  # type: ignore[no-untyped-def]
+    from conftest import drop_schema
+
+    from langchain_session_recall.pg_store import DEFAULT_SCHEMA
+
+    drop_schema(DEFAULT_SCHEMA)
+    yield DEFAULT_SCHEMA
+    drop_schema(DEFAULT_SCHEMA)
+
+
+def test_cli_searches_a_dsn(default_schema: str) -> None:
+    import io
+    import json
+
+    from langchain_session_recall.cli import main
+
+    with open_store(PG_DSN) as store:
+        store.add_session("q1", title="Quokka", user_id="alice")
+        store.add_messages("q1", [{"role": "user", "content": "the quokka photo pipeline"}])
+    out = io.StringIO()
+    assert main(["search", "quokka", "--db", PG_DSN, "--json", "--user", "alice"], out=out) == 0
+    docs = json.loads(out.getvalue())
+    assert [d["metadata"]["session_id"] for d in docs] == ["q1"]
+    out = io.StringIO()
+    main(["recent", "--db", PG_DSN, "--json", "--read-only"], out=out)
+    assert [d["metadata"]["title"] for d in json.loads(out.getvalue())] == ["Quokka"]
