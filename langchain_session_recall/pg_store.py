@@ -818,7 +818,9 @@ class PostgresSessionStore:
                     weights=rank_weights(),
                     limit=limit,
                 )
-                rows = conn.execute(sql, params).fetchall()
+                # Never a prepared (generic) plan: without the tsquery value the planner may
+                # pick a sequential scan over every message.
+                rows = conn.execute(sql, params, prepare=False).fetchall()
                 hits.extend(
                     MessageHit(
                         message_id=int(r[0]),

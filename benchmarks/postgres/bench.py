@@ -17,6 +17,7 @@ writer processes (sessions of 10 messages, one transaction each) and 8 reader pr
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import random
@@ -215,26 +216,36 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--out", default="docs/benchmarks-postgres.md")
+    ap.add_argument("--reuse", action="store_true", help="reuse the stores loaded in --workdir")
     args = ap.parse_args()
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-recall-"))
     sqlite_path = str(work / "bench.db")
-    if os.path.exists(sqlite_path):
-        os.unlink(sqlite_path)
 
     import psycopg
 
+    reuse = Path(args.workdir or "", "load-times.json")
+    load_s: dict[str, float] | None = None
+    if args.reuse and Path(sqlite_path).is_file():  # the stores of an earlier run, same size
+        load_s = json.loads(reuse.read_text()) if reuse.is_file() else None
+        lite = SessionStore(sqlite_path)
+        pg = PostgresSessionStore(args.dsn, schema="bench")
+    else:
+        if os.path.exists(sqlite_path):
+            os.unlink(sqlite_path)
+        with psycopg.connect(args.dsn, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS bench CASCADE")
+        lite = SessionStore(sqlite_path)
+        pg = PostgresSessionStore(args.dsn, schema="bench")
+        print(f"loading {args.messages:,} messages into each backend ...", file=sys.stderr)
+        load_s = {"sqlite": load(lite, args.messages), "postgres": load(pg, args.messages)}
+        lite.optimize()
+        pg.optimize()
+        if args.workdir:
+            reuse.write_text(json.dumps(load_s))
     with psycopg.connect(args.dsn, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS bench CASCADE")
-
-    lite = SessionStore(sqlite_path)
-    pg = PostgresSessionStore(args.dsn, schema="bench")
-    print(f"loading {args.messages:,} messages into each backend ...", file=sys.stderr)
-    load_s = {"sqlite": load(lite, args.messages), "postgres": load(pg, args.messages)}
-    lite.optimize()
-    pg.optimize()
-    with psycopg.connect(args.dsn, autocommit=True) as conn:
-        conn.execute("VACUUM ANALYZE bench.messages")
+        if load_s is not None or not args.reuse:
+            conn.execute("VACUUM ANALYZE bench.messages")
         size_pg = conn.execute("SELECT pg_total_relation_size('bench.messages')").fetchone()[0]
     size_lite = os.path.getsize(sqlite_path)
 
