@@ -143,9 +143,11 @@ def _writer(kind: str, target: str, wid: int, seconds: float, q: Any) -> None:
     rng = random.Random(wid)
     deadline = time.monotonic() + seconds
     n = 0
+    lat: list[float] = []
     while time.monotonic() < deadline:
         sid = f"w{wid}-{n}"
         n += 1
+        t0 = time.perf_counter()
         try:
             store.add_session(sid, source="cli")
             store.add_messages(
@@ -156,10 +158,11 @@ def _writer(kind: str, target: str, wid: int, seconds: float, q: Any) -> None:
                 ],
             )
             done += 10
+            lat.append((time.perf_counter() - t0) * 1000)
         except Exception:  # a locked database: counted, not fatal
             errors += 1
     store.close()
-    q.put(("w", done, errors, []))
+    q.put(("w", done, errors, lat))
 
 
 def _reader(kind: str, target: str, rid: int, seconds: float, q: Any) -> None:
@@ -196,6 +199,7 @@ def concurrency(kind: str, target: str, seconds: float, n: int = 8) -> dict[str,
     reads = sum(r[1] for r in results if r[0] == "r")
     r_err = sum(r[2] for r in results if r[0] == "r")
     lat = [x for r in results if r[0] == "r" for x in r[3]]
+    wlat = [x for r in results if r[0] == "w" for x in r[3]]
     return {
         "messages_per_s": written / seconds,
         "write_errors": w_err,
@@ -203,6 +207,8 @@ def concurrency(kind: str, target: str, seconds: float, n: int = 8) -> dict[str,
         "read_errors": r_err,
         "read_p50": statistics.median(lat) if lat else float("nan"),
         "read_p95": p95(lat) if lat else float("nan"),
+        "write_p50": statistics.median(wlat) if wlat else float("nan"),
+        "write_p95": p95(wlat) if wlat else float("nan"),
     }
 
 
@@ -327,14 +333,15 @@ def main() -> int:
         "concurrently.\n"
     )
     out.append(
-        "| backend | messages written/s | write errors | queries/s | read p50 ms | "
-        "read p95 ms | read errors |"
+        "| backend | messages written/s | write p50 ms | write p95 ms | write errors | "
+        "queries/s | read p50 ms | read p95 ms | read errors |"
     )
-    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for kind in ("sqlite", "postgres"):
         c = conc[kind]
         out.append(
-            f"| {kind} | {c['messages_per_s']:,.0f} | {c['write_errors']:.0f} | "
+            f"| {kind} | {c['messages_per_s']:,.0f} | {c['write_p50']:.1f} | "
+            f"{c['write_p95']:.1f} | {c['write_errors']:.0f} | "
             f"{c['queries_per_s']:,.1f} | {c['read_p50']:.1f} | {c['read_p95']:.1f} | "
             f"{c['read_errors']:.0f} |"
         )
