@@ -126,9 +126,10 @@ _CHAIN_MESSAGES = (
 )
 _SESSION_EXISTS = "SELECT 1 FROM sessions WHERE id = %s"
 _LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = %s FOR UPDATE"
+# A concurrent creator of the same id makes this a no-op (no row returned): then we update.
 _INSERT_SESSION = (
     "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, started_at, "
-    "end_reason) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    "end_reason) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
 # One statement for a whole batch: arrays in, ids out in input order.
 _INSERT_MESSAGES = f"""
@@ -581,14 +582,8 @@ class PostgresSessionStore:
             exists = conn.execute(_LOCK_SESSION, (session_id,)).fetchone()
             if parent_session_id is not None:
                 self._check_parent(conn, session_id, parent_session_id)
-            if exists:
-                sets = _session_updates(
-                    source, parent_session_id, model, title, user_id, started_at, end_reason
-                )
-                if sets:
-                    conn.execute(_update_session_query(list(sets)), (*sets.values(), session_id))
-            else:
-                conn.execute(
+            if not exists:
+                exists = not conn.execute(
                     _INSERT_SESSION,
                     (
                         session_id,
@@ -600,7 +595,13 @@ class PostgresSessionStore:
                         time.time() if started_at is None else float(started_at),
                         end_reason,
                     ),
+                ).fetchone()
+            if exists:
+                sets = _session_updates(
+                    source, parent_session_id, model, title, user_id, started_at, end_reason
                 )
+                if sets:
+                    conn.execute(_update_session_query(list(sets)), (*sets.values(), session_id))
         session = self.get_session(session_id)
         assert session is not None
         return session
@@ -906,23 +907,15 @@ class PostgresSessionStore:
         self._check_writable()
         pool = await self._async_pool()
         async with pool.connection() as conn, conn.transaction():
-            exists = await (await conn.execute(_LOCK_SESSION, (session_id,))).fetchone()
+            exists: object = await (await conn.execute(_LOCK_SESSION, (session_id,))).fetchone()
             if parent_session_id is not None:
                 parent = parent_session_id
                 found = await (await conn.execute(_SESSION_EXISTS, (parent,))).fetchone()
                 self._missing_parent(session_id, parent, found)
                 cur = await conn.execute(_ancestors_query(False), {"ids": [parent]})
                 self._cycle_error(session_id, parent, (r[0] for r in await cur.fetchall()))
-            if exists:
-                sets = _session_updates(
-                    source, parent_session_id, model, title, user_id, started_at, end_reason
-                )
-                if sets:
-                    await conn.execute(
-                        _update_session_query(list(sets)), (*sets.values(), session_id)
-                    )
-            else:
-                await conn.execute(
+            if not exists:
+                cur = await conn.execute(
                     _INSERT_SESSION,
                     (
                         session_id,
@@ -935,6 +928,15 @@ class PostgresSessionStore:
                         end_reason,
                     ),
                 )
+                exists = not await cur.fetchone()
+            if exists:
+                sets = _session_updates(
+                    source, parent_session_id, model, title, user_id, started_at, end_reason
+                )
+                if sets:
+                    await conn.execute(
+                        _update_session_query(list(sets)), (*sets.values(), session_id)
+                    )
         session = await self.aget_session(session_id)
         assert session is not None
         return session

@@ -182,3 +182,13 @@ def test_cli_searches_a_dsn(default_schema: str) -> None:
     out = io.StringIO()
     main(["recent", "--db", PG_DSN, "--json", "--read-only"], out=out)
     assert [d["metadata"]["title"] for d in json.loads(out.getvalue())] == ["Quokka"]
+
+
+def test_concurrent_creation_of_one_session(pg) -> None:  # type: ignore[no-untyped-def]
+    """Two writers creating the same id at once: one inserts, the other updates; no error."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda i: pg.add_session("same", title=f"t{i}"), range(8)))
+    assert {r.id for r in results} == {"same"}
+    assert pg.get_session("same").title in {f"t{i}" for i in range(8)}
