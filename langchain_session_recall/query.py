@@ -359,8 +359,12 @@ def closest_words(
             continue
         d = edit_distance(word, candidate, allowed)
         same_letters = sorted(candidate) == sorted(word)
-        if word[len(candidate) :] in _SUFFIXES:  # a stem: compare the word's head
-            head = word[: len(candidate)]
+        head = word[: len(candidate)]
+        # A stem: compare the word's head. A short head only through swapped letters (``cros``
+        # -> ``cor``): one edit reaches too much (``working`` -> ``work`` is one from ``word``).
+        if word[len(candidate) :] in _SUFFIXES and (
+            len(candidate) >= 5 or sorted(head) == sorted(candidate)
+        ):
             d_head = edit_distance(head, candidate, allowed) + (1 if allowed > 1 else 0)
             if d_head < d or (d_head == d and not same_letters):
                 d, same_letters = d_head, sorted(candidate) == sorted(head)
