@@ -16,6 +16,8 @@ Two readings of the same query:
 from __future__ import annotations
 
 import re
+import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -28,6 +30,7 @@ from langchain_session_recall.cjk import (
     query_segments,
 )
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.schema import TOKENIZE
 
 __all__ = [
     "MAX_SEARCH_TERMS",
@@ -205,8 +208,50 @@ def _fts5_term(term: Term, *, cjk: bool) -> str:
         tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())
         if len(tokens) == 1 and has_cjk(tokens[0]) and len(tokens[0]) == 1:
             return _quote(tokens[0]) + "*"  # a lone CJK character: prefix of its bigrams
-    body = _quote(" ".join(tokens))
-    return body + "*" if term.prefix else body
+    if term.prefix:
+        tokens = (*tokens[:-1], stable_prefix(tokens[-1]))
+        return _quote(" ".join(tokens)) + "*"
+    return _quote(" ".join(tokens))
+
+
+_STEMMER = threading.local()
+
+
+def _porter(word: str) -> str:
+    """``word`` as the index's porter tokenizer stores it (SQLite's own stemmer, in memory)."""
+    conn = getattr(_STEMMER, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+        _STEMMER.conn = conn
+    conn.execute("INSERT INTO t(x) VALUES (?)", (word,))
+    row = conn.execute("SELECT term FROM v").fetchone()
+    conn.execute("DELETE FROM t")
+    return str(row[0]) if row else word.lower()
+
+
+def stable_prefix(word: str) -> str:
+    """The longest prefix of ``word`` that stemming leaves alone.
+
+    FTS5 stems a prefix query's token like a whole word, so ``deploy*`` would search ``deploi*``
+    and miss *deployment* (stored as ``deploy``). Cutting the prefix back to what the stemmer
+    does not change (``deplo``) keeps every inflection.
+
+    Example:
+        >>> stable_prefix("deploy"), stable_prefix("kube")
+        ('deplo', 'kube')
+    """
+    prefix = word.lower()
+    for _ in range(len(prefix)):
+        stem = _porter(prefix)
+        if stem == prefix:
+            break
+        common = next(
+            (i for i, (a, b) in enumerate(zip(prefix, stem, strict=False)) if a != b), None
+        )
+        prefix = prefix[: common if common is not None else len(stem)] or prefix[:-1]
+    return prefix
 
 
 def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
