@@ -217,17 +217,24 @@ def _fts5_term(term: Term, *, cjk: bool) -> str:
 _STEMMER = threading.local()
 
 
-def _porter(word: str) -> str:
-    """``word`` as the index's porter tokenizer stores it (SQLite's own stemmer, in memory)."""
+def _porter(word: str, *, stem: bool = True) -> str:
+    """``word`` as the index's porter tokenizer stores it (SQLite's own stemmer, in memory).
+
+    ``stem=False`` only folds case and diacritics, as the index does before stemming.
+    """
     conn = getattr(_STEMMER, "conn", None)
     if conn is None:
         conn = sqlite3.connect(":memory:")
         conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
         conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+        folding = TOKENIZE.replace("porter ", "")
+        conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(x, tokenize='{folding}')")
+        conn.execute("CREATE VIRTUAL TABLE fv USING fts5vocab(f, 'row')")
         _STEMMER.conn = conn
-    conn.execute("INSERT INTO t(x) VALUES (?)", (word,))
-    row = conn.execute("SELECT term FROM v").fetchone()
-    conn.execute("DELETE FROM t")
+    table, vocab = ("t", "v") if stem else ("f", "fv")
+    conn.execute(f"INSERT INTO {table}(x) VALUES (?)", (word,))
+    row = conn.execute(f"SELECT term FROM {vocab}").fetchone()
+    conn.execute(f"DELETE FROM {table}")
     return str(row[0]) if row else word.lower()
 
 
@@ -242,7 +249,9 @@ def stable_prefix(word: str) -> str:
         >>> stable_prefix("deploy"), stable_prefix("kube")
         ('deplo', 'kube')
     """
-    prefix = word.lower()
+    # Compare with the stem in the index's folded form ("é" is stored as "e"), else an accented
+    # prefix never equals its stem and would be cut down to nothing.
+    folded = prefix = _porter(word, stem=False)
     for _ in range(len(prefix)):
         stem = _porter(prefix)
         if stem == prefix:
@@ -251,7 +260,7 @@ def stable_prefix(word: str) -> str:
             (i for i, (a, b) in enumerate(zip(prefix, stem, strict=False)) if a != b), None
         )
         prefix = prefix[: common if common is not None else len(stem)] or prefix[:-1]
-    return prefix
+    return prefix or folded  # never an empty prefix: FTS5 matches nothing with ""*
 
 
 def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:

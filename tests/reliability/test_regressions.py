@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever, SessionStore
-from langchain_session_recall.query import MAX_SEARCH_TERMS
+from langchain_session_recall.query import MAX_SEARCH_TERMS, parse_query, to_fts5
 from langchain_session_recall.search import search_sessions
 
 
@@ -93,3 +93,14 @@ def test_a_long_query_keeps_the_words_past_the_per_term_budget() -> None:
     for text in (f"{words} nginx", f'{words} "proxy drops"', f"{words} ngin*"):
         outcome = search_sessions(store, text)
         assert [r.root_id for r in outcome.sessions] == ["s"], text
+
+
+def test_an_accented_prefix_is_not_cut_to_nothing() -> None:
+    # stable_prefix() compared "é" with its folded stem "e", never equal, and cut the prefix to
+    # "": the rendered `""*` matches nothing, so "ébau*" missed "ébauche".
+    store = SessionStore(":memory:")
+    store.add_session("s")
+    store.add_messages("s", [{"role": "user", "content": "une ébauche du déploiement"}])
+    for text in ("ébau*", "É*", "déploi*", "x ébau*"):
+        assert '""' not in to_fts5(parse_query(text), "strict")
+        assert [r.root_id for r in search_sessions(store, text).sessions] == ["s"], text
