@@ -123,5 +123,7 @@ def test_prefix_keeps_every_inflection(text: str) -> None:
     """FTS5 stems a prefix token like a word (``deploy`` -> ``deploi``); we cut it back."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
-    conn.executemany("INSERT INTO t(body) VALUES (?)", [("deployment",), ("deploying",), ("deploy",)])
+    conn.executemany(
+        "INSERT INTO t(body) VALUES (?)", [("deployment",), ("deploying",), ("deploy",)]
+    )
     assert sorted(_match(conn, to_fts5(parse_query(text), "strict"))) == [1, 2, 3]
