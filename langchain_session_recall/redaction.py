@@ -68,6 +68,21 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         rf"(?i)(\b[a-z0-9_\-]*{_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
         r"\1[REDACTED]",
     ),
+    _p("stripe_key", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
+    _p("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+    _p("docker_pat", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}"),
+    _p("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}"),
+    # redis://:password@host (no user name before the colon)
+    _p("url_password", r"(?i)\b([a-z][a-z0-9+.\-]*://):[^\s@/]+@", r"\1:[REDACTED]@"),
+    _p("curl_user", r"((?<![\w-])(?:-u|--user)\s+[^\s:]+:)\S+", r"\1[REDACTED]"),
+    _p("mysql_password", r"(\bmysql\w*\b[^\n]*?\s-p)(?!\s)\S+", r"\1[REDACTED]"),
+    _p("login_password", r"(\blogin\b[^\n]*?\s-p\s+)\S+", r"\1[REDACTED]"),
+    _p(
+        "connection_string_key",
+        r"(?i)\b((?:Account|SharedAccess)Key\s*=\s*)[A-Za-z0-9+/%]{20,}={0,2}",
+        r"\1[REDACTED]",
+    ),
     _p(
         "cli_flag",
         r"(?i)((?<![\w-])--?[a-z\-]*(?:password|passwd|secret|api-?key|access-?key|token)"
