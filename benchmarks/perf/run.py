@@ -1,0 +1,555 @@
+"""Performance benchmark: ingest, index size, search latency, memory from 10k to 1M messages.
+
+Usage (from the repository root)::
+
+    python benchmarks/perf/run.py                 # 10k, 100k, 1M (~20 minutes on 2 cores)
+    python benchmarks/perf/run.py --quick         # 10k only, under a minute (CI smoke test)
+    python benchmarks/perf/run.py --sizes 10k,100k --repeats 5
+
+Prints tables and writes ``docs/benchmarks-perf.md`` and ``docs/perf-latency.png``. Databases are
+generated once into ``--cache-dir`` (default ``/tmp/lsr-perf``), keyed by seed and size, and
+reused. Every measurement runs in a fresh subprocess so sizes do not contaminate each other's
+memory or caches; latencies are medians over repeats, and every comparison is a ratio measured
+in the same process on the same database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+HIT_LIMIT_FLOOR = 200  # the same LIMIT our pipeline asks FTS5 for
+REFERENCE_LIMIT = 50
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _vm(field: str) -> int:
+    """A /proc/self/status figure in bytes (VmHWM = peak RSS)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _size_label(n: int) -> str:
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    if n >= 1000 and n % 1000 == 0:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+def _parse_size(text: str) -> int:
+    text = text.strip().lower()
+    mult = {"k": 1000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * mult)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[idx]
+
+
+def machine() -> dict[str, Any]:
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "sqlite": sqlite3.sqlite_version,
+        "python": platform.python_version(),
+        "loadavg": os.getloadavg(),
+        "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+    }
+
+
+# ----------------------------------------------------------------------------- workers
+
+
+def worker_build(path: str, size: int, seed: int, fts: bool) -> dict[str, Any]:
+    """Generate the corpus and ingest it through the public API; time only the API calls."""
+    import corpus
+
+    from langchain_session_recall import SessionStore
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(path + suffix).unlink(missing_ok=True)
+    store = SessionStore(path)
+    if not fts:  # what the FTS triggers cost: the same ingest with them removed
+        conn = store._conn()
+        conn.execute("DROP TRIGGER messages_fts_ai")
+    api = 0.0
+    raw = 0
+    messages = 0
+    sessions = 0
+    for spec in corpus.generate(seed, size):
+        raw += sum(corpus.raw_bytes(m) for m in spec.messages)
+        t0 = time.perf_counter()
+        store.add_session(spec.session_id, **spec.kwargs)
+        store.add_messages(spec.session_id, spec.messages)
+        api += time.perf_counter() - t0
+        messages += len(spec.messages)
+        sessions += 1
+    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    return {
+        "messages": messages,
+        "sessions": sessions,
+        "raw_bytes": raw,
+        "ingest_seconds": api,
+        "ingest_rate": messages / api,
+    }
+
+
+def worker_stats(path: str) -> dict[str, Any]:
+    """File size and bytes per object class (dbstat)."""
+    conn = sqlite3.connect(path)
+    groups = {"content": 0, "fts": 0, "btree_indexes": 0, "other": 0}
+    by_name: dict[str, int] = {}
+    for name, size in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"):
+        by_name[name] = size
+        if name in ("messages", "sessions", "messages_cjk"):
+            groups["content"] += size
+        elif name.startswith(("messages_fts", "messages_cjk_fts")):
+            groups["fts"] += size
+        elif name.startswith(("idx_", "sqlite_autoindex")):
+            groups["btree_indexes"] += size
+        else:
+            groups["other"] += size
+    conn.close()
+    return {"file_bytes": Path(path).stat().st_size, "groups": groups, "by_name": by_name}
+
+
+def _our_expression(text: str) -> str:
+    from langchain_session_recall.query import parse_query, to_fts5
+
+    q = parse_query(text)
+    return to_fts5(q, "strict" if q.explicit else "relaxed")
+
+
+def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
+    """Time ours end to end, the bare FTS5 floor and the reference algorithm, per query."""
+    import corpus
+
+    from langchain_session_recall import SessionRecallRetriever, SessionStore
+    from langchain_session_recall.transcript import format_transcript, window
+
+    base_rss = _vm("VmHWM")
+    store = SessionStore(path)
+    retriever = SessionRecallRetriever(store=store, k=3)
+    queries = [q for _, q in corpus.QUERIES]
+    exprs = [_our_expression(q) for q in queries]
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    floor_sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
+    ref_sql = (
+        "SELECT m.id, m.session_id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? "
+        "AND s.source NOT IN ('tool') ORDER BY rank LIMIT ?"
+    )
+
+    def ours(i: int) -> int:
+        return len(retriever.invoke(queries[i]))
+
+    def floor(i: int) -> int:
+        return len(conn.execute(floor_sql, (exprs[i], HIT_LIMIT_FLOOR)).fetchall())
+
+    def reference(i: int) -> int:
+        # Hermes-style: 50 FTS rows, one get_session per hop to find each hit's root, the first
+        # hit per root, then the whole root session loaded and cut around that hit.
+        first: dict[str, int] = {}
+        for mid, sid in conn.execute(ref_sql, (exprs[i], REFERENCE_LIMIT)).fetchall():
+            root, hops = sid, 0
+            while hops < 256:
+                s = store.get_session(root)
+                if s is None or s.parent_session_id is None:
+                    break
+                root, hops = s.parent_session_id, hops + 1
+            first.setdefault(root, mid)
+        for root, mid in list(first.items())[:3]:
+            t = format_transcript(store.get_messages(root))
+            window(t.text, t.offsets.get(mid, 0), 100_000)
+        return len(first)
+
+    algos = {"ours": ours} if only_ours else {"ours": ours, "floor": floor, "reference": reference}
+    for fn in algos.values():  # warm-up pass: page cache and statement cache
+        for i in range(len(queries)):
+            fn(i)
+    times: dict[str, list[list[float]]] = {a: [[] for _ in queries] for a in algos}
+    for r in range(repeats):
+        for i in range(len(queries)):
+            names = list(algos)
+            names = names[r % len(names) :] + names[: r % len(names)]  # rotate the order
+            for name in names:
+                t0 = time.perf_counter()
+                algos[name](i)
+                times[name][i].append(time.perf_counter() - t0)
+    medians = {a: [statistics.median(ts) for ts in times[a]] for a in algos}
+    return {
+        "medians": medians,
+        "kinds": [k for k, _ in corpus.QUERIES],
+        "peak_rss": _vm("VmHWM"),
+        "base_rss": base_rss,
+    }
+
+
+def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
+    """What a user would build instead: BM25Retriever over one Document per root session."""
+    import warnings
+
+    import corpus
+
+    warnings.simplefilter("ignore")
+    from langchain_community.retrievers import BM25Retriever
+    from langchain_core.documents import Document
+
+    from langchain_session_recall import SessionStore
+    from langchain_session_recall.transcript import format_transcript
+
+    base_rss = _vm("VmHWM")
+    store = SessionStore(path)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    roots = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM sessions WHERE parent_session_id IS NULL AND source <> 'tool'"
+        )
+    ]
+    t0 = time.perf_counter()
+    docs = [
+        Document(
+            page_content=format_transcript(store.chain_messages(root), root_id=root).text,
+            metadata={"session_id": root},
+        )
+        for root in roots
+    ]
+    load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    retriever = BM25Retriever.from_documents(docs, k=3)
+    build = time.perf_counter() - t0
+    queries = [q for _, q in corpus.QUERIES]
+    for q in queries:
+        retriever.invoke(q)
+    times: list[list[float]] = [[] for _ in queries]
+    for _ in range(repeats):
+        for i, q in enumerate(queries):
+            t0 = time.perf_counter()
+            retriever.invoke(q)
+            times[i].append(time.perf_counter() - t0)
+    return {
+        "documents": len(docs),
+        "load_seconds": load,
+        "build_seconds": build,
+        "medians": [statistics.median(t) for t in times],
+        "peak_rss": _vm("VmHWM"),
+        "base_rss": base_rss,
+    }
+
+
+def worker_main(args: argparse.Namespace) -> None:
+    if args.worker == "build":
+        out = worker_build(args.db, args.size, args.seed, fts=not args.no_fts)
+    elif args.worker == "stats":
+        out = worker_stats(args.db)
+    elif args.worker == "search":
+        out = worker_search(args.db, args.repeats, only_ours=False)
+    elif args.worker == "rss":
+        out = worker_search(args.db, 1, only_ours=True)
+    elif args.worker == "bm25":
+        out = worker_bm25(args.db, args.repeats)
+    else:
+        raise SystemExit(f"unknown worker {args.worker}")
+    print("RESULT " + json.dumps(out))
+
+
+# ----------------------------------------------------------------------------- orchestration
+
+
+def _spawn(*argv: str) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), *argv]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{HERE}"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"worker {argv} failed:\n{proc.stderr[-4000:]}")
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT ") :])  # type: ignore[no-any-return]
+
+
+def _log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    cache = Path(args.cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    label = _size_label(size)
+    db = cache / f"corpus-seed{args.seed}-{label}.db"
+    meta = cache / f"corpus-seed{args.seed}-{label}.json"
+    res: dict[str, Any] = {"size": size, "label": label}
+    builds: list[dict[str, Any]] = []
+    if db.exists() and meta.exists() and not args.rebuild:
+        cached = json.loads(meta.read_text())
+        if cached.get("schema") == _schema_key():
+            builds = cached["builds"]
+    ingest_runs = 1 if size >= 1_000_000 else args.ingest_repeats
+    if not builds:
+        for n in range(ingest_runs):
+            _log(f"{label}: ingest run {n + 1}/{ingest_runs}")
+            builds.append(_spawn("--worker", "build", "--db", str(db), "--size", str(size),
+                                 "--seed", str(args.seed)))
+        meta.write_text(json.dumps({"schema": _schema_key(), "builds": builds}))
+    res["build"] = builds[-1]
+    res["ingest_rate"] = statistics.median(b["ingest_rate"] for b in builds)
+    res["ingest_runs"] = len(builds)
+    if size <= args.no_fts_max:
+        scratch = cache / f"scratch-nofts-{label}.db"
+        _log(f"{label}: ingest without FTS triggers")
+        nofts = _spawn("--worker", "build", "--db", str(scratch), "--size", str(size),
+                       "--seed", str(args.seed), "--no-fts")
+        res["ingest_rate_no_fts"] = nofts["ingest_rate"]
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(scratch) + suffix).unlink(missing_ok=True)
+    _log(f"{label}: database size")
+    res["stats"] = _spawn("--worker", "stats", "--db", str(db))
+    repeats = args.repeats if size < 1_000_000 else max(3, args.repeats // 2 + 1)
+    _log(f"{label}: search latency ({repeats} repeats)")
+    res["search"] = _spawn("--worker", "search", "--db", str(db), "--repeats", str(repeats))
+    _log(f"{label}: peak RSS of a search process")
+    res["rss"] = _spawn("--worker", "rss", "--db", str(db))
+    if not args.no_bm25:
+        _log(f"{label}: BM25Retriever")
+        res["bm25"] = _spawn("--worker", "bm25", "--db", str(db), "--repeats", "3")
+    return res
+
+
+def _schema_key() -> str:
+    """Cached databases are rebuilt when the DDL changes."""
+    import hashlib
+
+    from langchain_session_recall import schema
+
+    return hashlib.sha256(schema._DDL.encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _ms(x: float) -> str:
+    return f"{x * 1000:.1f}"
+
+
+def _mb(x: float) -> str:
+    return f"{x / 2**20:.0f}"
+
+
+def summarize(res: dict[str, Any]) -> dict[str, Any]:
+    s = res["search"]["medians"]
+    out = {}
+    for algo, vals in s.items():
+        out[algo] = {"p50": statistics.median(vals), "p95": _pct(vals, 0.95)}
+    if "bm25" in res:
+        vals = res["bm25"]["medians"]
+        out["bm25"] = {"p50": statistics.median(vals), "p95": _pct(vals, 0.95)}
+    kinds = res["search"]["kinds"]
+    per_kind = {}
+    for kind in dict.fromkeys(kinds):
+        idx = [i for i, k in enumerate(kinds) if k == kind]
+        per_kind[kind] = {
+            a: statistics.median(s[a][i] for i in idx) for a in s
+        }
+    ratios = [o / f for o, f in zip(s["ours"], s["floor"], strict=True) if f > 0]
+    return {"latency": out, "per_kind": per_kind, "ratio_floor_median": statistics.median(ratios)}
+
+
+def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.Namespace) -> str:
+    lines: list[str] = []
+    add = lines.append
+    add("# Performance at scale")
+    add("")
+    add(
+        f"Machine: {mach['cpus']} cores ({mach['cpu_model']}), {mach['mem_gib']} GiB, "
+        f"SQLite {mach['sqlite']}, Python {mach['python']}; load average at start "
+        f"{mach['loadavg'][0]:.2f} (the machine is shared, so absolute times are noisy; "
+        "ratios are measured in the same process on the same database). "
+        f"Corpus seed {args.seed}; latencies are per-query medians over "
+        f"{args.repeats} repeats (fewer at 1M), then p50/p95 over the fixed 100-query mix. "
+        f"Command: `python benchmarks/perf/run.py {' '.join(sys.argv[1:])}`."
+    )
+    add("")
+    add("## Ingest and size")
+    add("")
+    add(
+        "| messages | sessions | ingest msg/s | without FTS triggers | raw text MB | "
+        "database MB | db / raw | FTS index / raw | FTS + b-tree indexes / raw |"
+    )
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        b, st = r["build"], r["stats"]
+        raw = b["raw_bytes"]
+        g = st["groups"]
+        nofts = f"{r['ingest_rate_no_fts']:,.0f}" if "ingest_rate_no_fts" in r else "-"
+        add(
+            f"| {r['label']} | {b['sessions']:,} | {r['ingest_rate']:,.0f} | {nofts} | "
+            f"{_mb(raw)} | {_mb(st['file_bytes'])} | {st['file_bytes'] / raw:.2f} | "
+            f"{g['fts'] / raw:.2f} | {(g['fts'] + g['btree_indexes']) / raw:.2f} |"
+        )
+    add("")
+    add("## Search latency (ms), end to end and against the alternatives")
+    add("")
+    add(
+        "| messages | ours p50 | ours p95 | FTS5 floor p50 | floor p95 | ours / floor (p50) "
+        "| per-query median ratio | reference p50 | reference p95 | ours / reference (p50) |"
+    )
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        sm = r["summary"]
+        lat = sm["latency"]
+        o, f, ref = lat["ours"], lat["floor"], lat["reference"]
+        add(
+            f"| {r['label']} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(f['p50'])} | "
+            f"{_ms(f['p95'])} | {o['p50'] / f['p50']:.2f} | {sm['ratio_floor_median']:.2f} | "
+            f"{_ms(ref['p50'])} | {_ms(ref['p95'])} | {o['p50'] / ref['p50']:.2f} |"
+        )
+    add("")
+    add("Per query kind (p50 ms, ours / floor / reference):")
+    add("")
+    kinds = list(results[0]["summary"]["per_kind"])
+    add("| messages | " + " | ".join(kinds) + " |")
+    add("|---:|" + "---:|" * len(kinds))
+    for r in results:
+        pk = r["summary"]["per_kind"]
+        cells = [
+            f"{_ms(pk[k]['ours'])} / {_ms(pk[k]['floor'])} / {_ms(pk[k]['reference'])}"
+            for k in kinds
+        ]
+        add(f"| {r['label']} | " + " | ".join(cells) + " |")
+    if all("bm25" in r for r in results):
+        add("")
+        add("## What a user would pick instead: `BM25Retriever`, one Document per root session")
+        add("")
+        add(
+            "| messages | documents | BM25 build s | our ingest s | build ratio | BM25 p50 ms | "
+            "BM25 p95 ms | BM25 / ours (p50) | BM25 peak RSS MB | our peak RSS MB | memory ratio |"
+        )
+        add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in results:
+            bm = r["bm25"]
+            lat = r["summary"]["latency"]
+            ours_rss = r["rss"]["peak_rss"]
+            add(
+                f"| {r['label']} | {bm['documents']:,} | {bm['build_seconds']:.2f} | "
+                f"{r['build']['ingest_seconds']:.2f} | "
+                f"{bm['build_seconds'] / r['build']['ingest_seconds']:.2f} | "
+                f"{_ms(lat['bm25']['p50'])} | {_ms(lat['bm25']['p95'])} | "
+                f"{lat['bm25']['p50'] / lat['ours']['p50']:.1f} | {_mb(bm['peak_rss'])} | "
+                f"{_mb(ours_rss)} | {bm['peak_rss'] / ours_rss:.1f} |"
+            )
+        add("")
+        add(
+            "BM25 build time excludes loading the transcripts from SQLite "
+            "(" + ", ".join(f"{r['label']}: {r['bm25']['load_seconds']:.1f} s" for r in results)
+            + "); the BM25 index must be rebuilt from scratch for every new message, ours is "
+            "updated incrementally on insert."
+        )
+    add("")
+    add("## Peak RSS of a search process")
+    add("")
+    add("| messages | after imports MB | peak after 100 queries MB |")
+    add("|---:|---:|---:|")
+    for r in results:
+        add(f"| {r['label']} | {_mb(r['rss']['base_rss'])} | {_mb(r['rss']['peak_rss'])} |")
+    add("")
+    add("![latency vs size](perf-latency.png)")
+    add("")
+    return "\n".join(lines)
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r["size"] for r in results]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    series = [("ours", "ours (end to end, k=3)"), ("floor", "bare FTS5 floor"),
+              ("reference", "reference algorithm"), ("bm25", "BM25Retriever")]
+    for key, name in series:
+        if not all(key in r["summary"]["latency"] for r in results):
+            continue
+        p50 = [r["summary"]["latency"][key]["p50"] * 1000 for r in results]
+        p95 = [r["summary"]["latency"][key]["p95"] * 1000 for r in results]
+        line = ax.plot(sizes, p50, marker="o", label=f"{name} p50")[0]
+        ax.plot(sizes, p95, marker="x", linestyle="--", color=line.get_color(),
+                label=f"{name} p95")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("messages in the database")
+    ax.set_ylabel("latency per query (ms)")
+    ax.set_title("Search latency vs database size (100-query mix)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="10k,100k,1M")
+    p.add_argument("--quick", action="store_true", help="10k only, few repeats")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--ingest-repeats", type=int, default=3)
+    p.add_argument("--no-fts-max", type=int, default=100_000,
+                   help="measure ingest without FTS triggers up to this size")
+    p.add_argument("--cache-dir", default="/tmp/lsr-perf")
+    p.add_argument("--rebuild", action="store_true")
+    p.add_argument("--no-bm25", action="store_true")
+    p.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-perf.md"))
+    p.add_argument("--plot", default=str(ROOT / "docs" / "perf-latency.png"))
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--db", help=argparse.SUPPRESS)
+    p.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--no-fts", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        worker_main(args)
+        return
+    if args.quick:
+        args.sizes, args.repeats = "10k", 3
+    sizes = [_parse_size(s) for s in args.sizes.split(",")]
+    mach = machine()
+    results = []
+    for size in sizes:
+        res = measure_size(size, args)
+        res["summary"] = summarize(res)
+        results.append(res)
+    (Path(args.cache_dir) / "last-results.json").write_text(json.dumps(results))
+    text = report(results, mach, args)
+    print(text)
+    Path(args.out).write_text(text + "\n")
+    plot(results, Path(args.plot))
+    _log(f"wrote {args.out} and {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
