@@ -62,6 +62,8 @@ class Term:
 
     tokens: tuple[str, ...]
     prefix: bool = False
+    quoted: bool = False
+    """The user wrote the phrase in double quotes (the relaxed reading splits it)."""
 
     @property
     def is_phrase(self) -> bool:
@@ -127,7 +129,7 @@ def parse_query(text: str) -> ParsedQuery:
         tokens = tuple(_TOKEN.findall(match.group(1)))
         if tokens:
             scan.explicit = True
-            scan.add(Term(tokens))
+            scan.add(Term(tokens, quoted=True))
         pos = match.end()
     scan.words(text[pos:].replace('"', " "))
 
@@ -168,13 +170,14 @@ class _Scan:
 def _relaxed_terms(terms: list[Term], *, drop_stop_words: bool) -> tuple[Term, ...]:
     out: dict[Term, None] = {}
     for term in terms:
-        if term.is_phrase or term.prefix:
-            out.setdefault(term, None)
+        if term.prefix or (term.is_phrase and not term.quoted):
+            # ``deploy*`` and ``docker-compose`` stay whole: splitting them loses their meaning
+            out.setdefault(Term(term.tokens, prefix=term.prefix), None)
             continue
-        word = term.tokens[0]
-        if drop_stop_words and word.lower() in STOP_WORDS:
-            continue
-        out.setdefault(Term((word,)), None)
+        for word in term.tokens:
+            if drop_stop_words and word.lower() in STOP_WORDS:
+                continue
+            out.setdefault(Term((word,)), None)
     if not out:  # only stop words: search them rather than nothing
         return _relaxed_terms(terms, drop_stop_words=False)
     return tuple(out)

@@ -8,8 +8,9 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, field_validator
+from typing_extensions import override
 
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.ranking import RankedSession
@@ -88,6 +89,27 @@ class SessionRecallRetriever(BaseRetriever):
 
     # ------------------------------------------------------------------ entry points
 
+    @staticmethod
+    def _with_session(config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Take the current session id from ``config["configurable"]["session_id"]``."""
+        if "current_session_id" not in kwargs and config:
+            session_id = (config.get("configurable") or {}).get("session_id")
+            if session_id:
+                kwargs = {**kwargs, "current_session_id": session_id}
+        return kwargs
+
+    @override
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return super().invoke(input, config, **self._with_session(config, kwargs))
+
+    @override
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return await super().ainvoke(input, config, **self._with_session(config, kwargs))
+
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
@@ -100,8 +122,6 @@ class SessionRecallRetriever(BaseRetriever):
         if k <= 0:
             return []
         current = kwargs.get("current_session_id", self.current_session_id)
-        if current is None:
-            current = ensure_config().get("configurable", {}).get("session_id")
         roles = _roles(kwargs["role_filter"]) if "role_filter" in kwargs else self.role_filter
         after = to_timestamp(kwargs.get("after"))
         before = to_timestamp(kwargs.get("before"))

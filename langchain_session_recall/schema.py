@@ -88,6 +88,8 @@ CREATE TRIGGER IF NOT EXISTS messages_fts_au AFTER UPDATE ON messages BEGIN
     VALUES ('delete', {_fts_values("old")});
     INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)
     VALUES ({_fts_values("new")});
+    -- the bigram copy is stale now; reindex_cjk() rebuilds it
+    DELETE FROM messages_cjk WHERE message_id = old.id;
 END;
 
 -- CJK bigram copy of messages that contain CJK text (filled by Python; see cjk.py).

@@ -233,6 +233,8 @@ class SessionStore:
                         f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
                     )
                 with self._write_lock:
+                    if not self._memory:  # persistent; set only once the file is known ours
+                        conn.execute("PRAGMA journal_mode = WAL")
                     create_or_migrate(conn)
                 layout = self._detect(conn)
             else:
@@ -317,9 +319,7 @@ class SessionStore:
                 conn.execute("PRAGMA query_only = 1")
             else:
                 conn.execute("PRAGMA foreign_keys = ON")
-                if not self._memory:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             raise NotASessionDatabaseError(f"cannot open {self.path}: {exc}") from exc
         with self._conns_lock:
@@ -766,7 +766,7 @@ class SessionStore:
         The main index and (when present) the CJK bigram index are both queried; a message
         found by both keeps its best relevance.
         """
-        hits: list[MessageHit] = []
+        best: dict[int, MessageHit] = {}
         targets = [("messages_fts", False)]
         if self.layout.has_cjk:
             targets.append(("messages_cjk_fts", True))
@@ -781,8 +781,8 @@ class SessionStore:
                     raise SessionRecallError(
                         f"full-text query {expression!r} was rejected by SQLite: {exc}"
                     ) from exc
-                hits.extend(
-                    MessageHit(
+                for r in rows:
+                    hit = MessageHit(
                         message_id=int(r[0]),
                         session_id=r[1],
                         role=str(r[2] or "unknown").lower(),
@@ -790,9 +790,10 @@ class SessionStore:
                         source=r[4] or "unknown",
                         timestamp=float(r[5] or 0.0),
                     )
-                    for r in rows
-                )
-        return hits
+                    prev = best.get(hit.message_id)
+                    if prev is None or hit.relevance > prev.relevance:
+                        best[hit.message_id] = hit
+        return sorted(best.values(), key=lambda h: (-h.relevance, h.message_id))
 
     def last_message_id(self, session_ids: Sequence[str]) -> int:
         """Largest message id among these sessions (0 when they have none)."""
