@@ -18,6 +18,7 @@ import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -131,11 +132,19 @@ def _descendants_query(user_scoped: bool) -> str:
 
 
 def _match_query(
-    layout: Layout, fts_table: str, filters: SearchFilters, *, cjk: bool
+    layout: Layout, fts_table: str, filters: SearchFilters, *, bounded: bool = False
 ) -> tuple[str, list[Any]]:
-    """Message hits for one FTS table, best first, with every filter inside the query."""
-    rank = "bm25(messages_cjk_fts)" if cjk else "rank"
+    """Message hits for one FTS table, best first, with every filter inside the query.
+
+    Parameters: the MATCH expression, then (``bounded``) the rowid the matches must exceed,
+    then ``params``, then the LIMIT.
+    """
+    # ``ORDER BY rank`` (not ``bm25(...)``) lets FTS5 sort its own matches before the joins, so
+    # LIMIT stops the join early; ordering by a function call sorts every joined row first.
+    rank = "rank"
     where = [f"{fts_table} MATCH ?", layout.visibility]
+    if bounded:  # FTS5 applies a rowid range itself, before it ranks anything
+        where.insert(1, f"{fts_table}.rowid > ?")
     params: list[Any] = []
     if filters.role_filter:
         where.append(_in_clause("m.role", filters.role_filter))
@@ -162,6 +171,15 @@ def _match_query(
         f"WHERE {' AND '.join(where)} ORDER BY {rank} LIMIT ?"
     )
     return sql, params
+
+
+def _window_probe_query(fts_table: str) -> str:
+    """The rowid of the ``OFFSET``-th newest match: FTS5 walks its doclists in rowid order and
+    stops there, without ranking (a few microseconds per row instead of a few per ranked row)."""
+    return (
+        f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? "
+        "ORDER BY rowid DESC LIMIT 1 OFFSET ?"
+    )
 
 
 _INSERT_MESSAGE = (
@@ -194,6 +212,10 @@ class SessionStore:
         >>> store.get_session("s1").message_count
         1
     """
+
+    rank_window: int = 20_000
+    """Most rows one full-text query ranks (see :meth:`match_messages`); set it per instance to
+    trade latency on very common words for exhaustiveness."""
 
     _registry: ClassVar[weakref.WeakValueDictionary[str, SessionStore]] = (
         weakref.WeakValueDictionary()
@@ -483,34 +505,51 @@ class SessionStore:
         """
         now = time.time()
         rows: list[MessageRow] = [to_row(m, now=now) for m in messages]
-        ids: list[int] = []
+        if not rows:
+            with self._transaction() as conn:
+                self._require_session(conn, session_id)
+            return []
+        values = [
+            (
+                session_id,
+                row.role,
+                row.content,
+                row.tool_call_id,
+                row.tool_calls,
+                row.tool_name,
+                row.timestamp,
+            )
+            for row in rows
+        ]
         with self._transaction() as conn:
-            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                raise SessionNotFoundError(
-                    f"session {session_id!r} does not exist; call add_session() first"
-                )
-            for row in rows:
-                cur = conn.execute(
-                    _INSERT_MESSAGE,
-                    (
-                        session_id,
-                        row.role,
-                        row.content,
-                        row.tool_call_id,
-                        row.tool_calls,
-                        row.tool_name,
-                        row.timestamp,
-                    ),
-                )
-                message_id = int(cur.lastrowid or 0)
-                ids.append(message_id)
-                if row.content and has_cjk(row.content):
-                    conn.execute(_INSERT_CJK, (message_id, bigram_text(row.content)))
+            self._require_session(conn, session_id)
+            # One prepared statement for the whole batch. Inside our write transaction nothing
+            # else can insert, and AUTOINCREMENT never reuses ids, so the batch's ids are the
+            # consecutive run ending at last_insert_rowid() (the FTS trigger's own inserts do
+            # not change it: SQLite restores it when a trigger ends).
+            conn.executemany(_INSERT_MESSAGE, values)
+            last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+            ids = list(range(last - len(rows) + 1, last + 1))
+            cjk = [
+                (message_id, bigram_text(row.content))
+                for message_id, row in zip(ids, rows, strict=True)
+                # isascii() is a C-speed scan that settles most messages without the regex
+                if row.content and not row.content.isascii() and has_cjk(row.content)
+            ]
+            if cjk:
+                conn.executemany(_INSERT_CJK, cjk)
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
                 (len(rows), session_id),
             )
         return ids
+
+    @staticmethod
+    def _require_session(conn: sqlite3.Connection, session_id: str) -> None:
+        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            raise SessionNotFoundError(
+                f"session {session_id!r} does not exist; call add_session() first"
+            )
 
     def end_session(
         self, session_id: str, *, end_reason: str | None = None, ended_at: float | None = None
@@ -764,7 +803,8 @@ class SessionStore:
         """Messages matching one reading of the query, best first, from every index.
 
         The main index and (when present) the CJK bigram index are both queried; a message
-        found by both keeps its best relevance.
+        found by both keeps its best relevance. Ranking is bounded to ``rank_window`` rows per
+        index: see :meth:`_rank_window` for what happens to queries of very common words.
         """
         best: dict[int, MessageHit] = {}
         targets = [("messages_fts", False)]
@@ -772,10 +812,11 @@ class SessionStore:
             targets.append(("messages_cjk_fts", True))
         with self._read() as conn:
             for table, cjk in targets:
-                expression = to_fts5(query, reading, cjk=cjk)
-                sql, params = _match_query(self.layout, table, filters, cjk=cjk)
+                expression, bound = self._rank_window(conn, table, query, reading, cjk=cjk)
+                sql, params = _match_query(self.layout, table, filters, bounded=bound is not None)
+                args = (expression, *(() if bound is None else (bound,)), *params, limit)
                 try:
-                    rows = conn.execute(sql, (expression, *params, limit)).fetchall()
+                    rows = conn.execute(sql, args).fetchall()
                 except sqlite3.OperationalError as exc:
                     # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
                     raise SessionRecallError(
@@ -794,6 +835,57 @@ class SessionStore:
                     if prev is None or hit.relevance > prev.relevance:
                         best[hit.message_id] = hit
         return sorted(best.values(), key=lambda h: (-h.relevance, h.message_id))
+
+    def _window_bound(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
+        """``None`` when ``expression`` matches at most ``rank_window`` rows, else the rowid
+        above which the newest ``rank_window`` matches lie."""
+        try:
+            row = conn.execute(
+                _window_probe_query(table), (expression, self.rank_window)
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise SessionRecallError(
+                f"full-text query {expression!r} was rejected by SQLite: {exc}"
+            ) from exc
+        return None if row is None else int(row[0])
+
+    def _rank_window(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        cjk: bool,
+    ) -> tuple[str, int | None]:
+        """The expression to rank and the rowid bound that keeps ranking bounded.
+
+        FTS5 computes bm25 for every matching row before ``ORDER BY rank LIMIT n`` returns, at
+        a few microseconds per row: a word found in a third of a million messages costs about
+        a second. Counting matches costs a hundred times less, so a cheap probe decides:
+        1. at most ``rank_window`` matches: rank them all (the usual case);
+        2. a relaxed (OR) reading whose terms include some that match at most
+           ``rank_window`` rows: rank only those selective terms (words found everywhere carry
+           almost no bm25 weight; this is corpus-learned stop-wording);
+        3. otherwise rank the newest ``rank_window`` matches only (a rowid range FTS5 applies
+           before ranking): for queries made only of very common words, recent wins.
+        """
+        expression = to_fts5(query, reading, cjk=cjk)
+        bound = self._window_bound(conn, table, expression)
+        if bound is None or reading != "relaxed" or len(query.relaxed) < 2:
+            return expression, bound
+        selective = tuple(
+            term
+            for term in query.relaxed
+            if self._window_bound(
+                conn, table, to_fts5(replace(query, relaxed=(term,)), "relaxed", cjk=cjk)
+            )
+            is None
+        )
+        if not selective or len(selective) == len(query.relaxed):
+            return expression, bound
+        narrowed = to_fts5(replace(query, relaxed=selective), "relaxed", cjk=cjk)
+        return narrowed, self._window_bound(conn, table, narrowed)
 
     def last_message_id(self, session_ids: Sequence[str]) -> int:
         """Largest message id among these sessions (0 when they have none)."""
