@@ -22,13 +22,13 @@ __all__ = ["QUERIES", "QUERY_KINDS", "SessionSpec", "generate", "raw_bytes"]
 
 _START = 1_735_689_600.0  # 2025-01-01 UTC
 
-COMMON = (
+COMMON = (  # noqa: SIM905
     "error config deploy test build server request response file function update change "
     "issue fix check run output value data user service database query table index log "
     "version branch commit merge review install package module import class method return "
     "result start stop restart timeout retry cache memory disk network port host path"
 ).split()
-FILLER = (
+FILLER = (  # noqa: SIM905
     "the a to of and in for on with that this it is we you should can will be from by as at "
     "then now first next also just need want looks like seems maybe probably because so but "
     "not all some any more less new old same other here there when after before while"
@@ -290,7 +290,9 @@ def _queries() -> list[tuple[str, str]]:
     for word in rng.sample(RARE, 20):
         out.append(("rare", word))
     for _ in range(5):
-        out.append(("rare", f"{rng.choice(RARE)} {rng.choice(TOPICS[rng.choice(TOPIC_NAMES)].split())}"))
+        out.append(
+            ("rare", f"{rng.choice(RARE)} {rng.choice(TOPICS[rng.choice(TOPIC_NAMES)].split())}")
+        )
     for word in rng.sample(COMMON, 15):
         out.append(("common", word))
     for _ in range(5):
@@ -312,7 +314,16 @@ def _queries() -> list[tuple[str, str]]:
         topic = rng.choice(TOPIC_NAMES)
         a, b = rng.sample(TOPICS[topic].split(), 2)
         out.append(("question", rng.choice(templates).format(a=a, b=b, c=rng.choice(COMMON))))
-    cjk_words = ("服务端", "数据库迁移", "部署脚本", "登录令牌", "缓存", "设定ファイル", "ログ", "백업")
+    cjk_words = (
+        "服务端",
+        "数据库迁移",
+        "部署脚本",
+        "登录令牌",
+        "缓存",
+        "设定ファイル",
+        "ログ",
+        "백업",
+    )
     for word in cjk_words:
         out.append(("cjk", word))
     out.append(("cjk", "生产环境 报错"))

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -99,15 +98,17 @@ def worker_build(path: str, size: int, seed: int, fts: bool) -> dict[str, Any]:
         conn = store._conn()
         conn.execute("DROP TRIGGER messages_fts_ai")
     api = 0.0
+    cpu = 0.0
     raw = 0
     messages = 0
     sessions = 0
     for spec in corpus.generate(seed, size):
         raw += sum(corpus.raw_bytes(m) for m in spec.messages)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         store.add_session(spec.session_id, **spec.kwargs)
         store.add_messages(spec.session_id, spec.messages)
         api += time.perf_counter() - t0
+        cpu += time.process_time() - c0
         messages += len(spec.messages)
         sessions += 1
     store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -118,6 +119,7 @@ def worker_build(path: str, size: int, seed: int, fts: bool) -> dict[str, Any]:
         "raw_bytes": raw,
         "ingest_seconds": api,
         "ingest_rate": messages / api,
+        "ingest_cpu_rate": messages / cpu,
     }
 
 
@@ -195,17 +197,20 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
         for i in range(len(queries)):
             fn(i)
     times: dict[str, list[list[float]]] = {a: [[] for _ in queries] for a in algos}
+    cpu: dict[str, list[list[float]]] = {a: [[] for _ in queries] for a in algos}
     for r in range(repeats):
         for i in range(len(queries)):
             names = list(algos)
             names = names[r % len(names) :] + names[: r % len(names)]  # rotate the order
             for name in names:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 algos[name](i)
                 times[name][i].append(time.perf_counter() - t0)
+                cpu[name][i].append(time.process_time() - c0)
     medians = {a: [statistics.median(ts) for ts in times[a]] for a in algos}
     return {
         "medians": medians,
+        "cpu_medians": {a: [statistics.median(ts) for ts in cpu[a]] for a in algos},
         "kinds": [k for k, _ in corpus.QUERIES],
         "peak_rss": _vm("VmHWM"),
         "base_rss": base_rss,
@@ -250,16 +255,19 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
     for q in queries:
         retriever.invoke(q)
     times: list[list[float]] = [[] for _ in queries]
+    cpu: list[list[float]] = [[] for _ in queries]
     for _ in range(repeats):
         for i, q in enumerate(queries):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             retriever.invoke(q)
             times[i].append(time.perf_counter() - t0)
+            cpu[i].append(time.process_time() - c0)
     return {
         "documents": len(docs),
         "load_seconds": load,
         "build_seconds": build,
         "medians": [statistics.median(t) for t in times],
+        "cpu_medians": [statistics.median(t) for t in cpu],
         "peak_rss": _vm("VmHWM"),
         "base_rss": base_rss,
     }
@@ -314,18 +322,39 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     if not builds:
         for n in range(ingest_runs):
             _log(f"{label}: ingest run {n + 1}/{ingest_runs}")
-            builds.append(_spawn("--worker", "build", "--db", str(db), "--size", str(size),
-                                 "--seed", str(args.seed)))
+            builds.append(
+                _spawn(
+                    "--worker",
+                    "build",
+                    "--db",
+                    str(db),
+                    "--size",
+                    str(size),
+                    "--seed",
+                    str(args.seed),
+                )
+            )
         meta.write_text(json.dumps({"schema": _schema_key(), "builds": builds}))
     res["build"] = builds[-1]
     res["ingest_rate"] = statistics.median(b["ingest_rate"] for b in builds)
+    res["ingest_cpu_rate"] = statistics.median(b["ingest_cpu_rate"] for b in builds)
     res["ingest_runs"] = len(builds)
     if size <= args.no_fts_max:
         scratch = cache / f"scratch-nofts-{label}.db"
         _log(f"{label}: ingest without FTS triggers")
-        nofts = _spawn("--worker", "build", "--db", str(scratch), "--size", str(size),
-                       "--seed", str(args.seed), "--no-fts")
+        nofts = _spawn(
+            "--worker",
+            "build",
+            "--db",
+            str(scratch),
+            "--size",
+            str(size),
+            "--seed",
+            str(args.seed),
+            "--no-fts",
+        )
         res["ingest_rate_no_fts"] = nofts["ingest_rate"]
+        res["ingest_cpu_rate_no_fts"] = nofts["ingest_cpu_rate"]
         for suffix in ("", "-wal", "-shm"):
             Path(str(scratch) + suffix).unlink(missing_ok=True)
     _log(f"{label}: database size")
@@ -364,20 +393,28 @@ def _mb(x: float) -> str:
 def summarize(res: dict[str, Any]) -> dict[str, Any]:
     s = res["search"]["medians"]
     out = {}
+    cpu_out = {}
     for algo, vals in s.items():
         out[algo] = {"p50": statistics.median(vals), "p95": _pct(vals, 0.95)}
+        cvals = res["search"]["cpu_medians"][algo]
+        cpu_out[algo] = {"p50": statistics.median(cvals), "p95": _pct(cvals, 0.95)}
     if "bm25" in res:
         vals = res["bm25"]["medians"]
         out["bm25"] = {"p50": statistics.median(vals), "p95": _pct(vals, 0.95)}
+        cvals = res["bm25"]["cpu_medians"]
+        cpu_out["bm25"] = {"p50": statistics.median(cvals), "p95": _pct(cvals, 0.95)}
     kinds = res["search"]["kinds"]
     per_kind = {}
     for kind in dict.fromkeys(kinds):
         idx = [i for i, k in enumerate(kinds) if k == kind]
-        per_kind[kind] = {
-            a: statistics.median(s[a][i] for i in idx) for a in s
-        }
+        per_kind[kind] = {a: statistics.median(s[a][i] for i in idx) for a in s}
     ratios = [o / f for o, f in zip(s["ours"], s["floor"], strict=True) if f > 0]
-    return {"latency": out, "per_kind": per_kind, "ratio_floor_median": statistics.median(ratios)}
+    return {
+        "latency": out,
+        "cpu": cpu_out,
+        "per_kind": per_kind,
+        "ratio_floor_median": statistics.median(ratios),
+    }
 
 
 def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.Namespace) -> str:
@@ -398,17 +435,23 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
     add("## Ingest and size")
     add("")
     add(
-        "| messages | sessions | ingest msg/s | without FTS triggers | raw text MB | "
-        "database MB | db / raw | FTS index / raw | FTS + b-tree indexes / raw |"
+        "| messages | sessions | ingest msg/s (wall) | msg/s (CPU) | without FTS triggers "
+        "(wall / CPU) | raw text MB | database MB | db / raw | FTS index / raw | "
+        "FTS + b-tree indexes / raw |"
     )
-    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         b, st = r["build"], r["stats"]
         raw = b["raw_bytes"]
         g = st["groups"]
-        nofts = f"{r['ingest_rate_no_fts']:,.0f}" if "ingest_rate_no_fts" in r else "-"
+        nofts = (
+            f"{r['ingest_rate_no_fts']:,.0f} / {r['ingest_cpu_rate_no_fts']:,.0f}"
+            if "ingest_rate_no_fts" in r
+            else "-"
+        )
         add(
-            f"| {r['label']} | {b['sessions']:,} | {r['ingest_rate']:,.0f} | {nofts} | "
+            f"| {r['label']} | {b['sessions']:,} | {r['ingest_rate']:,.0f} | "
+            f"{r['ingest_cpu_rate']:,.0f} | {nofts} | "
             f"{_mb(raw)} | {_mb(st['file_bytes'])} | {st['file_bytes'] / raw:.2f} | "
             f"{g['fts'] / raw:.2f} | {(g['fts'] + g['btree_indexes']) / raw:.2f} |"
         )
@@ -428,6 +471,25 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
             f"| {r['label']} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(f['p50'])} | "
             f"{_ms(f['p95'])} | {o['p50'] / f['p50']:.2f} | {sm['ratio_floor_median']:.2f} | "
             f"{_ms(ref['p50'])} | {_ms(ref['p95'])} | {o['p50'] / ref['p50']:.2f} |"
+        )
+    add("")
+    add(
+        "The same runs in CPU time of the search process (what the query costs, without the "
+        "waiting that other processes on the shared machine add to wall-clock time):"
+    )
+    add("")
+    add(
+        "| messages | ours p50 | ours p95 | floor p50 | floor p95 | ours / floor (p50) | "
+        "reference p50 | reference p95 | ours / reference (p50) |"
+    )
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        c = r["summary"]["cpu"]
+        o, f, ref = c["ours"], c["floor"], c["reference"]
+        add(
+            f"| {r['label']} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(f['p50'])} | "
+            f"{_ms(f['p95'])} | {o['p50'] / f['p50']:.2f} | {_ms(ref['p50'])} | "
+            f"{_ms(ref['p95'])} | {o['p50'] / ref['p50']:.2f} |"
         )
     add("")
     add("Per query kind (p50 ms, ours / floor / reference):")
@@ -466,7 +528,8 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
         add("")
         add(
             "BM25 build time excludes loading the transcripts from SQLite "
-            "(" + ", ".join(f"{r['label']}: {r['bm25']['load_seconds']:.1f} s" for r in results)
+            "("
+            + ", ".join(f"{r['label']}: {r['bm25']['load_seconds']:.1f} s" for r in results)
             + "); the BM25 index must be rebuilt from scratch for every new message, ours is "
             "updated incrementally on insert."
         )
@@ -491,16 +554,19 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 
     sizes = [r["size"] for r in results]
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    series = [("ours", "ours (end to end, k=3)"), ("floor", "bare FTS5 floor"),
-              ("reference", "reference algorithm"), ("bm25", "BM25Retriever")]
+    series = [
+        ("ours", "ours (end to end, k=3)"),
+        ("floor", "bare FTS5 floor"),
+        ("reference", "reference algorithm"),
+        ("bm25", "BM25Retriever"),
+    ]
     for key, name in series:
         if not all(key in r["summary"]["latency"] for r in results):
             continue
         p50 = [r["summary"]["latency"][key]["p50"] * 1000 for r in results]
         p95 = [r["summary"]["latency"][key]["p95"] * 1000 for r in results]
         line = ax.plot(sizes, p50, marker="o", label=f"{name} p50")[0]
-        ax.plot(sizes, p95, marker="x", linestyle="--", color=line.get_color(),
-                label=f"{name} p95")
+        ax.plot(sizes, p95, marker="x", linestyle="--", color=line.get_color(), label=f"{name} p95")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("messages in the database")
@@ -519,8 +585,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--ingest-repeats", type=int, default=3)
-    p.add_argument("--no-fts-max", type=int, default=100_000,
-                   help="measure ingest without FTS triggers up to this size")
+    p.add_argument(
+        "--no-fts-max",
+        type=int,
+        default=100_000,
+        help="measure ingest without FTS triggers up to this size",
+    )
     p.add_argument("--cache-dir", default="/tmp/lsr-perf")
     p.add_argument("--rebuild", action="store_true")
     p.add_argument("--no-bm25", action="store_true")
