@@ -804,7 +804,7 @@ class SessionStore:
 
         The main index and (when present) the CJK bigram index are both queried; a message
         found by both keeps its best relevance. Ranking is bounded to ``rank_window`` rows per
-        index: see :meth:`_rank_window` for what happens to queries of very common words.
+        index: see :meth:`_rank_plans` for what happens to queries of very common words.
         """
         best: dict[int, MessageHit] = {}
         targets = [("messages_fts", False)]
@@ -812,29 +812,46 @@ class SessionStore:
             targets.append(("messages_cjk_fts", True))
         with self._read() as conn:
             for table, cjk in targets:
-                expression, bound = self._rank_window(conn, table, query, reading, cjk=cjk)
-                sql, params = _match_query(self.layout, table, filters, bounded=bound is not None)
-                args = (expression, *(() if bound is None else (bound,)), *params, limit)
-                try:
-                    rows = conn.execute(sql, args).fetchall()
-                except sqlite3.OperationalError as exc:
-                    # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
-                    raise SessionRecallError(
-                        f"full-text query {expression!r} was rejected by SQLite: {exc}"
-                    ) from exc
-                for r in rows:
-                    hit = MessageHit(
-                        message_id=int(r[0]),
-                        session_id=r[1],
-                        role=str(r[2] or "unknown").lower(),
-                        relevance=float(r[3] or 0.0),
-                        source=r[4] or "unknown",
-                        timestamp=float(r[5] or 0.0),
-                    )
-                    prev = best.get(hit.message_id)
-                    if prev is None or hit.relevance > prev.relevance:
-                        best[hit.message_id] = hit
+                found: set[int] = set()
+                for expression, bound in self._rank_plans(conn, table, query, reading, cjk=cjk):
+                    if len(found) >= limit:
+                        break
+                    for hit in self._ranked(conn, table, expression, bound, filters, limit):
+                        found.add(hit.message_id)
+                        prev = best.get(hit.message_id)
+                        if prev is None or hit.relevance > prev.relevance:
+                            best[hit.message_id] = hit
         return sorted(best.values(), key=lambda h: (-h.relevance, h.message_id))
+
+    def _ranked(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        expression: str,
+        bound: int | None,
+        filters: SearchFilters,
+        limit: int,
+    ) -> list[MessageHit]:
+        sql, params = _match_query(self.layout, table, filters, bounded=bound is not None)
+        args = (expression, *(() if bound is None else (bound,)), *params, limit)
+        try:
+            rows = conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
+            raise SessionRecallError(
+                f"full-text query {expression!r} was rejected by SQLite: {exc}"
+            ) from exc
+        return [
+            MessageHit(
+                message_id=int(r[0]),
+                session_id=r[1],
+                role=str(r[2] or "unknown").lower(),
+                relevance=float(r[3] or 0.0),
+                source=r[4] or "unknown",
+                timestamp=float(r[5] or 0.0),
+            )
+            for r in rows
+        ]
 
     def _window_bound(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
         """``None`` when ``expression`` matches at most ``rank_window`` rows, else the rowid
@@ -849,7 +866,7 @@ class SessionStore:
             ) from exc
         return None if row is None else int(row[0])
 
-    def _rank_window(
+    def _rank_plans(
         self,
         conn: sqlite3.Connection,
         table: str,
@@ -857,35 +874,39 @@ class SessionStore:
         reading: Literal["strict", "relaxed"],
         *,
         cjk: bool,
-    ) -> tuple[str, int | None]:
-        """The expression to rank and the rowid bound that keeps ranking bounded.
+    ) -> list[tuple[str, int | None]]:
+        """What to rank, as ``(expression, rowid bound)`` steps run until ``limit`` hits.
 
         FTS5 computes bm25 for every matching row before ``ORDER BY rank LIMIT n`` returns, at
         a few microseconds per row: a word found in a third of a million messages costs about
-        a second. Counting matches costs a hundred times less, so a cheap probe decides:
+        a second. Walking the matches without ranking costs a hundred times less, so a cheap
+        probe decides:
+
         1. at most ``rank_window`` matches: rank them all (the usual case);
-        2. a relaxed (OR) reading whose terms include some that match at most
-           ``rank_window`` rows: rank only those selective terms (words found everywhere carry
-           almost no bm25 weight; this is corpus-learned stop-wording);
-        3. otherwise rank the newest ``rank_window`` matches only (a rowid range FTS5 applies
-           before ranking): for queries made only of very common words, recent wins.
+        2. a relaxed (OR) reading whose terms include some that match at most ``rank_window``
+           rows: rank only those selective terms (words found everywhere carry almost no bm25
+           weight: corpus-learned stop-wording);
+        3. a relaxed reading made only of common words: rank the messages that contain all of
+           them first (bm25 sums over the terms whatever the operator, so the scores compare),
+           then top up with the newest ``rank_window`` matches of any of them;
+        4. otherwise (a strict reading, one common word) rank the newest ``rank_window``
+           matches only, a rowid range that FTS5 applies before ranking.
         """
         expression = to_fts5(query, reading, cjk=cjk)
         bound = self._window_bound(conn, table, expression)
         if bound is None or reading != "relaxed" or len(query.relaxed) < 2:
-            return expression, bound
+            return [(expression, bound)]
+        singles = [to_fts5(replace(query, relaxed=(t,)), "relaxed", cjk=cjk) for t in query.relaxed]
         selective = tuple(
             term
-            for term in query.relaxed
-            if self._window_bound(
-                conn, table, to_fts5(replace(query, relaxed=(term,)), "relaxed", cjk=cjk)
-            )
-            is None
+            for term, single in zip(query.relaxed, singles, strict=True)
+            if self._window_bound(conn, table, single) is None
         )
-        if not selective or len(selective) == len(query.relaxed):
-            return expression, bound
-        narrowed = to_fts5(replace(query, relaxed=selective), "relaxed", cjk=cjk)
-        return narrowed, self._window_bound(conn, table, narrowed)
+        if selective:
+            narrowed = to_fts5(replace(query, relaxed=selective), "relaxed", cjk=cjk)
+            return [(narrowed, self._window_bound(conn, table, narrowed))]
+        every = " AND ".join(f"({single})" for single in singles)
+        return [(every, self._window_bound(conn, table, every)), (expression, bound)]
 
     def last_message_id(self, session_ids: Sequence[str]) -> int:
         """Largest message id among these sessions (0 when they have none)."""

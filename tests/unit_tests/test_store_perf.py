@@ -101,3 +101,21 @@ def test_strict_reading_is_never_narrowed_to_fewer_terms(store: SessionStore) ->
     # both old matches exceed the window of 1: only the newest one is ranked, never a hit
     # without every term of the strict query
     assert [h.message_id for h in hits] == [ids["s1"][0]]
+
+
+def test_common_words_together_are_found_however_old(store: SessionStore) -> None:
+    store.add_session("old", started_at=0.0)
+    (both,) = store.add_messages("old", [{"role": "user", "content": "alpha beta", "timestamp": 1}])
+    for i in range(12):
+        store.add_session(f"s{i}", started_at=10.0 + i)
+        store.add_messages(
+            f"s{i}",
+            [
+                {"role": "user", "content": "alpha", "timestamp": 10 + i},
+                {"role": "user", "content": "beta", "timestamp": 10.5 + i},
+            ],
+        )
+    store.rank_window = 5  # alpha and beta both match 13 rows: neither is selective
+    hits = store.match_messages(parse_query("alpha beta"), "relaxed")
+    assert hits[0].message_id == both  # the only message with both words ranks first
+    assert len(hits) == 1 + 5  # then the newest window of either word tops it up
