@@ -613,6 +613,7 @@ def main() -> None:
         res = measure_size(size, args)
         res["summary"] = summarize(res)
         results.append(res)
+        (Path(args.cache_dir) / "last-results.json").write_text(json.dumps(results))
     (Path(args.cache_dir) / "last-results.json").write_text(json.dumps(results))
     text = report(results, mach, args)
     print(text)
