@@ -675,7 +675,7 @@ still found at any age). Raise `store.rank_window` to trade latency for exhausti
   (`EXPLAIN QUERY PLAN`: `USE TEMP B-TREE FOR ORDER BY`); with `rank` FTS5 sorts its own rows
   and the join stops at `LIMIT`.
 * The bounded rank window described above (`SessionStore.rank_window`, `_rank_plans`).
-  Measured once on the 1M database, CPU time per query over the 100-query mix, before -> after:
+  Measured once with a one-off script (not part of this runner) on the 1M database, CPU time per query over the 100-query mix, before -> after:
   p50 63 -> 14 ms, p95 496 -> 58 ms (floor in the same runs: p50 47 / 36 ms, p95 467 / 435 ms);
   common-word queries 345 -> 43 ms, natural-language questions 317 -> 13 ms.
 * Ingest: one `executemany` per `add_messages` call instead of one `execute` per message (ids
@@ -691,17 +691,20 @@ any tokenizer (porter costs ~5%), so the remaining cost is the combination on a 
 commit flushes a new FTS segment and automerge merges them, on top of the b-tree writes.
 Trials under the same load could not separate the candidates below (+-10%) from noise.
 
-Checked and left alone: `optimize` of the FTS index (the 100k database's floor p50/p95 were
+Checked and left alone: loading only the transcript window that will be returned. On the 1M
+database, loading and formatting one returned chain (all its sessions, tool output clipped in
+SQL) costs 0.5 ms CPU at p50 and 1.5 ms at p95 (chains of 81 messages at the median, 406 at
+most); 1 of 147 returned chains exceeded the 100,000-character window. A windowed load would
+save about a millisecond per query here, so it was not built; it matters only for chains far
+longer than `max_chars`. Also `optimize` of the FTS index (the 100k database's floor p50/p95 were
 3.1/35.9 ms before and 3.2/37.2 ms after: automerge keeps segments merged, so no housekeeping is
 needed for speed; `SessionStore.optimize()` remains available); `automerge`, `pgsz` and
 `cache_size` variations changed ingest CPU time by under 10%, within noise. `columnsize=0`
 would make bm25 re-tokenize each matched row (it needs document lengths), so it would make
 ranking slower, not faster; `detail=column` would break phrase queries. Tool output is indexed
 up to 4,096 characters and tool-call JSON up to 1,024: the FTS index stays well under the raw
-text size. Ingest is bound by FTS5 tokenizing (porter + unicode61): the same ingest without
-the FTS trigger runs ~4x faster; indexing tool output up to 2,048 characters, or not indexing
-tool-call JSON, each gained ~10% CPU in a trial, at a cost in what can be found, so neither was
-adopted.
+text size. Indexing tool output only up to 2,048 characters, or not indexing tool-call JSON,
+each gained ~10% ingest CPU in a trial, at a cost in what can be found, so neither was adopted.
 """
 
 
