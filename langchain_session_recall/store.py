@@ -63,6 +63,7 @@ MessageLike = BaseMessage | Mapping[str, Any]
 _NO_FILTERS = SearchFilters()
 _MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
 _SQLITE_HEADER = b"SQLite format 3\x00"
+_MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 
 
 # --------------------------------------------------------------------------- SQL builders
@@ -889,12 +890,12 @@ class SessionStore:
         3. a relaxed reading made only of common words: rank the messages that contain all of
            them first (bm25 sums over the terms whatever the operator, so the scores compare),
            then top up with the newest ``rank_window`` matches of any of them;
-        4. otherwise (a strict reading, one common word) rank the newest ``rank_window``
-           matches only, a rowid range that FTS5 applies before ranking.
+        4. otherwise (a strict reading, one common word, more than 12 words) rank the newest
+           ``rank_window`` matches only, a rowid range that FTS5 applies before ranking.
         """
         expression = to_fts5(query, reading, cjk=cjk)
         bound = self._window_bound(conn, table, expression)
-        if bound is None or reading != "relaxed" or len(query.relaxed) < 2:
+        if bound is None or reading != "relaxed" or not 2 <= len(query.relaxed) <= _MAX_PROBED:
             return [(expression, bound)]
         singles = [to_fts5(replace(query, relaxed=(t,)), "relaxed", cjk=cjk) for t in query.relaxed]
         selective = tuple(

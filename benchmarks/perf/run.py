@@ -645,7 +645,8 @@ Three kinds of work make up a search, and they grow differently with the databas
 Our pipeline bounds the third term: a probe (`ORDER BY rowid DESC LIMIT 1 OFFSET
 rank_window`, a doclist walk without ranking) tells whether an FTS query would rank more than
 `SessionStore.rank_window` (20,000) rows. When it would, terms that are themselves selective
-are ranked alone (words found everywhere carry almost no bm25 weight); a query made only of
+are ranked alone (words found everywhere carry almost no bm25 weight; each word of a query of
+up to 12 words is probed, ~1 ms each at most); a query made only of
 common words ranks the messages containing all of them, then the newest 20,000 matches of any.
 So our curve follows the floor while queries are selective and flattens where the floor keeps
 climbing: p95 stays near the cost of ranking 20k rows (~50 ms) at any size. Rare terms and

@@ -119,3 +119,13 @@ def test_common_words_together_are_found_however_old(store: SessionStore) -> Non
     hits = store.match_messages(parse_query("alpha beta"), "relaxed")
     assert hits[0].message_id == both  # the only message with both words ranks first
     assert len(hits) == 1 + 5  # then the newest window of either word tops it up
+
+
+def test_long_common_queries_fall_back_to_the_newest_window(store: SessionStore) -> None:
+    ids = _corpus(store)
+    store.rank_window = 5
+    words = " ".join(["deploy", *(f"filler{i}" for i in range(12)), "zebrafish"])
+    hits = store.match_messages(parse_query(words), "relaxed")
+    # 14 words: no per-word probing, so the rare word is not singled out; the newest 5 rank
+    newest = sorted(i for sid in ids for i in ids[sid])[-5:]
+    assert sorted(h.message_id for h in hits) == newest
