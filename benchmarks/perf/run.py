@@ -3,7 +3,8 @@
 Usage (from the repository root)::
 
     python benchmarks/perf/run.py                 # 10k, 100k, 1M (~20 minutes on 2 cores)
-    python benchmarks/perf/run.py --quick         # 10k only, under a minute (CI smoke test)
+    python benchmarks/perf/run.py --quick         # 10k only, under a minute (CI smoke test;
+                                                  # writes its report beside the cache)
     python benchmarks/perf/run.py --sizes 10k,100k --repeats 5
 
 Prints tables and writes ``docs/benchmarks-perf.md`` and ``docs/perf-latency.png``. Databases are
@@ -764,8 +765,8 @@ def main() -> None:
     p.add_argument("--cache-dir", default="/tmp/lsr-perf")
     p.add_argument("--rebuild", action="store_true")
     p.add_argument("--no-bm25", action="store_true")
-    p.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-perf.md"))
-    p.add_argument("--plot", default=str(ROOT / "docs" / "perf-latency.png"))
+    p.add_argument("--out", help="markdown report (default docs/benchmarks-perf.md)")
+    p.add_argument("--plot", help="latency plot (default docs/perf-latency.png)")
     p.add_argument(
         "--report-only", action="store_true", help="re-render the last run's saved results"
     )
@@ -777,26 +778,32 @@ def main() -> None:
     if args.worker:
         worker_main(args)
         return
-    if args.quick:
+    if args.quick:  # a smoke test: its figures go beside the cache, not over the published ones
         args.sizes, args.repeats = "10k", 3
+        args.out = args.out or str(Path(args.cache_dir) / "benchmarks-perf-quick.md")
+        args.plot = args.plot or str(Path(args.cache_dir) / "perf-latency-quick.png")
+    args.out = args.out or str(ROOT / "docs" / "benchmarks-perf.md")
+    args.plot = args.plot or str(ROOT / "docs" / "perf-latency.png")
     sizes = [_parse_size(s) for s in args.sizes.split(",")]
-    saved = Path(args.cache_dir) / "last-results.json"
+    tag = "-quick" if args.quick else ""
+    saved = Path(args.cache_dir) / f"last-results{tag}.json"
+    saved_machine = Path(args.cache_dir) / f"last-machine{tag}.json"
     if args.report_only:
         results = json.loads(saved.read_text())
         for res in results:
             res["summary"] = summarize(res)
-        mach = json.loads((Path(args.cache_dir) / "last-machine.json").read_text())
+        mach = json.loads(saved_machine.read_text())
         _write(results, mach, args)
         return
     mach = {**machine(), "argv": " ".join(sys.argv[1:])}
     (Path(args.cache_dir)).mkdir(parents=True, exist_ok=True)
-    (Path(args.cache_dir) / "last-machine.json").write_text(json.dumps(mach))
+    saved_machine.write_text(json.dumps(mach))
     results = []
     for size in sizes:
         res = measure_size(size, args)
         res["summary"] = summarize(res)
         results.append(res)
-        (Path(args.cache_dir) / "last-results.json").write_text(json.dumps(results))
+        saved.write_text(json.dumps(results))
     saved.write_text(json.dumps(results))
     _write(results, mach, args)
 
