@@ -17,8 +17,12 @@ from langchain_session_recall.errors import (
 )
 from langchain_session_recall.models import MessageHit, RecentSession, Session, StoredMessage
 from langchain_session_recall.query import ParsedQuery, parse_query, to_fts5
+from langchain_session_recall.recorder import SessionRecorder
+from langchain_session_recall.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.store import SessionStore
+from langchain_session_recall.summarizer import SessionSummarizer, create_session_recall_chain
+from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
 
 __all__ = [
     "EmptyQueryError",
@@ -29,13 +33,20 @@ __all__ = [
     "ParsedQuery",
     "ReadOnlyStoreError",
     "RecentSession",
+    "SecretPattern",
     "Session",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
+    "SessionRecorder",
+    "SessionSearchTool",
     "SessionStore",
+    "SessionSummarizer",
     "StoredMessage",
+    "create_session_recall_chain",
+    "create_session_search_tool",
     "parse_query",
+    "redact_secrets",
     "to_fts5",
 ]
 __version__ = "0.1.0"

@@ -16,17 +16,29 @@ Two readings of the same query:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from langchain_session_recall.cjk import bigram_text, has_cjk
+from langchain_session_recall.cjk import (
+    CJK_RUN,
+    CJK_STOP_BIGRAMS,
+    bigram_text,
+    has_cjk,
+    query_segments,
+)
 from langchain_session_recall.errors import EmptyQueryError
 
 __all__ = [
+    "MAX_SEARCH_TERMS",
     "STOP_WORDS",
     "ParsedQuery",
     "Term",
+    "closest_words",
+    "edit_distance",
     "parse_query",
+    "search_terms",
+    "single_term_query",
     "to_fts5",
 ]
 
@@ -216,3 +228,147 @@ def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
             parts.append(op)
         parts.append(_fts5_term(term, cjk=cjk))
     return " ".join(parts)
+
+
+# --------------------------------------------------------------------------- per-term search
+
+MAX_SEARCH_TERMS = 16
+"""At most this many terms are matched one by one (long CJK runs yield many bigrams)."""
+
+
+def _cjk_terms(token: str) -> list[Term]:
+    """Terms for one token holding CJK text: Latin parts, short CJK words, bigrams of long runs.
+
+    A run of two characters or fewer is a word on its own; a longer run gives its bigrams as
+    separate terms (Chinese and Japanese write no spaces, so a run of a question is rarely a
+    word of the transcript) plus the whole run as a phrase when it is short enough to be a
+    word (3-6 characters, e.g. ``服务端``), which ranks exact occurrences first. Bigrams that
+    only make questions (``怎么``, ``什么``) are dropped.
+    """
+    out: list[Term] = []
+    for segment in query_segments(token):
+        if not CJK_RUN.fullmatch(segment):
+            out.append(Term((segment,)))
+            continue
+        if len(segment) <= 2:
+            out.append(Term((segment,)))
+            continue
+        if len(segment) <= 6:
+            out.append(Term((segment,)))
+        bigrams = (segment[i : i + 2] for i in range(len(segment) - 1))
+        out.extend(Term((b,)) for b in bigrams if b not in CJK_STOP_BIGRAMS)
+    return out
+
+
+def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[Term, ...]:
+    """The terms matched one by one to score sessions by term coverage.
+
+    Latin words, phrases and prefixes are the relaxed terms; tokens with CJK text are split
+    into words and bigrams (see :func:`langchain_session_recall.cjk.query_segments`), with
+    question words such as ``怎么`` dropped. When nothing remains, the relaxed terms are used.
+
+    Example:
+        >>> [t.tokens[0] for t in search_terms(parse_query("修改youer服务端"))]
+        ['修改', 'youer', '服务端', '服务', '务端']
+    """
+    out: dict[Term, None] = {}
+    for term in query.relaxed:
+        if term.is_phrase or term.prefix or not has_cjk(term.tokens[0]):
+            out.setdefault(term, None)
+            continue
+        for sub in _cjk_terms(term.tokens[0]):
+            out.setdefault(sub, None)
+    terms = tuple(out)[:limit]
+    return terms or query.relaxed[:limit]
+
+
+def single_term_query(term: Term) -> ParsedQuery:
+    """A query made of one term, to match it alone (any backend renders it).
+
+    Example:
+        >>> to_fts5(single_term_query(Term(("cors",))), "relaxed")
+        '"cors"'
+    """
+    text = " ".join(term.tokens) + ("*" if term.prefix else "")
+    return ParsedQuery(text=text, strict=((None, term),), relaxed=(term,), explicit=False)
+
+
+def edit_distance(a: str, b: str, limit: int = 3) -> int:
+    """Optimal-string-alignment distance (a transposition costs 1), capped at ``limit + 1``.
+
+    Example:
+        >>> edit_distance("kubernte", "kubernet"), edit_distance("cros", "cors")
+        (1, 1)
+    """
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return min(prev[-1], limit + 1)
+
+
+# Endings a stemmer strips: a word ending so is compared with a shorter index word by its head
+# (``cros`` ~ ``cor``, the stem of *CORS*), any other ending is not (``painted`` !~ ``pain``).
+_SUFFIXES = frozenset(
+    "s es ed d ing ings er ers e y ies ied ly ion ions ation ations ment ments ness al".split()  # noqa: SIM905
+)
+
+
+def _allowed_typos(word: str) -> int:
+    return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
+
+
+def closest_words(
+    word: str, vocabulary: Iterable[tuple[str, int]], *, max_results: int = 2
+) -> list[str]:
+    """Indexed words (often stems) a misspelt ``word`` most likely means, most frequent first.
+
+    ``vocabulary`` holds ``(indexed_word, document_count)`` pairs. Index words are stems
+    (``kubernet`` for *kubernetes*, ``cor`` for *CORS*), so a word longer than a candidate is
+    also compared by its prefix of the candidate's length. Among equally close candidates, one
+    with the same letters (a swap) wins over the most frequent. Words under 4 letters are never
+    corrected.
+
+    Example:
+        >>> closest_words("kuberntes", [("kubernet", 5), ("kubectl", 9)])
+        ['kubernet']
+        >>> closest_words("dashbaord", [("dashboard", 3), ("dash", 1)])
+        ['dashboard']
+        >>> closest_words("cros", [("cron", 400), ("cor", 3)])
+        ['cor']
+        >>> closest_words("painted", [("pain", 3)])
+        []
+    """
+    word = word.lower()
+    allowed = _allowed_typos(word)
+    if allowed == 0:
+        return []
+    scored: list[tuple[int, bool, int, str]] = []
+    for candidate, docs in vocabulary:
+        if candidate == word or len(candidate) < 3:
+            continue
+        d = edit_distance(word, candidate, allowed)
+        same_letters = sorted(candidate) == sorted(word)
+        if word[len(candidate) :] in _SUFFIXES:  # a stem: compare the word's head
+            head = word[: len(candidate)]
+            d_head = edit_distance(head, candidate, allowed) + (1 if allowed > 1 else 0)
+            if d_head < d or (d_head == d and not same_letters):
+                d, same_letters = d_head, sorted(candidate) == sorted(head)
+        if d <= allowed:
+            # Swapped letters are the commonest slip: prefer a candidate with the same letters.
+            scored.append((d, not same_letters, -docs, candidate))
+    scored.sort()
+    if not scored:
+        return []
+    best = scored[0][:2]
+    return [s[3] for s in scored if s[:2] == best][:max_results]

@@ -10,12 +10,20 @@ never dropped).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_session_recall.models import MessageHit
 
-__all__ = ["DEFAULT_ROLE_WEIGHTS", "DEFAULT_SOURCE_WEIGHTS", "RankedSession", "rank_sessions"]
+__all__ = [
+    "DEFAULT_ROLE_WEIGHTS",
+    "DEFAULT_SOURCE_WEIGHTS",
+    "RankedSession",
+    "TermWeights",
+    "rank_by_terms",
+    "rank_sessions",
+]
 
 DEFAULT_ROLE_WEIGHTS: Mapping[str, float] = {
     "user": 1.0,
@@ -41,6 +49,10 @@ class RankedSession:
     session_ids: tuple[str, ...]
     latest_match: float
     first_match_id: int = field(default=0)
+    matched_terms: tuple[str, ...] = ()
+    """Query terms found in the chain (term-coverage ranking only), most informative first."""
+    coverage: float = 1.0
+    """Share of the query's informative weight the chain matched (0-1)."""
 
     @property
     def match_count(self) -> int:
@@ -105,3 +117,167 @@ def rank_sessions(
         )
     ranked.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
     return ranked
+
+
+@dataclass(frozen=True, slots=True)
+class TermWeights:
+    """Knobs of :func:`rank_by_terms` (defaults measured on ``benchmarks/recall``).
+
+    ``coverage_power`` sharpens the preference for sessions that matched more of the query's
+    informative terms; ``repeat_decay`` demotes each further run of an automation source
+    (weight below 1) after its best one; ``together_bonus`` rewards a single message holding
+    several terms (a proximity signal: the words were said together); ``recency_half_life``
+    (days, ``None`` = off) gives sessions matched recently up to 10% more, so newer ones win
+    near-ties.
+
+    Example:
+        >>> TermWeights(recency_half_life=30.0).coverage_power
+        2.0
+    """
+
+    role_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_ROLE_WEIGHTS))
+    source_weights: Mapping[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_SOURCE_WEIGHTS)
+    )
+    decay: float = DECAY
+    coverage_power: float = 2.0
+    together_bonus: float = 0.5
+    repeat_decay: float = 0.5
+    recency_half_life: float | None = None
+
+
+_DEFAULT_TERM_WEIGHTS = TermWeights()
+
+
+def _term_weights(
+    term_hits: Mapping[str, Sequence[MessageHit]],
+    roots: Mapping[str, str],
+    source_weights: Mapping[str, float],
+) -> dict[str, float]:
+    """How informative each term is: ``ln(1 + N / df)`` over the sessions that matched.
+
+    ``df`` counts the root sessions a term matched, ``N`` those any term matched, and all runs
+    of one automation source count once: a word that fills a hundred cron runs still names
+    the one interactive session that discussed it.
+    """
+
+    def group(hit: MessageHit) -> str:
+        if source_weights.get(hit.source, 1.0) < 0.75:
+            return "\x00" + hit.source
+        return roots.get(hit.session_id, hit.session_id)
+
+    sessions = {t: {group(h) for h in hits} for t, hits in term_hits.items()}
+    n = len(set().union(*sessions.values())) if sessions else 0
+    return {t: math.log(1.0 + n / len(g)) if g else 0.0 for t, g in sessions.items()}
+
+
+def _decayed(values: Iterable[float], decay: float) -> float:
+    return sum(v * decay**i for i, v in enumerate(sorted(values, reverse=True)))
+
+
+def rank_by_terms(
+    term_hits: Mapping[str, Sequence[MessageHit]],
+    roots: Mapping[str, str],
+    *,
+    exclude_roots: Iterable[str] = (),
+    weights: TermWeights = _DEFAULT_TERM_WEIGHTS,
+    now: float | None = None,
+) -> list[RankedSession]:
+    """Rank root sessions by how well their whole chain covers the query's terms.
+
+    ``term_hits`` maps each query term to the messages that matched it alone, with their
+    full-text relevance for that term (BM25 carries the term's rarity: a word found in few
+    messages weighs more). For every root session and term, the matching messages' weighted
+    relevances are summed with geometric decay (more evidence helps, volume alone does not win);
+    the per-term sums are added up, multiplied by the session's *coverage* (weight of the terms
+    it matched / weight of all terms found anywhere, to ``coverage_power``; a term's weight is
+    its session-level IDF) and by a bonus when one message holds several terms. Automation
+    sources are demoted by ``source_weights``, never dropped. ``now`` (Unix seconds) enables
+    the optional recency factor of ``weights``.
+
+    Example:
+        >>> hits = {"cors": [MessageHit(1, "a", "user", 3.0, "cli", 1.0),
+        ...                  MessageHit(2, "b", "user", 3.5, "cli", 2.0)],
+        ...         "nginx": [MessageHit(1, "a", "user", 2.0, "cli", 1.0)]}
+        >>> [(r.root_id, r.matched_terms) for r in rank_by_terms(hits, {})]
+        [('a', ('nginx', 'cors')), ('b', ('cors',))]
+    """
+    excluded = set(exclude_roots)
+    term_weight = _term_weights(term_hits, roots, weights.source_weights)
+    total_weight = sum(term_weight.values()) or 1.0
+    mean_weight = total_weight / max(1, len(term_weight))
+    # root -> term -> message id -> (contribution, hit)
+    grouped: dict[str, dict[str, dict[int, tuple[float, MessageHit]]]] = {}
+    for term, hits in term_hits.items():
+        for hit in hits:
+            root = roots.get(hit.session_id, hit.session_id)
+            if root in excluded:
+                continue
+            c = _contribution(hit, weights.role_weights, weights.source_weights)
+            per_msg = grouped.setdefault(root, {}).setdefault(term, {})
+            prev = per_msg.get(hit.message_id)
+            if prev is None or c > prev[0]:  # the same message from two indexes: count once
+                per_msg[hit.message_id] = (c, hit)
+
+    ranked: list[RankedSession] = []
+    sources: dict[str, str] = {}
+    for root, by_term in grouped.items():
+        base = sum(
+            term_weight[t] / mean_weight * _decayed((c for c, _ in msgs.values()), weights.decay)
+            for t, msgs in by_term.items()
+        )
+        coverage = sum(term_weight[t] for t in by_term) / total_weight
+        per_message: dict[int, float] = {}
+        message_terms: dict[int, float] = {}
+        hits_by_id: dict[int, MessageHit] = {}
+        for term, msgs in by_term.items():
+            for mid, (c, hit) in msgs.items():
+                per_message[mid] = per_message.get(mid, 0.0) + c
+                message_terms[mid] = message_terms.get(mid, 0.0) + term_weight[term]
+                hits_by_id[mid] = hit
+        together = max(message_terms.values()) / total_weight if len(by_term) > 1 else 0.0
+        score = base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * together)
+        latest = max(h.timestamp for h in hits_by_id.values())
+        own = [h.source for h in hits_by_id.values() if h.session_id == root]
+        sources[root] = own[0] if own else next(iter(hits_by_id.values())).source
+        if weights.recency_half_life and now is not None:
+            age_days = max(0.0, now - latest) / 86_400.0
+            score *= 1.0 + 0.1 * math.exp(-age_days * math.log(2) / weights.recency_half_life)
+        order = sorted(per_message, key=lambda m: (-per_message[m], m))
+        ranked.append(
+            RankedSession(
+                root_id=root,
+                score=round(score, 6),
+                message_ids=tuple(order),
+                session_ids=tuple(dict.fromkeys(hits_by_id[m].session_id for m in order)),
+                latest_match=latest,
+                first_match_id=min(order),
+                matched_terms=tuple(sorted(by_term, key=lambda t: (-term_weight[t], t))),
+                coverage=round(coverage, 4),
+            )
+        )
+    ranked.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
+    return _spread_repeats(ranked, sources, weights)
+
+
+def _spread_repeats(
+    ranked: list[RankedSession], sources: Mapping[str, str], weights: TermWeights
+) -> list[RankedSession]:
+    """Demote the 2nd, 3rd, ... run of each automation source (cron runs are near-duplicates).
+
+    Dozens of nightly runs that say the same thing would otherwise fill the first page; the
+    best run keeps its place, each further run of that source is scaled by ``repeat_decay``
+    once more, so the interactive sessions that match the same words come up between them.
+    """
+    seen: dict[str, int] = {}
+    out: list[RankedSession] = []
+    for r in ranked:
+        source = sources.get(r.root_id, "")
+        if weights.source_weights.get(source, 1.0) >= 1.0:
+            out.append(r)
+            continue
+        n = seen.get(source, 0)
+        seen[source] = n + 1
+        out.append(replace(r, score=round(r.score * weights.repeat_decay**n, 6)) if n else r)
+    out.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
+    return out

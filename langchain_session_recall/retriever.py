@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
@@ -140,6 +144,19 @@ class SessionRecallRetriever(BaseRetriever):
         )
         return self._documents(query, outcome, k)
 
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        # SQLite calls block: run them in the default executor (each thread has its own
+        # connection), as LangChain does for retrievers without native async I/O.
+        return await run_in_executor(
+            None,
+            self._get_relevant_documents,
+            query,
+            run_manager=run_manager.get_sync(),
+            **kwargs,
+        )
+
     # ------------------------------------------------------------------ building Documents
 
     def _documents(self, query: str, outcome: SearchOutcome, k: int) -> list[Document]:
@@ -176,6 +193,9 @@ class SessionRecallRetriever(BaseRetriever):
                 "matched_session_ids": list(ranked.session_ids),
                 "matched_message_ids": list(ranked.message_ids),
                 "match_count": ranked.match_count,
+                "matched_terms": list(ranked.matched_terms),
+                "coverage": ranked.coverage,
+                "query_expansions": dict(outcome.expansions),
                 "query": query,
                 "query_reading": outcome.reading,
                 "sessions_searched": outcome.sessions_searched,

@@ -113,6 +113,18 @@ CREATE TRIGGER IF NOT EXISTS messages_cjk_au AFTER UPDATE ON messages_cjk BEGIN
     INSERT INTO messages_cjk_fts(rowid, text) VALUES (new.message_id, new.text);
 END;
 
+-- What importers have copied in: one row per imported message, keyed by where it came from,
+-- so re-running an import adds only what is new (see langchain_session_recall/importers).
+CREATE TABLE IF NOT EXISTS import_ledger (
+    source_kind TEXT NOT NULL,
+    external_key TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    message_id INTEGER,
+    imported_at REAL NOT NULL,
+    PRIMARY KEY (source_kind, external_key)
+);
+CREATE INDEX IF NOT EXISTS idx_import_ledger_session ON import_ledger(source_kind, session_id);
+
 -- Summaries cached by the summarizer, keyed by (root, last message id, query, model, prompt).
 CREATE TABLE IF NOT EXISTS summary_cache (
     cache_key TEXT PRIMARY KEY,

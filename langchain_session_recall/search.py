@@ -1,26 +1,62 @@
 """The search pipeline, independent of the storage backend.
 
-query text -> parsed query -> message hits (strict reading first when the user wrote syntax,
-relaxed reading when that finds nothing) -> chain roots (one lineage query) -> ranked sessions.
-A backend provides ``match_messages``, ``parents_of``, ``chain`` and ``root_of``.
+query text -> parsed query -> message hits -> chain roots (one lineage query) -> ranked
+sessions. A backend provides ``match_messages``, ``parents_of``, ``chain`` and ``root_of``;
+one that also offers ``vocabulary`` (:class:`VocabularyBackend`) gets typo correction.
+
+* Syntax the user wrote on purpose (quotes, ``AND``, ``NOT``, ``deploy*``) is honoured first:
+  the strict reading, ranked by its message hits. A query that only joins terms with ``OR``
+  (as agents often write) means "any of these" and is ranked by term coverage below.
+* Otherwise (a question, keywords, or a strict reading that found nothing) every search term
+  is matched on its own (:func:`~langchain_session_recall.query.search_terms`: content words,
+  CJK words and bigrams), so the ranking knows which terms each session covered
+  (:func:`~langchain_session_recall.ranking.rank_by_terms`). A term nothing matches is
+  retried as the closest indexed words (``kuberntes`` -> ``kubernet``) when the backend can
+  list its vocabulary, then as a prefix (``kube`` -> ``kube*``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol, runtime_checkable
 
+from langchain_session_recall.cjk import has_cjk
 from langchain_session_recall.lineage import resolve_roots
 from langchain_session_recall.models import MessageHit, SearchFilters
-from langchain_session_recall.query import ParsedQuery, parse_query
-from langchain_session_recall.ranking import RankedSession, rank_sessions
+from langchain_session_recall.query import (
+    ParsedQuery,
+    Term,
+    closest_words,
+    parse_query,
+    search_terms,
+    single_term_query,
+)
+from langchain_session_recall.ranking import (
+    RankedSession,
+    TermWeights,
+    rank_by_terms,
+    rank_sessions,
+)
 
-__all__ = ["HIT_LIMIT", "SearchBackend", "SearchOutcome", "search_sessions"]
+__all__ = [
+    "AUTOMATION_SOURCES",
+    "HIT_LIMIT",
+    "SearchBackend",
+    "SearchOutcome",
+    "VocabularyBackend",
+    "match_terms",
+    "search_sessions",
+]
 
 HIT_LIMIT = 200
-"""Message hits fetched per index and reading before ranking sessions (reference: 50)."""
+"""Message hits fetched per index and per search term (or per strict query) before ranking
+sessions (reference: 50 for the whole query)."""
 
+_NO_FILTERS = SearchFilters()
+AUTOMATION_SOURCES = ("cron", "kanban")
+"""Session sources of unattended runs (matched separately, demoted by ranking)."""
 QueryReading = Literal["natural", "strict", "relaxed"]
 
 
@@ -45,6 +81,13 @@ class SearchBackend(Protocol):
     def chain(self, root_id: str, *, user_id: str | None = None) -> list[str]: ...
 
 
+@runtime_checkable
+class VocabularyBackend(Protocol):
+    """Optional backend capability: list indexed words, for typo correction."""
+
+    def vocabulary(self, prefix: str, *, limit: int = ...) -> list[tuple[str, int]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class SearchOutcome:
     """Ranked root sessions and how the query was read."""
@@ -52,6 +95,8 @@ class SearchOutcome:
     query: ParsedQuery
     reading: QueryReading
     sessions: list[RankedSession] = field(default_factory=list)
+    expansions: dict[str, str] = field(default_factory=dict)
+    """Query words that matched nothing and what was searched instead (typo or prefix)."""
 
     @property
     def sessions_searched(self) -> int:
@@ -70,11 +115,21 @@ def search_sessions(
     after: float | None = None,
     before: float | None = None,
     hit_limit: int = HIT_LIMIT,
+    weights: TermWeights | None = None,
 ) -> SearchOutcome:
     """Rank the root sessions that match ``text``.
 
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``text`` has nothing
-    searchable.
+    searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": "CORS error in nginx"}])
+        >>> out = search_sessions(store, "how did we fix the CORS error?")
+        >>> [(r.root_id, r.matched_terms) for r in out.sessions]
+        [('s1', ('cors', 'error'))]
     """
     query = parse_query(text)
     excluded: tuple[str, ...] = ()
@@ -90,20 +145,141 @@ def search_sessions(
         after=after,
         before=before,
     )
-    readings: list[tuple[QueryReading, Literal["strict", "relaxed"]]] = (
-        [("strict", "strict"), ("relaxed", "relaxed")]
-        if query.explicit
-        else [("natural", "relaxed")]
-    )
-    reading: QueryReading = readings[0][0]
-    ranked: list[RankedSession] = []
-    for reading, rendered in readings:  # noqa: B007 - the reading that ranked is reported
-        hits = backend.match_messages(query, rendered, filters=filters, limit=hit_limit)
-        if not hits:
-            continue
-        parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
-        roots = resolve_roots((h.session_id for h in hits), parents)
-        ranked = rank_sessions(hits, roots, exclude_roots=[current_root] if current_root else [])
-        if ranked:
-            break
-    return SearchOutcome(query=query, reading=reading, sessions=ranked)
+    exclude = [current_root] if current_root else []
+    any_of = _any_of(query)
+    if query.explicit and not any_of:
+        hits = backend.match_messages(query, "strict", filters=filters, limit=hit_limit)
+        if hits:
+            roots = _roots(backend, hits, user_id)
+            ranked = rank_sessions(hits, roots, exclude_roots=exclude)
+            if ranked:
+                return SearchOutcome(query=query, reading="strict", sessions=ranked)
+    expansions: dict[str, str] = {}
+    term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
+    all_hits = [h for hits in term_hits.values() for h in hits]
+    ranked = []
+    if all_hits:
+        roots = _roots(backend, all_hits, user_id)
+        weights = weights or TermWeights()
+        now = time.time() if weights.recency_half_life else None
+        ranked = rank_by_terms(term_hits, roots, exclude_roots=exclude, weights=weights, now=now)
+    reading: QueryReading = "strict" if any_of else "relaxed" if query.explicit else "natural"
+    return SearchOutcome(query=query, reading=reading, sessions=ranked, expansions=expansions)
+
+
+def _any_of(query: ParsedQuery) -> bool:
+    """``a OR b OR "c d"``: the strict reading means any of the terms, as the relaxed one does."""
+    ops = [op for op, _ in query.strict[1:]]
+    return bool(ops) and all(op == "OR" for op in ops)
+
+
+def _roots(
+    backend: SearchBackend, hits: Sequence[MessageHit], user_id: str | None
+) -> dict[str, str]:
+    parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
+    return resolve_roots((h.session_id for h in hits), parents)
+
+
+def _indexed(backend: SearchBackend, term: Term, filters: SearchFilters) -> bool:
+    """Whether the word occurs anywhere in the user's scope, whatever the other filters."""
+    scope = SearchFilters(user_id=filters.user_id)
+    return bool(backend.match_messages(single_term_query(term), "relaxed", filters=scope, limit=1))
+
+
+def _term_key(term: Term) -> str:
+    return " ".join(term.tokens).lower() + ("*" if term.prefix else "")
+
+
+def _prefix_term(term: Term) -> Term | None:
+    """``kube`` -> ``kube*`` for a plain word nothing matched (a partial word)."""
+    word = term.tokens[0]
+    if term.is_phrase or term.prefix or has_cjk(word) or not word.isalpha() or len(word) < 3:
+        return None
+    return Term((word,), prefix=True)
+
+
+def _corrections(backend: SearchBackend, term: Term) -> list[Term]:
+    """The indexed words closest to a misspelt word (index words are often stems).
+
+    A slip in the second letter is not corrected (the candidates would be every indexed word
+    with the same initial); the prefix fallback may still find the word.
+    """
+    word = term.tokens[0]
+    if (
+        not isinstance(backend, VocabularyBackend)
+        or term.is_phrase
+        or term.prefix
+        or has_cjk(word)
+        or not word.isalpha()
+    ):
+        return []
+    lower = word.lower()
+    # Candidates share the first two letters, or the first and third (the 2nd and 3rd swapped):
+    # two narrow index ranges instead of every word with the same initial.
+    prefixes = dict.fromkeys([lower[:2], lower[0] + lower[2:3]])
+    vocabulary = [entry for p in prefixes for entry in backend.vocabulary(p)]
+    return [Term((w,)) for w in closest_words(word, vocabulary)]
+
+
+def match_terms(
+    backend: SearchBackend,
+    query: ParsedQuery,
+    *,
+    filters: SearchFilters = _NO_FILTERS,
+    limit: int = HIT_LIMIT,
+    automation_sources: Sequence[str] = AUTOMATION_SOURCES,
+    expansions: dict[str, str] | None = None,
+) -> dict[str, list[MessageHit]]:
+    """Message hits of each search term matched alone (terms that match nothing are absent).
+
+    When a term fills its ``limit`` and automation runs (``automation_sources``) are among the
+    hits, it is matched again without them: hundreds of near-identical cron runs would
+    otherwise use up the hit budget of a word they share with the session the user wants. The
+    best automation hits (a quarter of ``limit``) are kept; ranking demotes them.
+
+    A term that matches nothing is replaced by the closest indexed words (a typo), else by its
+    prefix (a partial word); ``expansions``, when given, records each replacement
+    (``{"kuberntes": "kubernet"}``) so callers can say what was actually searched.
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": "kubernetes ingress"}])
+        >>> sorted(match_terms(store, parse_query("kuberntes ingres")))
+        ['ingres', 'kuberntes']
+    """
+    out: dict[str, list[MessageHit]] = {}
+
+    automation = tuple(s for s in automation_sources if s not in filters.exclude_sources)
+    interactive = replace(filters, exclude_sources=(*filters.exclude_sources, *automation))
+
+    def match(term: Term) -> list[MessageHit]:
+        single = single_term_query(term)
+        hits = backend.match_messages(single, "relaxed", filters=filters, limit=limit)
+        if len(hits) < limit or not any(h.source in automation for h in hits):
+            return hits  # every match fetched, or none of them automation: nothing crowded out
+        kept = [h for h in hits if h.source in automation][: max(1, limit // 4)]
+        seen = {h.message_id for h in kept}
+        others = backend.match_messages(single, "relaxed", filters=interactive, limit=limit)
+        return [*(h for h in others if h.message_id not in seen), *kept]
+
+    for term in search_terms(query):
+        hits = match(term)
+        used: list[str] = []
+        if not hits and _indexed(backend, term, filters):
+            continue  # a real word, just not where the filters look: nothing to correct
+        if not hits:  # a misspelt word, else a partial one
+            for correction in _corrections(backend, term):
+                found = match(correction) or match(replace(correction, prefix=True))
+                if found:
+                    hits.extend(found)
+                    used.append(_term_key(correction))
+        if not hits and (prefix := _prefix_term(term)) is not None:
+            hits = match(prefix)
+            used = [_term_key(prefix)] if hits else []
+        if used and expansions is not None:
+            expansions[_term_key(term)] = ", ".join(used)
+        if hits:
+            out[_term_key(term)] = hits
+    return out

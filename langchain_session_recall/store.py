@@ -188,6 +188,13 @@ _INSERT_MESSAGE = (
     "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES (?, ?)"
+_CREATE_VOCAB = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.session_recall_vocab "
+    "USING fts5vocab(main, messages_fts, row)"
+)
+_VOCAB_QUERY = (
+    "SELECT term, doc FROM temp.session_recall_vocab WHERE term >= ? AND term < ? LIMIT ?"
+)
 
 
 # --------------------------------------------------------------------------- the store
@@ -506,9 +513,92 @@ class SessionStore:
         """
         now = time.time()
         rows: list[MessageRow] = [to_row(m, now=now) for m in messages]
+        with self._transaction() as conn:
+            return self._insert_rows(conn, session_id, rows)
+
+    def import_messages(
+        self,
+        session_id: str,
+        messages: Sequence[tuple[str, MessageLike]],
+        *,
+        source_kind: str,
+    ) -> list[int]:
+        """Add ``(external_key, message)`` pairs not imported before, with their ledger rows.
+
+        Messages and ledger rows go in one transaction, so an import killed half-way leaves a
+        consistent database and re-running it adds exactly what is missing. Pairs whose key is
+        already in the ledger for ``source_kind`` (in any session) are skipped. Returns the ids
+        of the messages added.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> pairs = [("line-1", {"role": "user", "content": "hi"})]
+            >>> len(store.import_messages("s1", pairs, source_kind="jsonl"))
+            1
+            >>> store.import_messages("s1", pairs, source_kind="jsonl")
+            []
+        """
+        now = time.time()
+        converted = [(key, to_row(m, now=now)) for key, m in messages]
+        with self._transaction() as conn:
+            seen: set[str] = set()
+            keys = list(dict.fromkeys(key for key, _ in converted))
+            for start in range(0, len(keys), 500):  # stay under SQLite's bound-variable limit
+                chunk = keys[start : start + 500]
+                seen.update(
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT external_key FROM import_ledger WHERE source_kind = ? AND "
+                        + _in_clause("external_key", chunk),
+                        (source_kind, *chunk),
+                    )
+                )
+            fresh: dict[str, MessageRow] = {}
+            for key, row in converted:
+                if key not in seen and key not in fresh:
+                    fresh[key] = row
+            ids = self._insert_rows(conn, session_id, list(fresh.values()))
+            conn.executemany(
+                "INSERT OR IGNORE INTO import_ledger (source_kind, external_key, session_id, "
+                "message_id, imported_at) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (source_kind, key, session_id, mid, now)
+                    for key, mid in zip(fresh, ids, strict=True)
+                ],
+            )
+        return ids
+
+    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
+        """External keys already imported into ``session_id`` from ``source_kind``.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.import_messages("s1", [("a:1", {"role": "user", "content": "hi"})],
+            ...                           source_kind="jsonl")
+            >>> store.imported_keys("jsonl", "s1")
+            {'a:1'}
+        """
+        with self._read() as conn:
+            try:
+                rows = conn.execute(
+                    "SELECT external_key FROM import_ledger WHERE source_kind = ? "
+                    "AND session_id = ?",
+                    (source_kind, session_id),
+                ).fetchall()
+            except sqlite3.OperationalError:  # a foreign (Hermes) file has no ledger
+                return set()
+        return {r[0] for r in rows}
+
+    def _insert_rows(
+        self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow]
+    ) -> list[int]:
+        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            raise SessionNotFoundError(
+                f"session {session_id!r} does not exist; call add_session() first"
+            )
         if not rows:
-            with self._transaction() as conn:
-                self._require_session(conn, session_id)
             return []
         values = [
             (
@@ -522,35 +612,26 @@ class SessionStore:
             )
             for row in rows
         ]
-        with self._transaction() as conn:
-            self._require_session(conn, session_id)
-            # One prepared statement for the whole batch. Inside our write transaction nothing
-            # else can insert, and AUTOINCREMENT never reuses ids, so the batch's ids are the
-            # consecutive run ending at last_insert_rowid() (the FTS trigger's own inserts do
-            # not change it: SQLite restores it when a trigger ends).
-            conn.executemany(_INSERT_MESSAGE, values)
-            last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
-            ids = list(range(last - len(rows) + 1, last + 1))
-            cjk = [
-                (message_id, bigram_text(row.content))
-                for message_id, row in zip(ids, rows, strict=True)
-                # isascii() is a C-speed scan that settles most messages without the regex
-                if row.content and not row.content.isascii() and has_cjk(row.content)
-            ]
-            if cjk:
-                conn.executemany(_INSERT_CJK, cjk)
-            conn.execute(
-                "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
-                (len(rows), session_id),
-            )
+        # One prepared statement for the whole batch. Inside our write transaction nothing else
+        # can insert, and AUTOINCREMENT never reuses ids, so the batch's ids are the consecutive
+        # run ending at last_insert_rowid() (the FTS trigger's own inserts do not change it:
+        # SQLite restores it when a trigger ends).
+        conn.executemany(_INSERT_MESSAGE, values)
+        last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+        ids = list(range(last - len(rows) + 1, last + 1))
+        cjk = [
+            (message_id, bigram_text(row.content))
+            for message_id, row in zip(ids, rows, strict=True)
+            # isascii() is a C-speed scan that settles most messages without the regex
+            if row.content and not row.content.isascii() and has_cjk(row.content)
+        ]
+        if cjk:
+            conn.executemany(_INSERT_CJK, cjk)
+        conn.execute(
+            "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
+            (len(rows), session_id),
+        )
         return ids
-
-    @staticmethod
-    def _require_session(conn: sqlite3.Connection, session_id: str) -> None:
-        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-            raise SessionNotFoundError(
-                f"session {session_id!r} does not exist; call add_session() first"
-            )
 
     def end_session(
         self, session_id: str, *, end_reason: str | None = None, ended_at: float | None = None
@@ -646,6 +727,68 @@ class SessionStore:
                 _session_select(self.layout) + f" WHERE {_in_clause('s.id', ids)}", ids
             ).fetchall()
         return {row[0]: self._session(row) for row in rows}
+
+    def all_session_ids(self) -> list[str]:
+        """Ids of every session, oldest first.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("b", started_at=2.0)
+            >>> _ = store.add_session("a", started_at=1.0)
+            >>> store.all_session_ids()
+            ['a', 'b']
+        """
+        with self._read() as conn:
+            rows = conn.execute("SELECT id FROM sessions ORDER BY started_at, id").fetchall()
+        return [r[0] for r in rows]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, sources, date range, file size and full-text index health.
+
+        Example:
+            >>> SessionStore(":memory:").stats()["sessions"]
+            0
+        """
+        with self._read() as conn:
+            sessions, first, last = conn.execute(
+                "SELECT count(*), min(started_at), max(started_at) FROM sessions"
+            ).fetchone()
+            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+            sources = dict(
+                conn.execute(
+                    "SELECT source, count(*) FROM sessions GROUP BY source ORDER BY 2 DESC"
+                ).fetchall()
+            )
+            roots = conn.execute(
+                "SELECT count(*) FROM sessions s LEFT JOIN sessions p "
+                "ON p.id = s.parent_session_id WHERE s.parent_session_id IS NULL OR p.id IS NULL"
+            ).fetchone()[0]
+            index = "not checked (read-only)" if self.read_only else self._index_health(conn)
+            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        return {
+            "sessions": int(sessions),
+            "root_sessions": int(roots),
+            "messages": int(messages),
+            "sources": {str(k): int(v) for k, v in sources.items()},
+            "first_started_at": first,
+            "last_started_at": last,
+            "size_bytes": int(page_size) * int(pages),
+            "index": index,
+            "layout": "own" if self.layout.own else "foreign",
+        }
+
+    @staticmethod
+    def _index_health(conn: sqlite3.Connection) -> str:
+        try:
+            # 'integrity-check' compares the index with its content (the messages view).
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+        except sqlite3.DatabaseError as exc:
+            return (
+                f"damaged ({exc}); rebuild it with: "
+                "INSERT INTO messages_fts(messages_fts) VALUES('rebuild')"
+            )
+        return "ok"
 
     def get_messages(self, session_id: str) -> list[StoredMessage]:
         """All visible messages of one session, oldest first."""
@@ -908,6 +1051,34 @@ class SessionStore:
             return [(narrowed, self._window_bound(conn, table, narrowed))]
         every = " AND ".join(f"({single})" for single in singles)
         return [(every, self._window_bound(conn, table, every)), (expression, bound)]
+
+    def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
+        """Words of the main full-text index starting with ``prefix``, with document counts.
+
+        Index words are what the tokenizer stored (porter stems for our stores, plain words for
+        Hermes files). Search uses them to correct misspelt query words. The ``fts5vocab`` view
+        is a TEMP table of this connection, so read-only files stay untouched.
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "kubernetes ingress"}])
+            >>> store.vocabulary("ku")
+            [('kubernet', 1)]
+        """
+        if not prefix:
+            return []
+        with self._read() as conn:
+            # query_only forbids even TEMP tables; the file itself stays read-only (mode=ro).
+            if self.read_only:
+                conn.execute("PRAGMA query_only = 0")
+            try:
+                conn.execute(_CREATE_VOCAB)
+            finally:
+                if self.read_only:
+                    conn.execute("PRAGMA query_only = 1")
+            rows = conn.execute(_VOCAB_QUERY, (prefix, prefix + "\U0010ffff", limit)).fetchall()
+        return [(str(r[0]), int(r[1])) for r in rows]
 
     def last_message_id(self, session_ids: Sequence[str]) -> int:
         """Largest message id among these sessions (0 when they have none)."""

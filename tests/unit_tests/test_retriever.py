@@ -147,3 +147,9 @@ async def test_async_matches_sync(demo_store: SessionStore) -> None:
     sync_docs = retriever.invoke("pgbouncer")
     async_docs = await retriever.ainvoke("pgbouncer")
     assert _ids(async_docs) == _ids(sync_docs)
+    one = await retriever.ainvoke("docker OR nginx OR postgres", k=1, role_filter="user")
+    assert len(one) == 1
+    excluded = await retriever.ainvoke(
+        "pgcrypto", config={"configurable": {"session_id": DJANGO_ROOT}}
+    )
+    assert excluded == []

@@ -27,3 +27,31 @@ class TestSessionRecallRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_query_example(self) -> str:
         return "docker OR nginx OR postgres"
+
+
+from langchain_tests.integration_tests import ToolsIntegrationTests  # noqa: E402
+from langchain_tests.unit_tests import ToolsUnitTests  # noqa: E402
+
+from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool  # noqa: E402
+
+_TOOL = create_session_search_tool(_STORE)
+
+
+class TestSessionSearchToolUnit(ToolsUnitTests):
+    @property
+    def tool_constructor(self) -> SessionSearchTool:
+        return _TOOL
+
+    @property
+    def tool_invoke_params_example(self) -> dict[str, Any]:
+        return {"query": "CORS error", "limit": 2}
+
+
+class TestSessionSearchToolIntegration(ToolsIntegrationTests):
+    @property
+    def tool_constructor(self) -> SessionSearchTool:
+        return _TOOL
+
+    @property
+    def tool_invoke_params_example(self) -> dict[str, Any]:
+        return {"query": "CORS error", "limit": 2}

@@ -1,0 +1,42 @@
+"""Importers: build a session store from other agents' histories.
+
+Every importer is a function ``import_<kind>(store, path, ...) -> ImportReport`` and is
+idempotent: messages already imported (tracked in the store's ``import_ledger`` table) are
+skipped, so re-running an import adds only what is new.
+
+Example:
+    >>> from langchain_session_recall import SessionStore
+    >>> from langchain_session_recall.importers import import_jsonl
+    >>> store = SessionStore(":memory:")
+"""
+
+from langchain_session_recall.importers.base import (
+    ImportReport,
+    ImportSession,
+    ImportSourceError,
+    write_sessions,
+)
+from langchain_session_recall.importers.claude_code import import_claude_code
+from langchain_session_recall.importers.hermes import import_hermes
+from langchain_session_recall.importers.jsonl import import_jsonl
+from langchain_session_recall.importers.langgraph import import_langgraph
+
+__all__ = [
+    "IMPORTERS",
+    "ImportReport",
+    "ImportSession",
+    "ImportSourceError",
+    "import_claude_code",
+    "import_hermes",
+    "import_jsonl",
+    "import_langgraph",
+    "write_sessions",
+]
+
+IMPORTERS = {
+    "hermes": import_hermes,
+    "jsonl": import_jsonl,
+    "claude-code": import_claude_code,
+    "langgraph": import_langgraph,
+}
+"""Importer function by the name used on the command line."""

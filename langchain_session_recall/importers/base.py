@@ -1,0 +1,303 @@
+"""What every importer shares: the report, skip bookkeeping, progress and session writing.
+
+An importer turns an outside source into :class:`ImportSession` records (pure parsing), then
+:func:`write_sessions` puts them into a :class:`SessionStore`: parents before children, one
+transaction per session batch (its new messages and their ledger rows together), messages
+already in the ledger skipped. Re-running an import therefore adds only what is new.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO, TypeVar
+
+from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.store import MessageLike, SessionStore
+
+__all__ = [
+    "ImportReport",
+    "ImportSession",
+    "ImportSourceError",
+    "order_parents_first",
+    "progress",
+    "write_sessions",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_MAX_PROBLEMS = 50  # details kept per report; counts are always complete
+
+
+class ImportSourceError(SessionRecallError):
+    """The import source cannot be read at all (missing file, wrong format)."""
+
+
+@dataclass
+class ImportReport:
+    """Outcome of one import run.
+
+    ``skipped`` counts malformed or invalid items left out, by reason; ``problems`` keeps the
+    first details (``"file.jsonl:12: not valid JSON"``) so they can be found and fixed.
+    ``ignored`` counts entries that are not conversation by design (e.g. Claude Code's file
+    snapshots): nothing is lost by leaving them out.
+
+    Example:
+        >>> r = ImportReport("jsonl")
+        >>> r.skip("not valid JSON", "a.jsonl:3")
+        >>> r.summary()
+        'jsonl: 0 sessions (0 new), 0 messages imported; skipped 1 (1 not valid JSON)'
+    """
+
+    kind: str
+    sessions: int = 0
+    new_sessions: int = 0
+    messages: int = 0
+    already_imported: int = 0
+    orphans: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    ignored: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+
+    def ignore(self, reason: str) -> None:
+        """Count an entry that is not conversation by design (metadata, snapshots, ...)."""
+        self.ignored[reason] += 1
+
+    def skip(self, reason: str, where: str | None = None, count: int = 1) -> None:
+        """Count ``count`` items skipped for ``reason`` (``where`` says which)."""
+        self.skipped[reason] += count
+        if where is not None and len(self.problems) < _MAX_PROBLEMS:
+            self.problems.append(f"{where}: {reason}")
+
+    @property
+    def skipped_total(self) -> int:
+        """Items skipped for any reason."""
+        return sum(self.skipped.values())
+
+    def summary(self) -> str:
+        """One line for humans: what was imported and what was skipped, with reasons."""
+        line = (
+            f"{self.kind}: {self.sessions} sessions ({self.new_sessions} new), "
+            f"{self.messages} messages imported"
+        )
+        if self.already_imported:
+            line += f", {self.already_imported} already present"
+        if self.skipped:
+            reasons = ", ".join(f"{n} {why}" for why, n in self.skipped.most_common())
+            line += f"; skipped {self.skipped_total} ({reasons})"
+        if self.orphans:
+            line += f"; {len(self.orphans)} imported as roots (parent missing)"
+        if self.ignored:
+            line += f"; ignored {sum(self.ignored.values())} non-message entries"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for ``--json``)."""
+        return {
+            "kind": self.kind,
+            "sessions": self.sessions,
+            "new_sessions": self.new_sessions,
+            "messages": self.messages,
+            "already_imported": self.already_imported,
+            "orphans": list(self.orphans),
+            "skipped": dict(self.skipped),
+            "ignored": dict(self.ignored),
+            "problems": list(self.problems),
+        }
+
+
+@dataclass
+class ImportSession:
+    """One session read from a source, ready to write.
+
+    ``messages`` are ``(external_key, message)`` pairs: the key identifies the message in the
+    source (a line number, a uuid, a Hermes message id) and is what makes re-runs idempotent.
+
+    Example:
+        >>> s = ImportSession("chat-1", "import", [("f:1", {"role": "user", "content": "hi"})])
+        >>> s.messages[0][0]
+        'f:1'
+    """
+
+    id: str
+    source: str
+    messages: list[tuple[str, MessageLike]] = field(default_factory=list)
+    parent_session_id: str | None = None
+    model: str | None = None
+    title: str | None = None
+    user_id: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    end_reason: str | None = None
+
+
+def order_parents_first(
+    sessions: Sequence[ImportSession], known: Callable[[str], bool] = lambda _: False
+) -> tuple[list[ImportSession], list[str]]:
+    """Sessions sorted so every parent precedes its children (pure, cycle-safe).
+
+    A parent that is neither in ``sessions`` nor ``known`` (already in the store) is missing:
+    the child is detached (written as a root) and its id returned in the second list. Members of
+    a parent cycle are detached the same way.
+
+    Example:
+        >>> a, b = ImportSession("a", "cli", parent_session_id="b"), ImportSession("b", "cli")
+        >>> [s.id for s in order_parents_first([a, b])[0]]
+        ['b', 'a']
+    """
+    by_id = {s.id: s for s in sessions}
+    ordered: list[ImportSession] = []
+    orphans: list[str] = []
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+
+    for start in sessions:
+        stack: list[str] = []
+        node: str | None = start.id
+        # Walk up to the first placed (or external) ancestor, then place the path top-down.
+        while node is not None and node in by_id and state.get(node) is None:
+            state[node] = 1
+            stack.append(node)
+            parent = by_id[node].parent_session_id
+            if parent is not None and state.get(parent) == 1:  # cycle: cut it here
+                orphans.append(node)
+                by_id[node].parent_session_id = None
+                break
+            node = parent
+        for sid in reversed(stack):
+            session = by_id[sid]
+            parent = session.parent_session_id
+            if parent is not None and parent not in by_id and not known(parent):
+                orphans.append(sid)
+                session.parent_session_id = None
+            state[sid] = 2
+            ordered.append(session)
+    return ordered, orphans
+
+
+class _Counter:
+    """Fallback progress: a counter redrawn in place on stderr."""
+
+    def __init__(self, total: int | None, desc: str, stream: TextIO) -> None:
+        self.total, self.desc, self.stream, self.n = total, desc, stream, 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if self.n % 50 == 0 or self.n == self.total:
+            of = f"/{self.total}" if self.total else ""
+            self.stream.write(f"\r{self.desc}: {self.n}{of}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.n:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def progress(
+    items: Iterable[T],
+    *,
+    total: int | None = None,
+    desc: str = "importing",
+    enabled: bool | None = None,
+    stream: TextIO | None = None,
+) -> Iterator[T]:
+    """Yield ``items`` while drawing a progress bar on stderr.
+
+    ``enabled=None`` shows it only when stderr is a terminal. Uses ``tqdm`` when installed
+    (``pip install langchain-session-recall[cli]``), else a plain counter.
+
+    Example:
+        >>> list(progress([1, 2], enabled=False))
+        [1, 2]
+    """
+    out = stream or sys.stderr
+    if enabled is None:
+        enabled = out.isatty()
+    if not enabled:
+        yield from items
+        return
+    bar: Any
+    try:
+        from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
+
+        bar = tqdm(total=total, desc=desc, file=out, unit="session")
+    except ImportError:
+        bar = _Counter(total, desc, out)
+    try:
+        for item in items:
+            yield item
+            bar.update(1)
+    finally:
+        bar.close()
+
+
+def write_sessions(
+    store: SessionStore,
+    sessions: Sequence[ImportSession],
+    report: ImportReport,
+    *,
+    show_progress: bool | None = None,
+) -> ImportReport:
+    """Write parsed sessions into ``store``, parents first, each batch in one transaction.
+
+    A session whose parent is missing everywhere is written as a root and listed in
+    ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
+
+    Example:
+        >>> store = SessionStore(":memory:")
+        >>> s = ImportSession("chat-1", "import", [("f:1", {"role": "user", "content": "hi"})])
+        >>> write_sessions(store, [s], ImportReport("custom")).summary()
+        'custom: 1 sessions (1 new), 1 messages imported'
+    """
+    ordered, orphans = order_parents_first(sessions, lambda sid: store.get_session(sid) is not None)
+    report.orphans.extend(orphans)
+    for sid in orphans:
+        report.problems.append(f"session {sid}: parent missing, imported as a root")
+    for session in progress(
+        ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress
+    ):
+        existing = store.get_session(session.id)
+        started_at = session.started_at
+        if existing is not None and started_at is not None and started_at >= existing.started_at:
+            started_at = None  # a re-run never moves a session later (e.g. a file's new mtime)
+        fields: dict[str, Any] = {
+            "source": session.source,
+            "parent_session_id": session.parent_session_id,
+            "model": session.model,
+            "title": session.title,
+            "user_id": session.user_id,
+            "started_at": started_at,
+            "end_reason": session.end_reason,
+        }
+        try:
+            store.add_session(session.id, **{k: v for k, v in fields.items() if v is not None})
+        except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
+            report.skip("session rejected by the store", f"session {session.id}: {exc}")
+            continue
+        known = store.imported_keys(report.kind, session.id)
+        fresh = [(k, m) for k, m in session.messages if k not in known]
+        report.already_imported += len(session.messages) - len(fresh)
+        if fresh:
+            try:
+                ids = store.import_messages(session.id, fresh, source_kind=report.kind)
+            except SessionRecallError as exc:
+                # One bad message would sink the batch: retry one by one, keep the good ones.
+                ids = []
+                for key, message in fresh:
+                    try:
+                        ids += store.import_messages(
+                            session.id, [(key, message)], source_kind=report.kind
+                        )
+                    except SessionRecallError as one:
+                        report.skip("invalid message", f"session {session.id} [{key}]: {one}")
+                logger.debug("batch of session %s retried one by one: %s", session.id, exc)
+            report.messages += len(ids)
+        if session.ended_at is not None:
+            store.end_session(session.id, ended_at=session.ended_at)
+        report.sessions += 1
+        report.new_sessions += 0 if existing is not None else 1
+    return report

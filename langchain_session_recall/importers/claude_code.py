@@ -1,0 +1,270 @@
+"""Import Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Each line is one entry: ``user`` lines carry the user's text or ``tool_result`` blocks,
+``assistant`` lines carry ``text`` and ``tool_use`` blocks (Claude Code writes one line per
+block, sharing ``message.id``; they are merged back into one message), ``summary`` lines give
+the chain a title. Entries with ``isSidechain: true`` come from a sub-agent started by the
+``Task`` tool: each side chain becomes a child session of the main one. Entries are keyed by
+their ``uuid``, so re-importing a transcript that grew adds only the new entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.importers.base import (
+    ImportReport,
+    ImportSession,
+    ImportSourceError,
+    write_sessions,
+)
+from langchain_session_recall.store import SessionStore
+
+__all__ = ["default_claude_dir", "import_claude_code", "parse_claude_code_lines"]
+
+KIND = "claude-code"
+SOURCE = "claude-code"
+
+
+def default_claude_dir() -> Path:
+    """``~/.claude/projects``, where Claude Code keeps its transcripts.
+
+    Example:
+        >>> default_claude_dir().parts[-2:]
+        ('.claude', 'projects')
+    """
+    return Path.home() / ".claude" / "projects"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "text" and b.get("text")
+        )
+    return ""
+
+
+def _chain_root(uuid: str, parents: Mapping[str, str | None]) -> str:
+    """First entry of the side chain holding ``uuid`` (cycle-safe)."""
+    seen = {uuid}
+    while (parent := parents.get(uuid)) is not None and parent in parents and parent not in seen:
+        seen.add(parent)
+        uuid = parent
+    return uuid
+
+
+class _Builder:
+    """Accumulates the messages of one file's sessions."""
+
+    def __init__(self, report: ImportReport, default_session_id: str) -> None:
+        self.report = report
+        self.default_session_id = default_session_id
+        self.sessions: dict[str, ImportSession] = {}
+        self.tool_names: dict[str, str] = {}
+        self.last_api_id: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def session(self, sid: str, parent: str | None, when: float) -> ImportSession:
+        s = self.sessions.get(sid)
+        if s is None:
+            s = self.sessions[sid] = ImportSession(id=sid, source=SOURCE, parent_session_id=parent)
+        if s.started_at is None or when < s.started_at:
+            s.started_at = when
+        return s
+
+    def user(self, s: ImportSession, uuid: str, content: Any, when: float) -> None:
+        if isinstance(content, str):
+            if content.strip():
+                s.messages.append((uuid, {"role": "user", "content": content, "timestamp": when}))
+            return
+        if not isinstance(content, list):
+            self.report.skip("user entry without content", uuid)
+            return
+        text = _text(content)
+        if text.strip():
+            s.messages.append((uuid, {"role": "user", "content": text, "timestamp": when}))
+        for i, block in enumerate(content):
+            if not isinstance(block, Mapping) or block.get("type") != "tool_result":
+                continue
+            call_id = block.get("tool_use_id")
+            s.messages.append(
+                (
+                    f"{uuid}#r{i}",
+                    {
+                        "role": "tool",
+                        "content": _text(block.get("content")),
+                        "tool_call_id": call_id,
+                        "tool_name": self.tool_names.get(str(call_id)),
+                        "timestamp": when,
+                    },
+                )
+            )
+        self.last_api_id.pop(s.id, None)
+
+    def assistant(
+        self, s: ImportSession, uuid: str, message: Mapping[str, Any], when: float
+    ) -> None:
+        model = message.get("model")
+        if isinstance(model, str) and model and not model.startswith("<") and s.model is None:
+            s.model = model
+        blocks = message.get("content")
+        blocks = [{"type": "text", "text": blocks}] if isinstance(blocks, str) else blocks
+        if not isinstance(blocks, list):
+            self.report.skip("assistant entry without content", uuid)
+            return
+        calls = []
+        for b in blocks:
+            if isinstance(b, Mapping) and b.get("type") == "tool_use":
+                self.tool_names[str(b.get("id"))] = str(b.get("name"))
+                calls.append({"id": b.get("id"), "name": b.get("name"), "args": b.get("input", {})})
+        text = _text(blocks)
+        if not text.strip() and not calls:
+            self.report.ignore("thinking-only entry")
+            return
+        api_id = message.get("id")
+        previous = self.last_api_id.get(s.id)
+        if api_id and previous and previous[0] == api_id:
+            # Same API response written as several lines: one message, as the model sent it.
+            merged = previous[1]
+            merged["content"] = "\n".join(p for p in (merged["content"], text) if p)
+            merged["tool_calls"] = (merged.get("tool_calls") or []) + calls
+            return
+        row: dict[str, Any] = {"role": "assistant", "content": text, "timestamp": when}
+        if calls:
+            row["tool_calls"] = calls
+        s.messages.append((uuid, row))
+        if api_id:
+            self.last_api_id[s.id] = (str(api_id), row)
+
+
+def parse_claude_code_lines(
+    lines: Iterable[str], *, name: str, default_session_id: str, report: ImportReport
+) -> list[ImportSession]:
+    """Parse one transcript file into the main session and one child per side chain (pure).
+
+    Example:
+        >>> line = ('{"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": '
+        ...         '"2026-11-03T10:00:00Z", "message": {"role": "user", "content": "hi"}}')
+        >>> r = ImportReport("claude-code")
+        >>> [(s.id, len(s.messages)) for s in parse_claude_code_lines(
+        ...     [line, "{not json"], name="s1.jsonl", default_session_id="s1", report=r)]
+        [('s1', 1)]
+        >>> r.problems
+        ['s1.jsonl:2: not valid JSON']
+    """
+    entries: list[Mapping[str, Any]] = []
+    titles: list[tuple[str | None, str]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            report.skip("not valid JSON", f"{name}:{number}")
+            continue
+        if not isinstance(obj, Mapping):
+            report.skip("not a JSON object", f"{name}:{number}")
+            continue
+        kind = obj.get("type")
+        if kind == "summary" and isinstance(obj.get("summary"), str):
+            titles.append((obj.get("leafUuid"), obj["summary"]))
+        elif kind in ("user", "assistant") and isinstance(obj.get("message"), Mapping):
+            if not obj.get("uuid"):
+                report.skip("entry without uuid", f"{name}:{number}")
+            elif obj.get("isMeta"):
+                report.ignore("meta entry")
+            else:
+                entries.append(obj)
+        else:
+            report.ignore(f"{kind or 'untyped'} entry")
+
+    side_parents = {str(e["uuid"]): e.get("parentUuid") for e in entries if e.get("isSidechain")}
+    builder = _Builder(report, default_session_id)
+    main_id: str | None = None
+    for e in entries:
+        uuid = str(e["uuid"])
+        try:
+            when = to_timestamp(e.get("timestamp")) or 0.0
+        except ValueError:
+            report.skip("bad timestamp", f"{name}: entry {uuid}")
+            continue
+        sid = str(e.get("sessionId") or default_session_id)
+        main_id = main_id or sid
+        if e.get("isSidechain"):
+            agent = e.get("agentId") or _chain_root(uuid, side_parents)[:8]
+            builder.session(sid, None, when)
+            session = builder.session(f"{sid}/agent-{agent}", sid, when)
+        else:
+            session = builder.session(sid, None, when)
+        message = e["message"]
+        if e["type"] == "user":
+            builder.user(session, uuid, message.get("content"), when)
+        else:
+            builder.assistant(session, uuid, message, when)
+
+    known = {u for s in builder.sessions.values() for u, _ in s.messages}
+    for leaf, title in titles:
+        if main_id and main_id in builder.sessions and (leaf in known or leaf is None):
+            builder.sessions[main_id].title = builder.sessions[main_id].title or title
+    if titles and main_id in builder.sessions and builder.sessions[main_id].title is None:
+        builder.sessions[main_id].title = titles[0][1]
+    return list(builder.sessions.values())
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+    if path.is_file():
+        return [path]
+    raise ImportSourceError(
+        f"no such file or directory: {path}; "
+        f"Claude Code keeps its transcripts in {default_claude_dir()}"
+    )
+
+
+def import_claude_code(
+    store: SessionStore,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    show_progress: bool | None = None,
+) -> ImportReport:
+    """Import one Claude Code transcript, or every one under a directory (default
+    ``~/.claude/projects``), into ``store``.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> entry = {"type": "user", "uuid": "u1", "sessionId": "s1", "isSidechain": False,
+        ...          "timestamp": "2026-11-03T10:00:00Z",
+        ...          "message": {"role": "user", "content": "why is CI red?"}}
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "s1.jsonl"
+        >>> _ = f.write_text(json.dumps(entry) + "\\n")
+        >>> store = SessionStore(":memory:")
+        >>> import_claude_code(store, f.parent).summary()
+        'claude-code: 1 sessions (1 new), 1 messages imported'
+    """
+    report = ImportReport(KIND)
+    parsed: dict[str, ImportSession] = {}
+    for file in _files(Path(path).expanduser() if path is not None else default_claude_dir()):
+        with file.open(encoding="utf-8", errors="replace") as fh:
+            sessions = parse_claude_code_lines(
+                fh, name=file.name, default_session_id=file.stem, report=report
+            )
+        for s in sessions:
+            into = parsed.get(s.id)
+            if into is None:
+                parsed[s.id] = s
+                continue
+            into.messages.extend(s.messages)  # sub-agent files of a session, resumed sessions
+            into.title = into.title or s.title
+            into.model = into.model or s.model
+            if s.started_at is not None and (into.started_at or s.started_at) >= s.started_at:
+                into.started_at = s.started_at
+    return write_sessions(store, list(parsed.values()), report, show_progress=show_progress)

@@ -1,0 +1,100 @@
+"""Import a Hermes agent ``state.db`` (any of its FTS layouts) into a store of our own.
+
+The source is opened read-only through :class:`SessionStore`, which detects the layout, hides
+rewound and model-only messages and decodes ``\\x00json:`` content. Session ids are kept as they
+are, and each message is keyed by its Hermes id, so re-running the import copies only new
+sessions and new messages.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from langchain_session_recall.errors import NotASessionDatabaseError
+from langchain_session_recall.importers.base import (
+    ImportReport,
+    ImportSession,
+    ImportSourceError,
+    write_sessions,
+)
+from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.store import SessionStore
+
+__all__ = ["import_hermes", "read_hermes"]
+
+KIND = "hermes"
+
+
+def _message(m: StoredMessage) -> dict[str, Any]:
+    return {
+        "role": m.role,
+        "content": m.content,
+        "timestamp": m.timestamp,
+        "tool_call_id": m.tool_call_id,
+        "tool_calls": m.tool_calls,
+        "tool_name": m.tool_name,
+    }
+
+
+def read_hermes(source: SessionStore, report: ImportReport) -> list[ImportSession]:
+    """Every session of an open Hermes store with its visible messages."""
+    sessions = source.get_sessions(source.all_session_ids())
+    out: list[ImportSession] = []
+    for sid, s in sessions.items():
+        messages: list[tuple[str, Any]] = []
+        for m in source.get_messages(sid):
+            if m.role not in ("user", "assistant", "tool", "system"):
+                report.skip(f"unknown role {m.role!r}", f"message {m.id}")
+                continue
+            messages.append((f"{sid}:{m.id}", _message(m)))
+        out.append(
+            ImportSession(
+                id=sid,
+                source=s.source,
+                messages=messages,
+                parent_session_id=s.parent_session_id,
+                model=s.model,
+                title=s.title,
+                user_id=s.user_id,
+                started_at=s.started_at,
+                ended_at=s.ended_at,
+                end_reason=s.end_reason,
+            )
+        )
+    return out
+
+
+def import_hermes(
+    store: SessionStore,
+    path: str | os.PathLike[str],
+    *,
+    show_progress: bool | None = None,
+) -> ImportReport:
+    """Copy a Hermes ``state.db`` into ``store``, incrementally.
+
+    Lineage (``parent_session_id``), sources, models, titles, users and end reasons are kept;
+    rewound and hidden messages stay out, compacted ones come along.
+
+    Example:
+        >>> import tempfile, os
+        >>> from hermes_fixtures import build_hermes_db
+        >>> src = os.path.join(tempfile.mkdtemp(), "state.db"); build_hermes_db(src, 3)
+        >>> store = SessionStore(":memory:")
+        >>> import_hermes(store, src).messages > 0
+        True
+        >>> import_hermes(store, src).messages
+        0
+    """
+    report = ImportReport(KIND)
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ImportSourceError(f"no such file: {path}; pass the path of a Hermes state.db")
+    try:
+        source = SessionStore(path, read_only=True)
+    except NotASessionDatabaseError as exc:
+        raise ImportSourceError(f"{path} is not a Hermes session database: {exc}") from exc
+    with source:
+        sessions = read_hermes(source, report)
+    return write_sessions(store, sessions, report, show_progress=show_progress)

@@ -1,0 +1,143 @@
+"""Import a LangGraph SQLite checkpointer database (``langgraph-checkpoint-sqlite``).
+
+Each thread becomes one session (its id is the ``thread_id``); checkpoints of sub-graphs
+(a non-empty ``checkpoint_ns``) become child sessions. The messages are those of the thread's
+latest checkpoint (its ``messages`` channel); each is stamped with the time of the first
+checkpoint that holds it. Messages are keyed by thread and message id, so re-importing after
+the agent ran on adds only the new turns.
+
+Needs ``pip install langchain-session-recall[langgraph]`` (``langgraph-checkpoint-sqlite``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.importers.base import (
+    ImportReport,
+    ImportSession,
+    ImportSourceError,
+    write_sessions,
+)
+from langchain_session_recall.store import SessionStore
+
+__all__ = ["import_langgraph"]
+
+KIND = "langgraph"
+SOURCE = "langgraph"
+_THREADS = (
+    "SELECT thread_id, checkpoint_ns, count(*) FROM checkpoints "
+    "GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
+)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    uri = f"file:{path.resolve().as_posix()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute("SELECT 1 FROM checkpoints LIMIT 1")
+    except sqlite3.DatabaseError as exc:
+        raise ImportSourceError(
+            f"{path} is not a LangGraph SQLite checkpointer database ({exc}); pass the file "
+            "given to SqliteSaver"
+        ) from exc
+    return conn
+
+
+def _child_id(thread_id: str, namespace: str) -> str:
+    node = namespace.split("|")[-1].split(":")[0] or "subgraph"
+    digest = hashlib.sha1(namespace.encode()).hexdigest()[:12]
+    return f"{thread_id}/{node}-{digest}"
+
+
+def _message_key(thread_id: str, namespace: str, index: int, message: BaseMessage) -> str:
+    # Sub-graph states often repeat the parent's messages: keyed by id, they are stored once.
+    return f"{thread_id}:{message.id}" if message.id else f"{thread_id}:{namespace}#{index}"
+
+
+def _thread(saver: Any, thread_id: str, namespace: str, report: ImportReport) -> ImportSession:
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}}
+    first_seen: dict[str, float] = {}
+    latest: list[Any] = []
+    started: float | None = None
+    for i, item in enumerate(saver.list(config)):  # newest first
+        when = to_timestamp(item.checkpoint.get("ts")) or 0.0
+        started = when
+        messages = item.checkpoint.get("channel_values", {}).get("messages")
+        if not isinstance(messages, list):
+            continue
+        if i == 0:
+            latest = messages
+        for m in messages:
+            if isinstance(m, BaseMessage) and m.id:
+                first_seen[m.id] = when  # overwritten by each older checkpoint: ends earliest
+    session = ImportSession(
+        id=thread_id if not namespace else _child_id(thread_id, namespace),
+        source=SOURCE,
+        parent_session_id=None if not namespace else thread_id,
+        started_at=started,
+    )
+    for index, m in enumerate(latest):
+        if not isinstance(m, BaseMessage):
+            report.skip("not a message in the messages channel", f"thread {thread_id} #{index}")
+            continue
+        if m.type not in ("human", "ai", "tool", "system"):
+            report.skip(f"{m.type} message", f"thread {thread_id} #{index}")
+            continue
+        when = first_seen.get(m.id or "", started or 0.0)
+        row = m.model_copy(update={"additional_kwargs": {**m.additional_kwargs, "timestamp": when}})
+        session.messages.append((_message_key(thread_id, namespace, index, m), row))
+        if isinstance(m, AIMessage) and session.model is None:
+            meta = m.response_metadata
+            model = meta.get("model_name") or meta.get("model")
+            session.model = str(model) if model else None
+    return session
+
+
+def import_langgraph(
+    store: SessionStore,
+    path: str | os.PathLike[str],
+    *,
+    show_progress: bool | None = None,
+) -> ImportReport:
+    """Import every thread of a LangGraph ``SqliteSaver`` database into ``store``.
+
+    Example:
+        >>> import sqlite3, tempfile, os
+        >>> from langgraph.checkpoint.sqlite import SqliteSaver
+        >>> path = os.path.join(tempfile.mkdtemp(), "checkpoints.db")
+        >>> SqliteSaver(sqlite3.connect(path)).setup()
+        >>> import_langgraph(SessionStore(":memory:"), path).sessions
+        0
+    """
+    try:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportSourceError(
+            "importing LangGraph checkpoints needs langgraph-checkpoint-sqlite: "
+            "pip install 'langchain-session-recall[langgraph]'"
+        ) from exc
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ImportSourceError(f"no such file: {path}; pass the SqliteSaver database file")
+    report = ImportReport(KIND)
+    conn = _connect(file)
+    try:
+        saver = SqliteSaver(conn)
+        threads = conn.execute(_THREADS).fetchall()
+        sessions = []
+        for thread_id, namespace, _count in threads:
+            try:
+                sessions.append(_thread(saver, str(thread_id), str(namespace or ""), report))
+            except Exception as exc:  # a checkpoint this version cannot decode: skip the thread
+                report.skip("unreadable checkpoint", f"thread {thread_id} {namespace!r}: {exc}")
+    finally:
+        conn.close()
+    return write_sessions(store, sessions, report, show_progress=show_progress)

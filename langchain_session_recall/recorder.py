@@ -1,0 +1,519 @@
+"""``SessionRecorder``: record a running LangChain/LangGraph agent into a :class:`SessionStore`.
+
+Pass it as a callback and every turn is written as it happens: the new user message(s) when a
+chat model starts, the assistant message (with its tool calls and the model name) when it ends,
+each tool result when a tool ends. Sub-agents (an agent wrapped as a tool, a compiled graph used
+as a node of another graph, or a nested run whose config carries ``metadata={"session_id": ...}``)
+are written to child sessions
+whose ``parent_session_id`` is the caller's session, so search folds them back into the root.
+
+The recorder never breaks the agent it observes: a storage error is logged, never raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
+from langchain_core.outputs import ChatGeneration, LLMResult
+
+from langchain_session_recall.store import SessionStore
+
+__all__ = ["SessionRecorder"]
+
+logger = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_GRAPH_STEP_TAG = "graph:step:"
+# Bounds that keep a long-lived recorder (one per server, many threads) from growing forever.
+# Forgetting a session's state only costs a lookup when it is seen again.
+_MAX_SESSIONS = 1024
+_MAX_IDS = 4096
+
+
+def _never_raise(method: F) -> F:
+    """Log any exception of a callback instead of letting it reach the observed run."""
+
+    @functools.wraps(method)
+    def wrapper(self: SessionRecorder, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:  # the agent must keep running whatever the store does
+            self.errors += 1
+            logger.warning(
+                "SessionRecorder could not record %s (the run continues): %s",
+                method.__name__,
+                exc,
+                exc_info=logger.isEnabledFor(logging.DEBUG),
+            )
+            return None
+
+    return cast(F, wrapper)
+
+
+@dataclass
+class _Run:
+    parent: UUID | None
+    kind: str  # "chain", "tool", "model"
+    name: str | None = None
+    explicit_session: str | None = None
+    graph: bool = False
+    model: str | None = None
+    tool_call_id: str | None = None
+    session: str | None = None  # set once this run owns a (child) session
+
+
+@dataclass
+class _SessionState:
+    parent: str | None
+    created: bool = False
+    model: str | None = None
+    recorded_ids: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
+    pending_inputs: list[str] = field(default_factory=list)  # user turns recorded from graph input
+
+
+def _new_user_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The user turn at the end of a model input: human messages after the last AI/tool one.
+
+    Earlier history was recorded when it happened (or belongs to a past run); in an agent loop
+    the input ends with tool results, so nothing is returned for those calls.
+    """
+    tail: list[BaseMessage] = []
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            tail.append(message)
+        elif isinstance(message, SystemMessage):
+            continue
+        else:
+            break
+    return list(reversed(tail))
+
+
+def _input_messages(inputs: Any) -> list[BaseMessage]:
+    """Messages in a graph's input (``{"messages": [...]}`` or a list), else none."""
+    if isinstance(inputs, Mapping):
+        inputs = inputs.get("messages")
+    if not isinstance(inputs, list) or not inputs:
+        return []
+    try:
+        return convert_to_messages(inputs)
+    except (ValueError, TypeError, NotImplementedError):
+        return []
+
+
+def _model_name(*sources: Mapping[str, Any] | None) -> str | None:
+    for source in sources:
+        if not source:
+            continue
+        for key in ("model_name", "model", "ls_model_name", "model_id"):
+            value = source.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+class SessionRecorder(BaseCallbackHandler):
+    """Record an agent's conversation into a store while it runs.
+
+    Args:
+        store: Where to write (a read-write :class:`SessionStore`).
+        session_id: The session to record into. ``None`` (default) takes the run's
+            ``session_id`` metadata or its LangGraph ``thread_id`` (``configurable``), so each
+            thread is one session; runs with neither share one session per recorder.
+        source: ``sessions.source`` of the sessions created (child sessions too).
+        user_id: Owner written on created sessions (for multi-tenant search).
+        subagent_source: ``source`` of child sessions (defaults to ``source``).
+        title: Title written on the root session(s) when they are created.
+
+    Works with ``create_agent`` agents, LangGraph graphs and plain chains, sync and async
+    (its callbacks run inline, so messages keep their order).
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        >>> from langchain_core.messages import AIMessage
+        >>> store = SessionStore(":memory:")
+        >>> recorder = SessionRecorder(store, session_id="chat-1")
+        >>> model = GenericFakeChatModel(messages=iter([AIMessage("Use CORS middleware.")]))
+        >>> _ = model.invoke("How do I fix the CORS error?", config={"callbacks": [recorder]})
+        >>> [(m.role, m.content) for m in store.get_messages("chat-1")]
+        [('user', 'How do I fix the CORS error?'), ('assistant', 'Use CORS middleware.')]
+    """
+
+    run_inline = True  # async runs call us in the event loop, in order, not in an executor
+    raise_error = False
+
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        session_id: str | None = None,
+        source: str = "langchain",
+        user_id: str | None = None,
+        subagent_source: str | None = None,
+        title: str | None = None,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.source = source
+        self.user_id = user_id
+        self.subagent_source = subagent_source or source
+        self.title = title
+        self.errors = 0
+        """Number of events that could not be recorded (each was logged)."""
+        self._fallback_id = session_id or f"session-{uuid.uuid4().hex[:12]}"
+        self._runs: dict[UUID, _Run] = {}
+        self._sessions: OrderedDict[str, _SessionState] = OrderedDict()
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ run bookkeeping
+
+    def _register(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        kind: str,
+        *,
+        name: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> _Run:
+        meta = metadata or {}
+        explicit = meta.get("session_id") or meta.get("thread_id")
+        agent = meta.get("lc_agent_name")
+        if not agent and name in (None, "LangGraph"):
+            name = meta.get("langgraph_node")  # a sub-graph is best named by its node
+        run = _Run(
+            parent=parent_run_id if parent_run_id in self._runs else None,
+            kind=kind,
+            name=str(agent) if agent else name,
+            explicit_session=str(explicit) if explicit else None,
+        )
+        self._runs[run_id] = run
+        # A run tagged as a graph step is a node: its parent is a graph. A graph with a parent
+        # of its own is a sub-graph, i.e. a sub-agent.
+        if parent_run_id in self._runs and any(t.startswith(_GRAPH_STEP_TAG) for t in tags or ()):
+            self._runs[parent_run_id].graph = True
+        return run
+
+    def _owner(self, run_id: UUID, *, tool_boundary: bool) -> tuple[UUID, _Run]:
+        """The nearest run that owns a session, walking up from ``run_id``."""
+        current: UUID | None = run_id
+        while current is not None:
+            run = self._runs[current]
+            if run.parent is None:
+                return current, run
+            if run.kind == "tool":
+                # A tool owns a session only for the model runs beneath it (a sub-agent); its
+                # own result belongs to the agent that called it.
+                if tool_boundary and current != run_id:
+                    return current, run
+            elif run.session is not None or run.graph or self._own_session_id(run):
+                return current, run
+            current = run.parent
+        raise KeyError(run_id)  # unreachable: the walk ends at a root
+
+    def _own_session_id(self, run: _Run) -> bool:
+        """The run names a session other than its parent's (``metadata={"session_id": ...}``)."""
+        parent = self._runs.get(run.parent) if run.parent is not None else None
+        return bool(run.explicit_session) and (
+            parent is None or run.explicit_session != parent.explicit_session
+        )
+
+    def _session_for(self, run_id: UUID, *, tool_boundary: bool = True) -> str:
+        owner_id, owner = self._owner(run_id, tool_boundary=tool_boundary)
+        if owner.session is not None:
+            return owner.session
+        if owner.parent is None:
+            owner.session = self.session_id or owner.explicit_session or self._fallback_id
+            self._state(owner.session)
+            return owner.session
+        parent_session = self._session_for(owner.parent, tool_boundary=False)
+        if self._own_session_id(owner) and owner.explicit_session:
+            child = owner.explicit_session
+        else:
+            child = f"{parent_session}/{owner.name or owner.kind}-{owner_id.hex[-12:]}"
+        owner.session = child
+        self._state(child, parent=parent_session)
+        return child
+
+    def _state(self, session_id: str, *, parent: str | None = None) -> _SessionState:
+        state = self._sessions.get(session_id)
+        if state is None:
+            state = self._sessions[session_id] = _SessionState(parent=parent)
+            while len(self._sessions) > _MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(session_id)
+        return state
+
+    def _ensure_session(self, session_id: str, model: str | None) -> _SessionState:
+        state = self._state(session_id)
+        if not state.created:
+            existing = self.store.get_session(session_id)
+            if existing is None:
+                if state.parent is not None:
+                    self._ensure_session(state.parent, None)
+                self.store.add_session(
+                    session_id,
+                    source=self.source if state.parent is None else self.subagent_source,
+                    parent_session_id=state.parent,
+                    model=model,
+                    title=self.title if state.parent is None else None,
+                    user_id=self.user_id,
+                    started_at=time.time(),
+                )
+            elif model and existing.model is None:
+                self.store.add_session(session_id, model=model)
+            state.created = True
+            state.model = model or (existing.model if existing else None)
+        elif model and state.model is None:
+            self.store.add_session(session_id, model=model)
+            state.model = model
+        return state
+
+    def _record(self, session_id: str, messages: Sequence[BaseMessage], model: str | None) -> None:
+        state = self._ensure_session(session_id, model)
+        fresh = [m for m in messages if not (m.id and m.id in state.recorded_ids)]
+        if not fresh:
+            return
+        self.store.add_messages(session_id, fresh)
+        for m in fresh:
+            if m.id:
+                state.recorded_ids[m.id] = None
+        while len(state.recorded_ids) > _MAX_IDS:
+            del state.recorded_ids[next(iter(state.recorded_ids))]
+
+    def _forget(self, run_id: UUID) -> None:
+        run = self._runs.pop(run_id, None)
+        if run is not None and run.parent is None and run.session is not None:
+            state = self._sessions.get(run.session)
+            if state is not None:
+                state.pending_inputs.clear()
+
+    # ------------------------------------------------------------------ callbacks
+
+    @_never_raise
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Track the run (graphs, nodes and chains decide which session messages go to)."""
+        with self._lock:
+            run = self._register(
+                run_id,
+                parent_run_id,
+                "chain",
+                name=kwargs.get("name"),
+                tags=tags,
+                metadata=metadata,
+            )
+            if run.parent is None:
+                new = _new_user_messages(_input_messages(inputs))
+                if new:
+                    session = self._session_for(run_id)
+                    self._record(session, new, None)
+                    self._state(session).pending_inputs.extend(m.text for m in new)
+
+    @_never_raise
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the finished run."""
+        with self._lock:
+            self._forget(run_id)
+
+    @_never_raise
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the failed run."""
+        with self._lock:
+            self._forget(run_id)
+
+    @_never_raise
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any] | None,
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Record the new user message(s) of the model input."""
+        with self._lock:
+            run = self._register(run_id, parent_run_id, "model", tags=tags, metadata=metadata)
+            run.model = _model_name(kwargs.get("invocation_params"), metadata)
+            session = self._session_for(run_id)
+            new = _new_user_messages(messages[0]) if messages else []
+            pending = self._state(session).pending_inputs
+            unseen = []
+            for message in new:  # the graph input, now with an id: recorded at graph start
+                if message.text in pending:
+                    pending.remove(message.text)
+                else:
+                    unseen.append(message)
+            self._record(session, unseen, run.model)
+
+    @_never_raise
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any] | None,
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Track a completion-model run; its prompt is a template render, not a user turn."""
+        with self._lock:
+            run = self._register(run_id, parent_run_id, "model", tags=tags, metadata=metadata)
+            run.model = _model_name(kwargs.get("invocation_params"), metadata)
+
+    @_never_raise
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        """Record the assistant message with its tool calls and the model name."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            try:
+                generation = response.generations[0][0] if response.generations else None
+                if generation is None:
+                    return
+                if isinstance(generation, ChatGeneration):
+                    message: BaseMessage = generation.message
+                else:
+                    message = AIMessage(content=generation.text)
+                model = _model_name(response.llm_output, message.response_metadata) or run.model
+                self._record(self._session_for(run_id), [message], model)
+            finally:
+                self._forget(run_id)
+
+    @_never_raise
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the failed model run."""
+        with self._lock:
+            self._forget(run_id)
+
+    @_never_raise
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any] | None,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Track the tool run (a model called beneath it is a sub-agent)."""
+        with self._lock:
+            name = kwargs.get("name") or (serialized or {}).get("name")
+            run = self._register(run_id, parent_run_id, "tool", name=name, metadata=metadata)
+            # The tool's own name wins over an agent name inherited through metadata.
+            run.name = name or run.name
+            call_id = kwargs.get("tool_call_id")
+            run.tool_call_id = str(call_id) if call_id else None
+
+    @_never_raise
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Record the tool result in the calling agent's session."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            try:
+                messages = self._tool_messages(output, run)
+                if messages:
+                    self._record(self._session_for(run_id, tool_boundary=False), messages, None)
+            finally:
+                self._forget(run_id)
+
+    @_never_raise
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Record the tool's error as its result, so the transcript shows what happened."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            try:
+                message = ToolMessage(
+                    content=f"Error: {error!r}",
+                    name=run.name,
+                    tool_call_id=run.tool_call_id or "",
+                    status="error",
+                )
+                self._record(self._session_for(run_id, tool_boundary=False), [message], None)
+            finally:
+                self._forget(run_id)
+
+    @_never_raise
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any] | None,
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Track the run, so model calls made by a retriever stay in the right session."""
+        with self._lock:
+            self._register(run_id, parent_run_id, "chain", tags=tags, metadata=metadata)
+
+    @_never_raise
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the finished retriever run."""
+        with self._lock:
+            self._forget(run_id)
+
+    @_never_raise
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Forget the failed retriever run."""
+        with self._lock:
+            self._forget(run_id)
+
+    @staticmethod
+    def _tool_messages(output: Any, run: _Run) -> list[BaseMessage]:
+        if isinstance(output, ToolMessage):
+            if output.name is None and run.name:
+                output = output.model_copy(update={"name": run.name})
+            return [output]
+        update = getattr(output, "update", None)  # a LangGraph Command returned by the tool
+        if isinstance(update, Mapping):
+            found = update.get("messages") or []
+            return [m for m in found if isinstance(m, ToolMessage)]
+        if output is None:
+            return []
+        content = output if isinstance(output, (str, list)) else str(output)
+        return [ToolMessage(content=content, name=run.name, tool_call_id=run.tool_call_id or "")]

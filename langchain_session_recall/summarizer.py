@@ -1,0 +1,614 @@
+"""LLM summaries of retrieved sessions: whole transcripts in, a few hundred tokens of recall out.
+
+:class:`SessionSummarizer` is a Runnable from the retriever's ``list[Document]`` (one per past
+session) to one Document per session whose ``page_content`` is a focused summary. The steps, per
+session: cache lookup, secret redaction, prompt, model call with retries, citation check, cache
+write; on any failure an extractive recap instead. Sessions are mapped concurrently through
+LangChain's ``batch``/``abatch`` under an overall deadline.
+
+Retry layering: the summarizer makes up to ``max_attempts`` attempts per session, and only for
+failures that can heal (see :mod:`langchain_session_recall.retry`). Configure the model with its
+SDK retries off (``ChatOpenAI(max_retries=0)``); otherwise every summarizer attempt hides up to
+``max_retries + 1`` HTTP requests, and a warning says so when the summarizer is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import logging
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import (
+    Runnable,
+    RunnableConfig,
+    RunnableLambda,
+    RunnableParallel,
+    RunnablePassthrough,
+    RunnableSerializable,
+)
+from langchain_core.runnables.config import patch_config
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from typing_extensions import Self, override
+
+from langchain_session_recall.cache import (
+    InMemorySummaryCache,
+    JsonFileSummaryCache,
+    StoreSummaryCache,
+    SummaryCache,
+    is_cache_capable_store,
+    summary_cache_key,
+)
+from langchain_session_recall.fallback import extractive_recap, parse_transcript
+from langchain_session_recall.grounding import check_citations
+from langchain_session_recall.prompts import (
+    CITATION_INSTRUCTION,
+    DEFAULT_SUMMARY_PROMPT,
+    prompt_fingerprint,
+)
+from langchain_session_recall.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.retry import EmptySummaryError, is_retryable
+
+__all__ = ["SessionSummarizer", "create_session_recall_chain"]
+
+logger = logging.getLogger(__name__)
+
+SummaryStatus = Literal["summarized", "cached", "fallback"]
+
+
+@dataclass
+class _Outcome:
+    text: str | None = None
+    usage: dict[str, int] | None = None
+    error: BaseException | None = None
+
+
+@dataclass
+class _Job:
+    """One session to summarize. ``sink`` collects outcomes as they finish, so a deadline keeps
+    the finished ones."""
+
+    index: int
+    prompt_vars: dict[str, Any]
+    sink: dict[int, _Outcome]
+    lock: threading.Lock
+    cancelled: threading.Event
+
+
+@dataclass
+class _Plan:
+    doc: Document
+    query: str
+    transcript: str  # redacted
+    known_ids: set[int]
+    redactions: int
+    cache: SummaryCache | None = None
+    cache_key: str | None = None
+    result: Document | None = None  # already decided (cache hit, pass-through, no model)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _model_name(llm: Any) -> str | None:
+    if llm is None:
+        return None
+    original, seen = llm, 0
+    while llm is not None and seen < 5:  # unwrap RunnableBinding / with_config layers
+        for attr in ("model_name", "model", "model_id", "deployment_name"):
+            value = getattr(llm, attr, None)
+            if isinstance(value, str) and value:
+                return value
+        llm = getattr(llm, "bound", None)
+        seen += 1
+    return type(original).__name__
+
+
+def _text_of(message: BaseMessage) -> str:
+    text = message.text if isinstance(message.text, str) else message.text()
+    if not text.strip():
+        raise EmptySummaryError("the model returned an empty summary")
+    return text.strip()
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
+    """Summarize each retrieved session with a chat model, focused on the search query.
+
+    Input: the retriever's ``list[Document]`` (the query is read from each Document's ``query``
+    metadata), or ``{"documents": [...], "query": "..."}``. Output: one Document per input
+    Document, in order, with the summary as ``page_content``, the retriever's metadata kept, and
+    ``summary_status`` (``"summarized"``, ``"cached"`` or ``"fallback"``), ``summary_model``,
+    ``token_usage`` (when the model reports it), ``citations`` / ``invalid_citations`` (message
+    ids), ``redacted_secrets`` (count) and, for fallbacks, ``summary_fallback_reason``
+    (``"no_model"``, ``"error"``, ``"deadline"``) and ``summary_error``. Recent-mode Documents
+    (``mode="recent"``) pass through unchanged: browsing costs no model call.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_core.documents import Document
+            from langchain_core.language_models import GenericFakeChatModel
+            from langchain_core.messages import AIMessage
+            from langchain_session_recall.summarizer import SessionSummarizer
+
+            doc = Document(
+                page_content="[USER #1]: docker says permission denied\\n\\n"
+                "[ASSISTANT #2]: I ran sudo usermod -aG docker $USER",
+                metadata={"session_id": "s1", "query": "docker", "last_message_id": 2},
+            )
+            llm = GenericFakeChatModel(messages=iter([AIMessage("Added user to group [#2].")]))
+            [out] = SessionSummarizer(llm=llm).invoke([doc])
+            assert out.metadata["summary_status"] == "summarized"
+            assert out.metadata["citations"] == [2]
+    """
+
+    llm: Runnable[Any, BaseMessage] | None = None
+    """The chat model. ``None`` gives every session the extractive fallback."""
+    prompt: ChatPromptTemplate = DEFAULT_SUMMARY_PROMPT
+    """Variables available: query, source, when, title, transcript, citation_instruction."""
+    temperature: float | None = 0.1
+    max_output_tokens: int | None = 1024
+    """Upper bound of each summary, sent as ``max_tokens`` (``None``: the model's default)."""
+    max_tokens_param: Literal["auto", "max_tokens"] = "auto"
+    """``"auto"`` binds ``max_tokens`` the LangChain way (ChatOpenAI sends it as
+    ``max_completion_tokens``). ``"max_tokens"`` sends a literal ``max_tokens`` in the request
+    body (``extra_body``), for OpenAI-compatible servers that ignore ``max_completion_tokens``
+    (llama.cpp, older vLLM)."""
+    max_concurrency: int = Field(default=5, ge=1)
+    max_attempts: int = Field(default=3, ge=1)
+    """Attempts per session, retryable failures only (rate limit, 5xx, timeout, connection)."""
+    retry_initial_wait: float = Field(default=1.0, ge=0)
+    """Backoff before the 2nd attempt; it doubles after each further failure."""
+    retry_max_wait: float = Field(default=8.0, ge=0)
+    retry_jitter: float = Field(default=0.5, ge=0)
+    timeout: float | None = Field(default=60.0, gt=0)
+    """Overall deadline in seconds for the whole map; unfinished sessions get the fallback."""
+    cache: bool | Any = True
+    """``True``: the store's summary cache (``store=`` or found through the Documents'
+    ``store_id``), else an in-memory one kept by this summarizer. ``False``: off. Or any object
+    with ``get(key)`` / ``put(key, summary, *, session_id, model)``."""
+    store: Any = None
+    cache_path: str | None = None
+    """Side file (JSON) for summaries of read-only stores; by default they stay in memory."""
+    redact: bool = True
+    """Redact secrets from transcript, query and title before they leave the process."""
+    secret_patterns: Sequence[SecretPattern] | None = None
+    grounding: bool = True
+    """Ask for ``[#id]`` citations when the transcript carries message ids, and check them."""
+    invalid_citations: Literal["remove", "flag"] = "remove"
+    fallback_chars: int = Field(default=2000, ge=200)
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _memory_cache: InMemorySummaryCache = PrivateAttr(default_factory=InMemorySummaryCache)
+    _side_cache: JsonFileSummaryCache | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _warn_multiplied_retries(self) -> Self:
+        sdk_retries = _find_attr(self.llm, "max_retries")
+        if isinstance(sdk_retries, int) and sdk_retries > 0 and self.max_attempts > 1:
+            warnings.warn(
+                f"{type(self.llm).__name__} retries by itself (max_retries={sdk_retries}) and "
+                f"SessionSummarizer retries too (max_attempts={self.max_attempts}): one session "
+                f"may cost up to {(sdk_retries + 1) * self.max_attempts} requests. Build the "
+                "model with max_retries=0, or set max_attempts=1 to rely on the SDK alone.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
+
+    # -- Runnable API --------------------------------------------------------------------------
+
+    @override
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return self._call_with_config(self._run_sync, input, config, run_type="chain", **kwargs)
+
+    @override
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        return await self._acall_with_config(
+            self._run_async, input, config, run_type="chain", **kwargs
+        )
+
+    # -- planning (cache, redaction, prompt variables); runs in the caller's thread ------------
+
+    def _plan(self, input: Any) -> list[_Plan]:
+        docs, query_override = _coerce_input(input)
+        model = _model_name(self.llm)
+        version = prompt_fingerprint(self.prompt)
+        plans: list[_Plan] = []
+        for doc in docs:
+            meta = doc.metadata
+            query = query_override if query_override is not None else str(meta.get("query") or "")
+            transcript, redactions = self._redact(doc.page_content)
+            known_ids = {b.message_id for b in parse_transcript(transcript) if b.message_id}
+            plan = _Plan(doc, query, transcript, known_ids, redactions)
+            plans.append(plan)
+            if meta.get("mode") == "recent":
+                plan.result = doc
+                continue
+            if self.llm is None:
+                plan.result = self._fallback(plan, "no_model", "no model configured")
+                continue
+            plan.cache = self._cache_for(doc)
+            if plan.cache is not None:
+                last_id = meta.get("last_message_id")
+                plan.cache_key = summary_cache_key(
+                    session_id=str(meta.get("session_id", "")),
+                    last_message_id=last_id if isinstance(last_id, int) else None,
+                    transcript=doc.page_content,
+                    query=query,
+                    model=model,
+                    prompt_version=version,
+                )
+                cached = _safe_cache_get(plan.cache, plan.cache_key)
+                if cached is not None:
+                    plan.result = self._summary_doc(plan, cached, "cached", None)
+        return plans
+
+    def _redact(self, text: str) -> tuple[str, int]:
+        if not self.redact:
+            return text, 0
+        cleaned = redact_secrets(text, self.secret_patterns)
+        return cleaned, cleaned.count("[REDACTED") - text.count("[REDACTED")
+
+    def _cache_for(self, doc: Document) -> SummaryCache | None:
+        if self.cache is False or self.cache is None:
+            return None
+        if self.cache is not True:
+            return self.cache  # type: ignore[no-any-return]
+        store = self.store if self.store is not None else _lookup_store(doc.metadata)
+        if (
+            store is not None
+            and is_cache_capable_store(store)
+            and not getattr(store, "read_only", False)
+        ):
+            return StoreSummaryCache(store)
+        # No store, or a read-only one: never write into a database we must not touch.
+        if self.cache_path is not None:
+            if self._side_cache is None:
+                self._side_cache = JsonFileSummaryCache(self.cache_path)
+            return self._side_cache
+        return self._memory_cache
+
+    def _prompt_vars(self, plan: _Plan) -> dict[str, Any]:
+        meta = plan.doc.metadata
+        query = self._redact(plan.query)[0] if plan.query.strip() else ""
+        values = {
+            "query": query or "(no specific topic: general recap)",
+            "source": str(meta.get("source") or "unknown"),
+            "when": str(meta.get("when") or meta.get("started_at") or "unknown"),
+            "title": self._redact(str(meta.get("title") or "(untitled)"))[0],
+            "transcript": plan.transcript,
+            "citation_instruction": CITATION_INSTRUCTION
+            if self.grounding and plan.known_ids
+            else "",
+        }
+        return {k: v for k, v in values.items() if k in self.prompt.input_variables}
+
+    # -- results ----------------------------------------------------------------------------
+
+    def _summary_doc(
+        self, plan: _Plan, text: str, status: SummaryStatus, usage: dict[str, int] | None
+    ) -> Document:
+        meta: dict[str, Any] = {
+            **plan.doc.metadata,
+            "summary_status": status,
+            "summary_model": _model_name(self.llm),
+            "redacted_secrets": plan.redactions,
+        }
+        if self.grounding and plan.known_ids:
+            check = check_citations(
+                text, plan.known_ids, remove_invalid=self.invalid_citations == "remove"
+            )
+            text = check.text
+            meta["citations"] = check.valid
+            meta["invalid_citations"] = check.invalid
+        if usage:
+            meta["token_usage"] = usage
+        return Document(page_content=text, metadata=meta, id=plan.doc.id)
+
+    def _fallback(self, plan: _Plan, reason: str, error: str) -> Document:
+        meta = plan.doc.metadata
+        header = f"Session {meta.get('session_id', '?')}, {meta.get('when') or 'unknown date'}"
+        header += f", source {meta.get('source') or 'unknown'}"
+        if meta.get("title"):
+            header += f": {self._redact(str(meta['title']))[0]}"
+        matched = meta.get("matched_message_ids") or ()
+        text = extractive_recap(
+            plan.transcript,
+            plan.query,
+            matched_message_ids=[i for i in matched if isinstance(i, int)],
+            reason={"no_model": "no model configured", "deadline": "deadline reached"}.get(
+                reason, "summarization failed"
+            ),
+            header=header,
+            max_chars=self.fallback_chars,
+        )
+        return Document(
+            page_content=self._redact(text)[0],
+            metadata={
+                **meta,
+                "summary_status": "fallback",
+                "summary_model": _model_name(self.llm),
+                "summary_fallback_reason": reason,
+                "summary_error": self._redact(error)[0],
+                "redacted_secrets": plan.redactions,
+            },
+            id=plan.doc.id,
+        )
+
+    def _finish(self, plans: list[_Plan], outcomes: Mapping[int, _Outcome]) -> list[Document]:
+        out: list[Document] = []
+        for i, plan in enumerate(plans):
+            if plan.result is not None:
+                out.append(plan.result)
+                continue
+            outcome = outcomes.get(i)
+            if outcome is None:
+                out.append(self._fallback(plan, "deadline", f"not done within {self.timeout}s"))
+            elif outcome.text is None:
+                err = outcome.error or RuntimeError("unknown failure")
+                logger.warning(
+                    "summary of session %s failed: %s",
+                    plan.doc.metadata.get("session_id"),
+                    _describe(err),
+                )
+                out.append(self._fallback(plan, "error", _describe(err)))
+            else:
+                if plan.cache is not None and plan.cache_key is not None:
+                    _safe_cache_put(
+                        plan.cache,
+                        plan.cache_key,
+                        outcome.text,
+                        session_id=str(plan.doc.metadata.get("session_id", "")),
+                        model=_model_name(self.llm),
+                    )
+                out.append(self._summary_doc(plan, outcome.text, "summarized", outcome.usage))
+        return out
+
+    # -- the map ----------------------------------------------------------------------------
+
+    def _session_chain(self, cancelled: threading.Event) -> Runnable[dict[str, Any], str]:
+        assert self.llm is not None
+        params: dict[str, Any] = {}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_output_tokens is not None:
+            if self.max_tokens_param == "max_tokens":
+                extra = dict(_find_attr(self.llm, "extra_body") or {})
+                params["extra_body"] = {**extra, "max_tokens": self.max_output_tokens}
+            else:
+                params["max_tokens"] = self.max_output_tokens
+        llm = self.llm.bind(**params) if params else self.llm
+        attempt: Runnable[Any, Any] = llm | RunnableLambda(_keep_message)
+        if self.max_attempts > 1:
+            attempt = attempt.with_retry(
+                # Stop retrying once the deadline has abandoned this map.
+                retry_if_exception_type=lambda e: is_retryable(e) and not cancelled.is_set(),
+                stop_after_attempt=self.max_attempts,
+                wait_exponential_jitter=self.retry_jitter > 0,
+                exponential_jitter_params={
+                    "initial": self.retry_initial_wait,
+                    "max": self.retry_max_wait,
+                    "jitter": self.retry_jitter,
+                },
+            )
+        return (self.prompt | attempt).with_config(run_name="summarize_session")
+
+    def _job_runnable(self, cancelled: threading.Event) -> Runnable[_Job, None]:
+        chain = self._session_chain(cancelled)
+
+        def run(job: _Job, config: RunnableConfig) -> None:
+            if job.cancelled.is_set():
+                return
+            try:
+                outcome = _to_outcome(chain.invoke(job.prompt_vars, config))
+            except Exception as exc:  # isolation: one session's failure stays its own
+                outcome = _Outcome(error=exc)
+            with job.lock:
+                if not job.cancelled.is_set():
+                    job.sink[job.index] = outcome
+
+        async def arun(job: _Job, config: RunnableConfig) -> None:
+            if job.cancelled.is_set():
+                return
+            try:
+                outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config))
+            except Exception as exc:
+                outcome = _Outcome(error=exc)
+            job.sink[job.index] = outcome
+
+        return RunnableLambda(run, afunc=arun, name="session_summary")
+
+    def _jobs(self, plans: list[_Plan]) -> tuple[list[_Job], dict[int, _Outcome], _Job | None]:
+        sink: dict[int, _Outcome] = {}
+        lock, cancelled = threading.Lock(), threading.Event()
+        jobs = [
+            _Job(i, self._prompt_vars(p), sink, lock, cancelled)
+            for i, p in enumerate(plans)
+            if p.result is None
+        ]
+        return jobs, sink, jobs[0] if jobs else None
+
+    def _run_sync(
+        self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
+    ) -> list[Document]:
+        plans = self._plan(input)
+        jobs, sink, first = self._jobs(plans)
+        if first is None:
+            return self._finish(plans, sink)
+        runnable = self._job_runnable(first.cancelled)
+        batch_config = patch_config(
+            config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
+        )
+        if self.timeout is None:
+            runnable.batch(jobs, batch_config, return_exceptions=True)
+            return self._finish(plans, sink)
+        # batch() has no overall timeout: run it on a watcher thread and stop waiting at the
+        # deadline. Threads cannot be killed; stragglers skip their remaining attempts and their
+        # results are dropped (the cancelled flag is checked under the sink lock).
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                runnable.batch(jobs, batch_config, return_exceptions=True)
+            finally:
+                done.set()
+
+        ctx = contextvars.copy_context()
+        threading.Thread(target=ctx.run, args=(work,), daemon=True, name="summarizer-map").start()
+        if not done.wait(self.timeout):
+            with first.lock:
+                first.cancelled.set()
+                finished = dict(sink)
+            return self._finish(plans, finished)
+        return self._finish(plans, sink)
+
+    async def _run_async(
+        self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> list[Document]:
+        plans = self._plan(input)
+        jobs, sink, first = self._jobs(plans)
+        if first is None:
+            return self._finish(plans, sink)
+        runnable = self._job_runnable(first.cancelled)
+        batch_config = patch_config(
+            config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
+        )
+        try:
+            # Cancelling abatch cancels every in-flight call; finished ones are already in sink.
+            await asyncio.wait_for(
+                runnable.abatch(jobs, batch_config, return_exceptions=True), self.timeout
+            )
+        except asyncio.TimeoutError:
+            first.cancelled.set()
+        return self._finish(plans, dict(sink))
+
+
+def _keep_message(message: BaseMessage) -> BaseMessage:
+    _text_of(message)  # raise EmptySummaryError inside the retried step
+    return message
+
+
+def _to_outcome(message: Any) -> _Outcome:
+    if not isinstance(message, BaseMessage):
+        return _Outcome(text=str(message))
+    usage = None
+    if isinstance(message, AIMessage) and message.usage_metadata:
+        u = message.usage_metadata
+        usage = {
+            "input_tokens": int(u.get("input_tokens", 0)),
+            "output_tokens": int(u.get("output_tokens", 0)),
+            "total_tokens": int(u.get("total_tokens", 0)),
+        }
+    return _Outcome(text=_text_of(message), usage=usage)
+
+
+def _find_attr(obj: Any, name: str) -> Any:
+    for _ in range(5):
+        if obj is None:
+            return None
+        if name in getattr(type(obj), "model_fields", {}) or name in getattr(obj, "__dict__", {}):
+            return getattr(obj, name, None)
+        obj = getattr(obj, "bound", None)
+    return None
+
+
+def _coerce_input(input: Any) -> tuple[list[Document], str | None]:
+    if isinstance(input, Mapping):
+        docs = input.get("documents", input.get("docs"))
+        query = input.get("query")
+        if docs is None:
+            raise TypeError('SessionSummarizer expects {"documents": [...], "query": "..."}')
+        return _documents(docs), None if query is None else str(query)
+    return _documents(input), None
+
+
+def _documents(value: Any) -> list[Document]:
+    if isinstance(value, Document):
+        return [value]
+    docs = list(value)
+    for d in docs:
+        if not isinstance(d, Document):
+            raise TypeError(
+                f"SessionSummarizer takes Documents (from SessionRecallRetriever), got "
+                f"{type(d).__name__}"
+            )
+    return docs
+
+
+def _lookup_store(metadata: Mapping[str, Any]) -> Any:
+    store_id = metadata.get("store_id")
+    if not store_id:
+        return None
+    try:
+        # Imported lazily and by name: the summarizer must not pull in SQLite to be used alone.
+        store_module = importlib.import_module("langchain_session_recall.store")
+    except ImportError:  # pragma: no cover - the store module ships with the package
+        return None
+    lookup = getattr(getattr(store_module, "SessionStore", None), "lookup", None)
+    return lookup(store_id) if callable(lookup) else None
+
+
+def _safe_cache_get(cache: SummaryCache, key: str) -> str | None:
+    try:
+        return cache.get(key)
+    except Exception as exc:  # a broken cache must not cost the summary
+        logger.warning("summary cache read failed: %s", _describe(exc))
+        return None
+
+
+def _safe_cache_put(
+    cache: SummaryCache, key: str, summary: str, *, session_id: str, model: str | None
+) -> None:
+    try:
+        cache.put(key, summary, session_id=session_id, model=model)
+    except Exception as exc:
+        logger.warning("summary cache write failed: %s", _describe(exc))
+
+
+def create_session_recall_chain(
+    retriever: Runnable[str, list[Document]],
+    llm: Runnable[Any, BaseMessage] | None,
+    **summarizer_kwargs: Any,
+) -> Runnable[str, list[Document]]:
+    """Build ``query -> retriever -> summarizer``: a query string in, session summaries out.
+
+    Args:
+        retriever: Usually a ``SessionRecallRetriever``; any Runnable from a query string to
+            Documents works.
+        llm: The chat model for the summaries (``None``: extractive fallbacks only).
+        **summarizer_kwargs: Passed to :class:`SessionSummarizer` (``max_concurrency``,
+            ``timeout``, ``cache``, ...).
+
+    Example:
+        .. code-block:: python
+
+            chain = create_session_recall_chain(retriever, ChatOpenAI(max_retries=0))
+            for doc in chain.invoke("docker permission denied"):
+                print(doc.metadata["when"], doc.page_content)
+    """
+    summarizer = SessionSummarizer(llm=llm, **summarizer_kwargs)
+    if isinstance(retriever, SessionRecallRetriever) and llm is not None:
+        # Message ids in the transcript let the model cite its sources (checked afterwards).
+        retriever = retriever.model_copy(update={"show_message_ids": True})
+    parallel: Runnable[str, dict[str, Any]] = RunnableParallel(
+        documents=retriever, query=RunnablePassthrough()
+    )
+    return (parallel | summarizer).with_config(run_name="session_recall")

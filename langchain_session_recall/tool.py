@@ -1,0 +1,261 @@
+"""``session_search``: recall as a tool an agent calls on its own."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
+from langchain_session_recall.store import SessionStore
+from langchain_session_recall.summarizer import SessionSummarizer
+
+__all__ = [
+    "SESSION_SEARCH_DESCRIPTION",
+    "SessionSearchInput",
+    "SessionSearchTool",
+    "create_session_search_tool",
+]
+
+SESSION_SEARCH_DESCRIPTION = """\
+Search your long-term memory of past conversations with this user, or browse recent sessions. \
+This is your recall: every past session is searchable, and results come back as short recaps.
+
+TWO MODES:
+1. Recent sessions (empty query): what was worked on recently. Returns titles, previews and \
+timestamps. Instant, no LLM cost.
+2. Search (with a query): finds the past sessions about a topic and recaps what happened: what \
+was asked, what was done, decisions, exact commands, file paths and errors.
+
+USE THIS PROACTIVELY when:
+- the user says "we did this before", "remember when", "last time", "like before";
+- the user asks about a topic, file, error or project you may have worked on before;
+- the user asks "what did we do about X?" or "where is the script you wrote?";
+- you want to check whether you already solved a similar problem.
+
+Query syntax: plain keywords or a natural question both work. For broad recall join keywords \
+with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to exclude \
+(python NOT java); a trailing * for a prefix (deploy*). Optional: limit (default 3, max 5), \
+role_filter ("user,assistant"), after/before (ISO dates, e.g. 2026-11-01). The current \
+conversation is never searched."""
+
+
+class SessionSearchInput(BaseModel):
+    """Arguments of ``session_search``."""
+
+    query: str = Field(
+        default="",
+        description=(
+            "What to look for: keywords, a phrase in quotes, OR/NOT, prefix*, or a question. "
+            "Empty to browse recent sessions."
+        ),
+    )
+    limit: int = Field(default=3, description="Sessions to return (1-5; larger values give 5).")
+    role_filter: str | None = Field(
+        default=None, description='Only match these roles, comma-separated: "user,assistant".'
+    )
+    after: str | None = Field(
+        default=None, description="Only sessions started on/after this ISO date (2026-11-01)."
+    )
+    before: str | None = Field(
+        default=None, description="Only sessions started before this ISO date (2026-12-01)."
+    )
+
+
+def _error(message: str) -> tuple[str, list[Document]]:
+    return json.dumps({"success": False, "error": message}, ensure_ascii=False), []
+
+
+class SessionSearchTool(BaseTool):
+    """The ``session_search`` tool: search or browse past sessions, then recap them.
+
+    Returns a JSON string for the model and the Documents as the tool artifact
+    (``response_format="content_and_artifact"``). The current session id is read from the run's
+    config (``config["configurable"]["session_id"]``), never from the model's arguments.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str = "session_search"
+    description: str = SESSION_SEARCH_DESCRIPTION
+    args_schema: type[BaseModel] = SessionSearchInput
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+
+    retriever: SessionRecallRetriever
+    """Finds the sessions."""
+    summarizer: SessionSummarizer
+    """Recaps them (an LLM when configured, else the extractive recap)."""
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _options(
+        limit: int,
+        role_filter: str | None,
+        after: str | None,
+        before: str | None,
+        config: RunnableConfig | None,
+    ) -> dict[str, Any]:
+        to_timestamp(after)  # a bad date raises ValueError with an example of a good one
+        to_timestamp(before)
+        options: dict[str, Any] = {
+            "k": max(1, min(int(limit), DEFAULT_MAX_K)),
+            "after": after or None,
+            "before": before or None,
+        }
+        if role_filter:
+            options["role_filter"] = role_filter
+        session_id = ((config or {}).get("configurable") or {}).get("session_id")
+        if session_id:
+            options["current_session_id"] = session_id
+        return options
+
+    @staticmethod
+    def _recent_payload(docs: list[Document]) -> str:
+        results = [
+            {
+                "session_id": d.metadata["session_id"],
+                "when": d.metadata.get("when"),
+                "source": d.metadata.get("source"),
+                "title": d.metadata.get("title"),
+                "preview": d.metadata.get("preview"),
+                "message_count": d.metadata.get("message_count"),
+            }
+            for d in docs
+        ]
+        payload = {
+            "success": True,
+            "query": "",
+            "mode": "recent",
+            "results": results,
+            "count": len(results),
+            "sessions_searched": len(results),
+        }
+        return json.dumps(payload, ensure_ascii=False)
+
+    @staticmethod
+    def _search_payload(query: str, found: list[Document], summaries: list[Document]) -> str:
+        results = [
+            {
+                "session_id": d.metadata["session_id"],
+                "when": d.metadata.get("when"),
+                "source": d.metadata.get("source"),
+                "model": d.metadata.get("model"),
+                "title": d.metadata.get("title"),
+                "summary": d.page_content,
+            }
+            for d in summaries
+        ]
+        searched = max((d.metadata.get("sessions_searched", 0) for d in found), default=0)
+        payload = {
+            "success": True,
+            "query": query,
+            "mode": "search",
+            "results": results,
+            "count": len(results),
+            "sessions_searched": searched,
+        }
+        if not results:
+            payload["message"] = (
+                "No past session matched. Try fewer or broader keywords joined with OR, "
+                "or an empty query to browse recent sessions."
+            )
+        return json.dumps(payload, ensure_ascii=False)
+
+    # ------------------------------------------------------------------ run
+
+    def _run(
+        self,
+        query: str = "",
+        limit: int = 3,
+        role_filter: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        *,
+        config: RunnableConfig,
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> tuple[str, list[Document]]:
+        try:
+            options = self._options(limit, role_filter, after, before, config)
+            child = {"callbacks": run_manager.get_child()} if run_manager else {}
+            docs = self.retriever.invoke(query or "", config=child, **options)  # type: ignore[arg-type]
+            if not (query or "").strip():
+                return self._recent_payload(docs), docs
+            summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
+        except (SessionRecallError, ValueError, TypeError) as exc:
+            return _error(f"{exc}. Fix the arguments and call session_search again.")
+        return self._search_payload(query, docs, summaries), summaries
+
+    async def _arun(
+        self,
+        query: str = "",
+        limit: int = 3,
+        role_filter: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        *,
+        config: RunnableConfig,
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> tuple[str, list[Document]]:
+        try:
+            options = self._options(limit, role_filter, after, before, config)
+            child = {"callbacks": run_manager.get_child()} if run_manager else {}
+            docs = await self.retriever.ainvoke(query or "", config=child, **options)  # type: ignore[arg-type]
+            if not (query or "").strip():
+                return self._recent_payload(docs), docs
+            summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
+        except (SessionRecallError, ValueError, TypeError) as exc:
+            return _error(f"{exc}. Fix the arguments and call session_search again.")
+        return self._search_payload(query, docs, summaries), summaries
+
+
+_RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}
+_SUMMARIZER_OPTIONS = frozenset(SessionSummarizer.model_fields) - {"llm"}
+
+
+def create_session_search_tool(
+    store_or_retriever: SessionStore | SessionRecallRetriever,
+    llm: BaseChatModel | None = None,
+    **options: Any,
+) -> SessionSearchTool:
+    """Build the ``session_search`` tool.
+
+    Args:
+        store_or_retriever: A :class:`SessionStore` or a configured retriever.
+        llm: Chat model for the recaps; without one the tool returns extractive recaps
+            (the matched messages with their neighbours), at no LLM cost.
+        **options: Retriever fields (``user_id``, ``exclude_sources``, ``max_chars``, ...) and
+            summarizer fields (``max_concurrency``, ``timeout``, ``cache``, ...); also ``name``
+            and ``description`` to rename the tool.
+
+    Example:
+        >>> from langchain_session_recall import SessionStore, create_session_search_tool
+        >>> tool = create_session_search_tool(SessionStore(":memory:"))
+        >>> tool.name
+        'session_search'
+    """
+    tool_fields = {k: options.pop(k) for k in ("name", "description") if k in options}
+    unknown = set(options) - _RETRIEVER_OPTIONS - _SUMMARIZER_OPTIONS
+    if unknown:
+        raise TypeError(
+            f"unknown option(s) {sorted(unknown)}; retriever options: "
+            f"{sorted(_RETRIEVER_OPTIONS)}; summarizer options: {sorted(_SUMMARIZER_OPTIONS)}"
+        )
+    retriever_opts = {k: v for k, v in options.items() if k in _RETRIEVER_OPTIONS}
+    if llm is not None:  # message ids let the model cite its sources (checked afterwards)
+        retriever_opts.setdefault("show_message_ids", True)
+    if isinstance(store_or_retriever, SessionRecallRetriever):
+        retriever = store_or_retriever.model_copy(update=retriever_opts)
+    else:
+        retriever = SessionRecallRetriever(store=store_or_retriever, **retriever_opts)
+    summarizer_opts = {k: v for k, v in options.items() if k in _SUMMARIZER_OPTIONS}
+    summarizer = SessionSummarizer(llm=llm, **summarizer_opts)
+    return SessionSearchTool(retriever=retriever, summarizer=summarizer, **tool_fields)

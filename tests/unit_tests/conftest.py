@@ -1,0 +1,24 @@
+"""Unit tests never touch the network: sockets are blocked (Unix sockets stay allowed, asyncio
+needs them). Cassette replay goes through vcrpy's patched httpx transports, which need no socket.
+``RECORD=1`` lifts the block so cassettes can be re-recorded against a live server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pytest_socket import disable_socket, enable_socket
+
+from tests.cassette_config import RECORDING
+
+
+@pytest.fixture(autouse=True)
+def _no_network() -> Iterator[None]:
+    if RECORDING:
+        yield
+        return
+    disable_socket(allow_unix_socket=True)
+    try:
+        yield
+    finally:
+        enable_socket()

@@ -1,0 +1,240 @@
+"""The session-recall CLI: import, stats, show, search/recent options and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hermes_fixtures import EXTRA_SESSION_ID, build_hermes_db
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from langchain_session_recall.cli import (
+    EXIT_DB,
+    EXIT_EMPTY,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    main,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CLAUDE_SESSION = "7d3f9a2e-4b1c-4e8a-9f2d-1a6b5c8e0f31"
+
+
+def run(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), out=out)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def hermes(tmp_path: Path) -> Path:
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3)
+    return path
+
+
+@pytest.fixture
+def db(tmp_path: Path, hermes: Path) -> str:
+    path = str(tmp_path / "recall.db")
+    assert run("import", "hermes", str(hermes), "--db", path)[0] == EXIT_OK
+    assert run("import", "jsonl", str(DATA / "jsonl"), "--db", path)[0] == EXIT_PARTIAL
+    assert run("import", "claude-code", str(DATA / "claude_code"), "--db", path)[0] == EXIT_PARTIAL
+    return path
+
+
+def test_import_prints_a_summary_and_reruns_add_nothing(tmp_path: Path, hermes: Path) -> None:
+    target = str(tmp_path / "r.db")
+    code, out = run("import", "hermes", str(hermes), "--db", target)
+    assert code == EXIT_OK
+    assert out.startswith("hermes: 19 sessions (19 new), 152 messages imported")
+    code, out = run("import", "hermes", str(hermes), "--db", target, "--json")
+    assert code == EXIT_OK
+    report = json.loads(out)
+    assert (report["new_sessions"], report["messages"], report["already_imported"]) == (0, 0, 152)
+
+
+def test_import_with_skipped_input_exits_4_and_lists_the_problems(tmp_path: Path) -> None:
+    code, out = run(
+        "import", "claude-code", str(DATA / "claude_code"), "--db", str(tmp_path / "r.db")
+    )
+    assert code == EXIT_PARTIAL
+    assert "skipped 1 (1 not valid JSON)" in out
+    assert f"skipped {CLAUDE_SESSION}.jsonl:17: not valid JSON" in out
+
+
+def test_import_errors_have_distinct_exit_codes(
+    tmp_path: Path, hermes: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = str(tmp_path / "r.db")
+    assert run("import", "jsonl", str(tmp_path / "missing.jsonl"), "--db", target)[0] == EXIT_USAGE
+    assert "no such file" in capsys.readouterr().err
+    assert run("import", "langgraph", str(hermes), "--db", target)[0] == EXIT_USAGE
+    assert "not a LangGraph SQLite checkpointer" in capsys.readouterr().err
+    # Importing *into* someone else's database is refused: it is not ours to write.
+    other = str(tmp_path / "other.db")
+    build_hermes_db(other, 1)
+    assert run("import", "jsonl", str(DATA / "jsonl"), "--db", other)[0] == EXIT_DB
+    assert run("import", "nonsense", "x", "--db", target)[0] == EXIT_USAGE
+    assert run("import", "jsonl", "--db", target)[0] == EXIT_USAGE  # no default path for jsonl
+    assert "needs a PATH" in capsys.readouterr().err
+    assert run("import", "hermes", str(hermes), "--db", target, "--source", "x")[0] == EXIT_USAGE
+
+
+def test_stats_reports_counts_sources_dates_size_and_index(db: str) -> None:
+    code, out = run("stats", "--db", db)
+    assert code == EXIT_OK
+    lines = dict(line.split(None, 1) for line in out.strip().splitlines())
+    assert lines["Sessions"] == "24 (20 root)"
+    assert lines["Messages"] == str(152 + 7 + 10)
+    assert "claude-code 2" in lines["Sources"] and "support-bot 1" in lines["Sources"]
+    assert lines["Dates"] == "2026-10-20 .. 2026-11-29"
+    assert lines["Index"] == "ok"
+    code, out = run("stats", "--db", db, "--json")
+    stats = json.loads(out)
+    assert stats["size_bytes"] > 0 and stats["sources"]["cli"] == 10
+
+
+def test_stats_on_a_missing_file_exits_3(tmp_path: Path) -> None:
+    assert run("stats", "--db", str(tmp_path / "nope.db"))[0] == EXIT_DB
+
+
+def test_stats_of_a_hermes_file_read_only(hermes: Path) -> None:
+    code, out = run("stats", "--db", str(hermes), "--read-only", "--json")
+    assert code == EXIT_OK
+    assert json.loads(out)["index"] == "not checked (read-only)"
+
+
+def test_show_prints_the_transcript_with_sub_sessions(db: str) -> None:
+    code, out = run("show", CLAUDE_SESSION, "--db", db)
+    assert code == EXIT_OK
+    assert out.startswith("Fix flaky checkout test (Redis lock timeout)\n")
+    assert f"--- session {CLAUDE_SESSION}/agent-s0000001 ---" in out
+    assert "[TOOL:Grep #" in out
+    code, only = run("show", CLAUDE_SESSION, "--db", db, "--no-children")
+    assert "agent-s0000001 ---" not in only and "[TOOL:Grep" not in only
+    code, raw = run("show", EXTRA_SESSION_ID, "--db", db, "--json")
+    payload = json.loads(raw)
+    assert payload["session"]["id"] == EXTRA_SESSION_ID
+    assert [m["role"] for m in payload["messages"]][:2] == ["user", "assistant"]
+
+
+def test_show_unknown_session_exits_1(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("show", "no-such-session", "--db", db)[0] == EXIT_EMPTY
+    assert "no session 'no-such-session'" in capsys.readouterr().err
+
+
+def test_search_source_role_and_date_filters(db: str) -> None:
+    code, out = run("search", "cart lock", "--db", db, "--json")
+    assert code == EXIT_OK
+    assert json.loads(out)[0]["metadata"]["session_id"] == CLAUDE_SESSION
+    code, out = run("search", "cart lock", "--db", db, "--source", "cli,telegram", "--json")
+    # nothing there says "cart" or "lock": whatever comes back is a labelled typo expansion
+    assert all(d["metadata"]["source"] in {"cli", "telegram"} for d in json.loads(out or "[]"))
+    assert all(d["metadata"]["query_expansions"] for d in json.loads(out or "[]"))
+    code, out = run("search", "cart lock", "--db", db, "--source", "claude-code", "--json")
+    assert [d["metadata"]["source"] for d in json.loads(out)] == ["claude-code"]
+    # "nx=True" appears only in a tool result: a user/assistant-only search misses it.
+    assert run("search", "nx", "--db", db)[0] == EXIT_OK
+    assert run("search", "nx", "--db", db, "--role", "user,assistant")[0] == EXIT_EMPTY
+    mine = ("--db", db, "--source", "claude-code")
+    assert run("search", "cart lock", *mine, "--after", "2026-11-19")[0] == EXIT_EMPTY
+    assert run("search", "cart lock", *mine, "--before", "2026-11-19")[0] == EXIT_OK
+
+
+def test_recent_with_source_filter(db: str) -> None:
+    code, out = run("recent", "--db", db, "--source", "support-bot", "--json", "-k", "5")
+    assert code == EXIT_OK
+    assert [d["metadata"]["session_id"] for d in json.loads(out)] == ["sup-1"]
+
+
+def test_bad_date_is_a_usage_error(db: str) -> None:
+    assert run("search", "x", "--db", db, "--after", "last week")[0] == EXIT_USAGE
+
+
+def test_summarize_without_the_summarizer_is_a_clear_usage_error(
+    db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "langchain_session_recall.summarizer", None)  # not installed
+    assert run("search", "cart lock", "--db", db, "--summarize", "--model", "m")[0] == EXIT_USAGE
+    assert "--summarize needs langchain_session_recall.summarizer" in capsys.readouterr().err
+
+
+def test_summarize_sends_the_sessions_to_the_named_model(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("langchain_session_recall.summarizer")
+    built: dict[str, Any] = {}
+
+    def fake_chat_openai(**kwargs: Any) -> GenericFakeChatModel:
+        built.update(kwargs)
+        return GenericFakeChatModel(
+            messages=iter([AIMessage("The cart lock TTL (500 ms) was too short under CI load.")])
+        )
+
+    monkeypatch.setattr("langchain_openai.ChatOpenAI", fake_chat_openai)
+    code, out = run(
+        "search", "cart lock", "--db", db, "-k", "1", "--json", "--summarize",
+        "--model", "local-model", "--base-url", "http://127.0.0.1:9/v1",
+    )  # fmt: skip
+    assert code == EXIT_OK
+    assert (built["model"], built["base_url"]) == ("local-model", "http://127.0.0.1:9/v1")
+    [doc] = json.loads(out)
+    assert doc["content"] == "The cart lock TTL (500 ms) was too short under CI load."
+    assert doc["metadata"]["session_id"] == CLAUDE_SESSION
+    assert doc["metadata"]["summary_status"] == "summarized"
+
+
+def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("search", "cart lock", "--db", db, "--summarize")[0] == EXIT_USAGE
+    assert "--summarize needs --model" in capsys.readouterr().err
+
+
+def test_help_has_examples_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("--help")[0] == EXIT_OK
+    text = capsys.readouterr().out
+    assert "session-recall import hermes" in text and "exit codes:" in text
+    assert run("import", "--help")[0] == EXIT_OK
+    assert "Re-running an import adds only what is new" in capsys.readouterr().out
+
+
+def test_demo_still_runs(tmp_path: Path) -> None:
+    code, out = run("demo", "--db", str(tmp_path / "demo.db"), "--query", "CORS error", "-k", "1")
+    assert code == EXIT_OK
+    assert "━━ search: 'CORS error'" in out and "recent sessions" in out
+
+
+def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "langchain_session_recall", "stats", "--db", str(tmp_path / "x.db")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert proc.returncode == EXIT_DB
+    assert "no such file" in proc.stderr
+
+
+def test_import_defaults_to_the_usual_locations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-home-dev-shop-api"
+    project.mkdir(parents=True)
+    for f in (DATA / "claude_code" / "-home-dev-shop-api").iterdir():
+        (project / f.name).write_bytes(f.read_bytes())
+    (home / ".hermes").mkdir()
+    build_hermes_db(home / ".hermes" / "state.db", 1)
+    monkeypatch.setenv("HOME", str(home))
+    target = str(tmp_path / "r.db")
+    assert run("import", "claude-code", "--db", target)[0] == EXIT_PARTIAL
+    code, out = run("import", "hermes", "--db", target)
+    assert code == EXIT_OK and "19 new" in out

@@ -1,0 +1,88 @@
+"""LangGraph SqliteSaver import, from a real checkpoint database made by a tiny agent."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph.checkpoint.sqlite")
+
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from langchain_session_recall.importers import ImportSourceError, import_langgraph
+from langchain_session_recall.store import SessionStore
+
+
+class ToolCallingFake(GenericFakeChatModel):
+    """Fake chat model that accepts ``bind_tools`` (its scripted replies carry the calls)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+@tool
+def weather(city: str) -> str:
+    """Current weather of a city."""
+    return f"light rain in {city}, 9°C"
+
+
+def _agent(saver: SqliteSaver, replies: list[AIMessage]) -> Any:
+    model = ToolCallingFake(messages=iter(replies))
+    return create_agent(model, tools=[weather], checkpointer=saver)
+
+
+def _checkpoints(path: Path) -> tuple[sqlite3.Connection, SqliteSaver]:
+    conn = sqlite3.connect(path, check_same_thread=False)
+    return conn, SqliteSaver(conn)
+
+
+def test_threads_become_sessions_and_reimport_adds_only_new_turns(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoints.sqlite"
+    conn, saver = _checkpoints(path)
+    call = {"name": "weather", "args": {"city": "Bergen"}, "id": "call_w1"}
+    replies = [
+        AIMessage("", tool_calls=[call], response_metadata={"model_name": "fake-4o"}),
+        AIMessage(
+            "Bring an umbrella: light rain in Bergen.", response_metadata={"model_name": "fake-4o"}
+        ),
+        AIMessage("Hi! How can I help?"),
+        AIMessage("You're welcome."),
+    ]  # scripted in call order: trip (2 model calls), other, trip again
+    agent = _agent(saver, replies)
+    agent.invoke(
+        {"messages": [HumanMessage("weather in Bergen?")]}, {"configurable": {"thread_id": "trip"}}
+    )
+    agent.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": "other"}})
+
+    store = SessionStore(tmp_path / "r.db")
+    report = import_langgraph(store, path)
+    assert (report.new_sessions, report.messages) == (2, 6)
+    trip = store.get_messages("trip")
+    assert [m.role for m in trip] == ["user", "assistant", "tool", "assistant"]
+    assert trip[1].tool_call_names == ["weather"]
+    assert trip[2].tool_name == "weather" and "light rain" in trip[2].content
+    assert store.get_session("trip").source == "langgraph"  # type: ignore[union-attr]
+    assert store.get_session("trip").model == "fake-4o"  # type: ignore[union-attr]
+    times = [m.timestamp for m in trip]
+    assert times == sorted(times) and times[0] < times[-1]  # stamped from their checkpoints
+
+    assert import_langgraph(store, path).messages == 0
+    agent.invoke({"messages": [HumanMessage("thanks")]}, {"configurable": {"thread_id": "trip"}})
+    conn.close()
+    again = import_langgraph(store, path)
+    assert (again.new_sessions, again.messages) == (0, 2)
+    assert [m.content for m in store.get_messages("trip")][-2:] == ["thanks", "You're welcome."]
+
+
+def test_not_a_checkpoint_database_is_a_clear_error(tmp_path: Path) -> None:
+    other = tmp_path / "x.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(ImportSourceError, match="not a LangGraph SQLite checkpointer"):
+        import_langgraph(SessionStore(":memory:"), other)

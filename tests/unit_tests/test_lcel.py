@@ -1,0 +1,139 @@
+"""LCEL recipes from docs/lcel.md, on the demo sessions, with real model traffic from cassettes.
+
+Re-record against a live OpenAI-compatible server (see docs/summarizer.md):
+
+    RECORD=1 python -m pytest tests/unit_tests/test_lcel.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+from langchain_openai import ChatOpenAI
+
+from langchain_session_recall import (
+    SessionRecallRetriever,
+    SessionStore,
+    SessionSummarizer,
+    create_session_recall_chain,
+)
+from tests.cassette_config import CASSETTE_DIR, RECORDING, recording_settings, use_cassette
+
+pytestmark = pytest.mark.cassette
+
+
+@contextlib.contextmanager
+def cassette(name: str) -> Iterator[None]:
+    path = CASSETTE_DIR / f"{name}.yaml.gz"
+    if RECORDING and path.exists():
+        path.unlink()
+    with use_cassette(path.name, **({} if RECORDING else {"record_mode": "none"})):
+        yield
+
+
+def _llm() -> ChatOpenAI:
+    settings = recording_settings()
+    return ChatOpenAI(
+        base_url=settings["base_url"],
+        api_key=os.environ.get("OPENAI_API_KEY", "sk-local") if RECORDING else "sk-replay",
+        model=settings["model"],
+        max_retries=0,
+        use_responses_api=False,
+        temperature=0.1,
+        max_tokens=64,
+        timeout=1800,
+    )
+
+
+def _summarizer(llm: ChatOpenAI) -> SessionSummarizer:
+    return SessionSummarizer(
+        llm=llm,
+        max_output_tokens=64,
+        max_tokens_param=recording_settings()["max_tokens_param"],
+        cache=False,
+        timeout=900 if RECORDING else 30,
+    )
+
+
+def _statuses(docs: list[Document]) -> list[str]:
+    return [d.metadata["summary_status"] for d in docs]
+
+
+def test_retriever_pipe_summarizer(demo_store: SessionStore) -> None:
+    retriever = SessionRecallRetriever(store=demo_store, k=2)
+    chain = retriever | _summarizer(_llm())
+    with cassette("lcel_retriever_pipe_summarizer"):
+        docs = chain.invoke("how did we fix the CORS error?")
+    assert docs[0].metadata["session_id"] == "20261103_091512_a1b2c3"
+    assert _statuses(docs) == ["summarized", "summarized"]
+    assert all(d.page_content.strip() for d in docs)
+    assert all(d.metadata["token_usage"]["total_tokens"] > 0 for d in docs)
+
+
+def test_recall_feeding_a_prompt(demo_store: SessionStore) -> None:
+    llm = _llm()
+    recall = create_session_recall_chain(
+        SessionRecallRetriever(store=demo_store, k=1),
+        llm,
+        max_output_tokens=64,
+        max_tokens_param=recording_settings()["max_tokens_param"],
+        cache=False,
+    )
+    prompt = ChatPromptTemplate.from_messages(
+        [
+            ("system", "Answer using what happened in past sessions:\n{recall}"),
+            ("human", "{question}"),
+        ]
+    )
+    as_text = recall | (lambda docs: "\n\n".join(d.page_content for d in docs))
+    chain = (
+        {"recall": as_text, "question": RunnablePassthrough()} | prompt | llm | StrOutputParser()
+    )
+    with cassette("lcel_recall_prompt"):
+        answer = chain.invoke("Which API design did we settle on?")
+    assert isinstance(answer, str) and answer.strip()
+
+
+def test_batch_over_queries(demo_store: SessionStore) -> None:
+    chain = SessionRecallRetriever(store=demo_store, k=1) | _summarizer(_llm())
+    with cassette("lcel_batch"):
+        results = chain.batch(["pgbouncer", "rename photos"], config={"max_concurrency": 1})
+    assert [r[0].metadata["session_id"] for r in results] == [
+        "20261105_112048_f00d42",
+        "20261027_164530_b7e3a9",
+    ]
+    assert all(_statuses(r) == ["summarized"] for r in results)
+
+
+async def test_astream_events_show_named_steps(demo_store: SessionStore) -> None:
+    chain = create_session_recall_chain(SessionRecallRetriever(store=demo_store, k=1), None)
+    names: list[tuple[str, str]] = []
+    async for event in chain.astream_events("pgbouncer", version="v2"):
+        names.append((event["event"], event["name"]))
+    assert ("on_chain_start", "session_recall") in names
+    assert ("on_retriever_end", "SessionRecallRetriever") in names
+    assert ("on_chain_end", "SessionSummarizer") in names
+    end = [e for e in names if e == ("on_chain_end", "session_recall")]
+    assert len(end) == 1
+
+
+def test_recent_mode_passes_through_the_summarizer(demo_store: SessionStore) -> None:
+    chain = SessionRecallRetriever(store=demo_store) | SessionSummarizer(llm=_llm())
+    docs: Any = chain.invoke("")  # no cassette: browsing must make no model call at all
+    assert docs and all(d.metadata["mode"] == "recent" for d in docs)
+
+
+def test_current_session_from_config_reaches_the_retriever(demo_store: SessionStore) -> None:
+    chain = create_session_recall_chain(SessionRecallRetriever(store=demo_store), None)
+    found = chain.invoke("pgcrypto")
+    assert [d.metadata["session_id"] for d in found] == ["20261114_100027_d1a9e0"]
+    config: Any = {"configurable": {"session_id": "20261114_104640_c07a1e"}}  # the continuation
+    assert chain.invoke("pgcrypto", config=config) == []
