@@ -9,7 +9,9 @@ so stale summaries are not served under a new prompt.
 from __future__ import annotations
 
 import hashlib
+import json
 
+from langchain_core.load import dumpd
 from langchain_core.prompts import ChatPromptTemplate
 
 __all__ = [
@@ -70,5 +72,7 @@ def prompt_fingerprint(prompt: ChatPromptTemplate) -> str:
     """
     if prompt is DEFAULT_SUMMARY_PROMPT:
         return PROMPT_VERSION
-    digest = hashlib.sha256(prompt.model_dump_json().encode("utf-8")).hexdigest()[:12]
+    # dumpd() serializes the message templates; model_dump_json() leaves them out.
+    blob = json.dumps(dumpd(prompt), sort_keys=True, default=str)
+    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
     return f"{PROMPT_VERSION}+custom-{digest}"

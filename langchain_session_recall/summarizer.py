@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib
+import inspect
 import logging
 import threading
 import warnings
@@ -74,15 +75,22 @@ class _Outcome:
 
 
 @dataclass
+class _MapState:
+    """Shared by the jobs of one map. ``sink`` collects outcomes as they finish, so a deadline
+    keeps the finished ones; ``cancelled`` is set when the deadline abandons the map."""
+
+    sink: dict[int, _Outcome] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class _Job:
-    """One session to summarize. ``sink`` collects outcomes as they finish, so a deadline keeps
-    the finished ones."""
+    """One session to summarize."""
 
     index: int
     prompt_vars: dict[str, Any]
-    sink: dict[int, _Outcome]
-    lock: threading.Lock
-    cancelled: threading.Event
+    state: _MapState
 
 
 @dataclass
@@ -197,12 +205,16 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
 
     @model_validator(mode="after")
     def _warn_multiplied_retries(self) -> Self:
+        if self.llm is None or self.max_attempts <= 1 or not _has_attr(self.llm, "max_retries"):
+            return self
         sdk_retries = _find_attr(self.llm, "max_retries")
-        if isinstance(sdk_retries, int) and sdk_retries > 0 and self.max_attempts > 1:
+        if sdk_retries is None or (isinstance(sdk_retries, int) and sdk_retries > 0):
+            # None is the SDK's own default (2 for openai and anthropic).
+            per_attempt = "max_retries + 1" if sdk_retries is None else str(sdk_retries + 1)
             warnings.warn(
                 f"{type(self.llm).__name__} retries by itself (max_retries={sdk_retries}) and "
                 f"SessionSummarizer retries too (max_attempts={self.max_attempts}): one session "
-                f"may cost up to {(sdk_retries + 1) * self.max_attempts} requests. Build the "
+                f"may cost up to {per_attempt} x {self.max_attempts} requests. Build the "
                 "model with max_retries=0, or set max_attempts=1 to rely on the SDK alone.",
                 UserWarning,
                 stacklevel=2,
@@ -396,18 +408,16 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             else:
                 params["max_tokens"] = self.max_output_tokens
         llm = self.llm.bind(**params) if params else self.llm
-        attempt: Runnable[Any, Any] = llm | RunnableLambda(_keep_message)
+        attempt: Runnable[Any, Any] = _classified(llm | RunnableLambda(_keep_message), cancelled)
         if self.max_attempts > 1:
             attempt = attempt.with_retry(
-                # Stop retrying once the deadline has abandoned this map.
-                retry_if_exception_type=lambda e: is_retryable(e) and not cancelled.is_set(),
+                # Only failures the classifier marked (retryable, deadline not passed).
+                retry_if_exception_type=(_RetryableFailure,),
                 stop_after_attempt=self.max_attempts,
-                wait_exponential_jitter=self.retry_jitter > 0,
-                exponential_jitter_params={
-                    "initial": self.retry_initial_wait,
-                    "max": self.retry_max_wait,
-                    "jitter": self.retry_jitter,
-                },
+                wait_exponential_jitter=True,  # jitter=0 still waits exponentially
+                exponential_jitter_params=_backoff_params(
+                    self.retry_initial_wait, self.retry_max_wait, self.retry_jitter
+                ),
             )
         return (self.prompt | attempt).with_config(run_name="summarize_session")
 
@@ -415,51 +425,48 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         chain = self._session_chain(cancelled)
 
         def run(job: _Job, config: RunnableConfig) -> None:
-            if job.cancelled.is_set():
+            if job.state.cancelled.is_set():
                 return
             try:
                 outcome = _to_outcome(chain.invoke(job.prompt_vars, config))
             except Exception as exc:  # isolation: one session's failure stays its own
-                outcome = _Outcome(error=exc)
-            with job.lock:
-                if not job.cancelled.is_set():
-                    job.sink[job.index] = outcome
+                outcome = _Outcome(error=_unwrap(exc))
+            with job.state.lock:
+                if not job.state.cancelled.is_set():
+                    job.state.sink[job.index] = outcome
 
         async def arun(job: _Job, config: RunnableConfig) -> None:
-            if job.cancelled.is_set():
+            if job.state.cancelled.is_set():
                 return
             try:
                 outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config))
             except Exception as exc:
-                outcome = _Outcome(error=exc)
-            job.sink[job.index] = outcome
+                outcome = _Outcome(error=_unwrap(exc))
+            job.state.sink[job.index] = outcome
 
         return RunnableLambda(run, afunc=arun, name="session_summary")
 
-    def _jobs(self, plans: list[_Plan]) -> tuple[list[_Job], dict[int, _Outcome], _Job | None]:
-        sink: dict[int, _Outcome] = {}
-        lock, cancelled = threading.Lock(), threading.Event()
+    def _jobs(self, plans: list[_Plan]) -> tuple[list[_Job], _MapState]:
+        state = _MapState()
         jobs = [
-            _Job(i, self._prompt_vars(p), sink, lock, cancelled)
-            for i, p in enumerate(plans)
-            if p.result is None
+            _Job(i, self._prompt_vars(p), state) for i, p in enumerate(plans) if p.result is None
         ]
-        return jobs, sink, jobs[0] if jobs else None
+        return jobs, state
 
     def _run_sync(
         self, input: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
     ) -> list[Document]:
         plans = self._plan(input)
-        jobs, sink, first = self._jobs(plans)
-        if first is None:
-            return self._finish(plans, sink)
-        runnable = self._job_runnable(first.cancelled)
+        jobs, state = self._jobs(plans)
+        if not jobs:
+            return self._finish(plans, state.sink)
+        runnable = self._job_runnable(state.cancelled)
         batch_config = patch_config(
             config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
         )
         if self.timeout is None:
             runnable.batch(jobs, batch_config, return_exceptions=True)
-            return self._finish(plans, sink)
+            return self._finish(plans, state.sink)
         # batch() has no overall timeout: run it on a watcher thread and stop waiting at the
         # deadline. Threads cannot be killed; stragglers skip their remaining attempts and their
         # results are dropped (the cancelled flag is checked under the sink lock).
@@ -474,20 +481,20 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         ctx = contextvars.copy_context()
         threading.Thread(target=ctx.run, args=(work,), daemon=True, name="summarizer-map").start()
         if not done.wait(self.timeout):
-            with first.lock:
-                first.cancelled.set()
-                finished = dict(sink)
+            with state.lock:
+                state.cancelled.set()
+                finished = dict(state.sink)
             return self._finish(plans, finished)
-        return self._finish(plans, sink)
+        return self._finish(plans, state.sink)
 
     async def _run_async(
         self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> list[Document]:
         plans = self._plan(input)
-        jobs, sink, first = self._jobs(plans)
-        if first is None:
-            return self._finish(plans, sink)
-        runnable = self._job_runnable(first.cancelled)
+        jobs, state = self._jobs(plans)
+        if not jobs:
+            return self._finish(plans, state.sink)
+        runnable = self._job_runnable(state.cancelled)
         batch_config = patch_config(
             config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
         )
@@ -497,8 +504,58 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                 runnable.abatch(jobs, batch_config, return_exceptions=True), self.timeout
             )
         except asyncio.TimeoutError:
-            first.cancelled.set()
-        return self._finish(plans, dict(sink))
+            state.cancelled.set()
+        return self._finish(plans, dict(state.sink))
+
+
+class _RetryableFailure(Exception):
+    """Carries a failure the retry classifier accepted; unwrapped before it is reported.
+
+    Wrapping (instead of a predicate in ``with_retry``) keeps the retry decision ours on every
+    langchain-core version: older ones only take exception types."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    return exc.original if isinstance(exc, _RetryableFailure) else exc
+
+
+def _classified(inner: Runnable[Any, Any], cancelled: threading.Event) -> Runnable[Any, Any]:
+    def mark(exc: Exception) -> Exception:
+        # Once the deadline has abandoned the map, nothing is worth another attempt.
+        return _RetryableFailure(exc) if is_retryable(exc) and not cancelled.is_set() else exc
+
+    def call(value: Any, config: RunnableConfig) -> Any:
+        try:
+            return inner.invoke(value, config)
+        except Exception as exc:
+            marked = mark(exc)
+            if marked is exc:
+                raise
+            raise marked from exc
+
+    async def acall(value: Any, config: RunnableConfig) -> Any:
+        try:
+            return await inner.ainvoke(value, config)
+        except Exception as exc:
+            marked = mark(exc)
+            if marked is exc:
+                raise
+            raise marked from exc
+
+    return RunnableLambda(call, afunc=acall, name="summary_attempt")
+
+
+def _backoff_params(first: float, longest: float, jitter: float) -> Any:
+    # tenacity >= 9.1 renamed ``initial`` to ``multiplier`` (the old name warns).
+    import tenacity
+
+    params = inspect.signature(tenacity.wait_exponential_jitter).parameters
+    name = "multiplier" if "multiplier" in params else "initial"
+    return {name: first, "max": longest, "jitter": jitter}
 
 
 def _keep_message(message: BaseMessage) -> BaseMessage:
@@ -528,6 +585,16 @@ def _find_attr(obj: Any, name: str) -> Any:
             return getattr(obj, name, None)
         obj = getattr(obj, "bound", None)
     return None
+
+
+def _has_attr(obj: Any, name: str) -> bool:
+    for _ in range(5):
+        if obj is None:
+            return False
+        if name in getattr(type(obj), "model_fields", {}) or name in getattr(obj, "__dict__", {}):
+            return True
+        obj = getattr(obj, "bound", None)
+    return False
 
 
 def _coerce_input(input: Any) -> tuple[list[Document], str | None]:

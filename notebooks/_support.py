@@ -33,18 +33,10 @@ def chat_model(**kwargs: Any) -> ChatOpenAI:
             max_retries=0,
             **kwargs,
         )
-    from tests.cassette_config import RECORDING, recording_settings
+    from tests.cassette_config import cassette_chat_model
 
-    settings = recording_settings()
-    return ChatOpenAI(
-        base_url=settings["base_url"],
-        api_key=os.environ.get("OPENAI_API_KEY", "sk-local") if RECORDING else "sk-replay",
-        model=settings["model"],
-        max_retries=0,
-        use_responses_api=False,
-        timeout=1800,
-        **kwargs,
-    )
+    chat: ChatOpenAI = cassette_chat_model(**kwargs)
+    return chat
 
 
 def max_tokens_param() -> str:

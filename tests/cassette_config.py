@@ -26,6 +26,7 @@ from vcr.request import Request
 __all__ = [
     "CASSETTE_DIR",
     "RECORDING",
+    "cassette_chat_model",
     "recording_settings",
     "summarizer_vcr",
     "use_cassette",
@@ -127,3 +128,23 @@ def use_cassette(name: str, **overrides: Any) -> Any:
     same body replay in order, and an extra, unrecorded retry fails loudly.
     """
     return summarizer_vcr().use_cassette(name, allow_playback_repeats=False, **overrides)
+
+
+def cassette_chat_model(**kwargs: Any) -> Any:
+    """``ChatOpenAI`` pointed at the recorded server (a live one when ``RECORD=1``).
+
+    The settings match what ``recording_settings()`` says the cassettes were recorded with, so
+    replayed request bodies match; ``kwargs`` are passed through (temperature, max_tokens, ...).
+    """
+    from langchain_openai import ChatOpenAI
+
+    settings = recording_settings()
+    return ChatOpenAI(
+        base_url=settings["base_url"],
+        api_key=os.environ.get("OPENAI_API_KEY", "sk-local") if RECORDING else "sk-replay",
+        model=settings["model"],
+        max_retries=0,
+        use_responses_api=False,
+        timeout=1800,
+        **kwargs,
+    )

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
     CallbackManagerForLLMRun,
@@ -230,10 +231,23 @@ class ScriptedChatModel(BaseChatModel):
     gate: Any = None
     gate_marker: str = ""
     calls: list[str] = Field(default_factory=list)
+    call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
+    active: int = 0
+    max_active: int = 0
     lock: Any = None
 
     def model_post_init(self, __context: Any) -> None:
         self.lock = threading.Lock()
+
+    def _enter(self, kwargs: dict[str, Any]) -> None:
+        with self.lock:
+            self.call_kwargs.append(kwargs)
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+
+    def _leave(self) -> None:
+        with self.lock:
+            self.active -= 1
 
     @property
     def _llm_type(self) -> str:
@@ -260,10 +274,14 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self.gate is not None and self.gate_marker in str(messages[-1].content):
-            self.gate.wait(10)
-        time.sleep(self.latency)
-        return self._next(messages)
+        self._enter(kwargs)
+        try:
+            if self.gate is not None and self.gate_marker in str(messages[-1].content):
+                self.gate.wait(10)
+            time.sleep(self.latency)
+            return self._next(messages)
+        finally:
+            self._leave()
 
     async def _agenerate(
         self,
@@ -272,10 +290,14 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self.gate is not None and self.gate_marker in str(messages[-1].content):
-            await asyncio.sleep(3600)  # cancelled by the deadline
-        await asyncio.sleep(self.latency)
-        return self._next(messages)
+        self._enter(kwargs)
+        try:
+            if self.gate is not None and self.gate_marker in str(messages[-1].content):
+                await asyncio.sleep(3600)  # cancelled by the deadline
+            await asyncio.sleep(self.latency)
+            return self._next(messages)
+        finally:
+            self._leave()
 
 
 def echo_summary(messages: list[BaseMessage], n: int) -> str:
@@ -283,3 +305,10 @@ def echo_summary(messages: list[BaseMessage], n: int) -> str:
     user = str(messages[-1].content)
     title = next((ln for ln in user.splitlines() if ln.startswith("Session title:")), "")
     return f"Recap of {title.removeprefix('Session title: ')}."
+
+
+def api_error(cls: type[Exception], status: int) -> Exception:
+    """An ``openai`` status error as the SDK raises it."""
+    request = httpx.Request("POST", "http://llm.test/v1/chat/completions")
+    response = httpx.Response(status, request=request)
+    return cls(f"Error code: {status}", response=response, body=None)  # type: ignore[call-arg]

@@ -8,7 +8,6 @@ Re-record against a live OpenAI-compatible server (see docs/summarizer.md):
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,7 +24,13 @@ from langchain_session_recall import (
     SessionSummarizer,
     create_session_recall_chain,
 )
-from tests.cassette_config import CASSETTE_DIR, RECORDING, recording_settings, use_cassette
+from tests.cassette_config import (
+    CASSETTE_DIR,
+    RECORDING,
+    cassette_chat_model,
+    recording_settings,
+    use_cassette,
+)
 
 pytestmark = pytest.mark.cassette
 
@@ -40,17 +45,8 @@ def cassette(name: str) -> Iterator[None]:
 
 
 def _llm() -> ChatOpenAI:
-    settings = recording_settings()
-    return ChatOpenAI(
-        base_url=settings["base_url"],
-        api_key=os.environ.get("OPENAI_API_KEY", "sk-local") if RECORDING else "sk-replay",
-        model=settings["model"],
-        max_retries=0,
-        use_responses_api=False,
-        temperature=0.1,
-        max_tokens=64,
-        timeout=1800,
-    )
+    chat: ChatOpenAI = cassette_chat_model(temperature=0.1, max_tokens=64)
+    return chat
 
 
 def _summarizer(llm: ChatOpenAI) -> SessionSummarizer:
