@@ -685,6 +685,23 @@ still found at any age). Raise `store.rank_window` to trade latency for exhausti
   transaction with AUTOINCREMENT), and a C-speed `str.isascii()` check before the CJK regex.
   Validation of every message still happens before any write.
 
+Search cost after merging per-term matching (main at 2026-12-02 ~11:50): the search pipeline
+now matches each query word alone (up to two `match_messages` calls per word, each on both
+indexes) and combines the lists by term coverage. Every common word then pays for its own
+ranking window, so cost grows with the number of words. Measured with a one-off script on the
+1M database, CPU time per query over the 100-query mix, by `rank_window`:
+
+| `rank_window` | p50 ms | p95 ms | common words p50 | questions p50 |
+|---:|---:|---:|---:|---:|
+| 20,000 (default) | 72 | 292 | 98 | 227 |
+| 10,000 | 48 | 188 | 62 | 156 |
+| 5,000 | 40 | 138 | 53 | 118 |
+
+Before that merge (one FTS query per reading), the same store gave p50 14 / p95 55 ms at 1M
+(the run published in this branch's history). To meet the 1M target with per-term matching,
+either lower `rank_window` (recall of old messages that share only common words drops) or
+rank all terms in one statement per index instead of one per word.
+
 Not met: ingest of 20,000 messages/s. Through the public API, one `add_messages` call per
 session, we measured 12-14k messages/s of CPU time (3-3.5k wall clock with a load average of
 6-7 on the 2 cores, shared with other work). The same ingest without the FTS trigger runs at
