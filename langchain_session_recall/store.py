@@ -221,7 +221,7 @@ class SessionStore:
         1
     """
 
-    rank_window: int = 20_000
+    rank_window: int = 5_000
     """Most rows one full-text query ranks (see :meth:`match_messages`); set it per instance to
     trade latency on very common words for exhaustiveness."""
 

@@ -645,13 +645,14 @@ Three kinds of work make up a search, and they grow differently with the databas
 
 Our pipeline bounds the third term: a probe (`ORDER BY rowid DESC LIMIT 1 OFFSET
 rank_window`, a doclist walk without ranking) tells whether an FTS query would rank more than
-`SessionStore.rank_window` (20,000) rows. When it would, terms that are themselves selective
+`SessionStore.rank_window` (5,000) rows. When it would, terms that are themselves selective
 are ranked alone (words found everywhere carry almost no bm25 weight; each word of a query of
 up to 12 words is probed, ~1 ms each at most); a query made only of
-common words ranks the messages containing all of them, then the newest 20,000 matches of any.
-So our curve follows the floor while queries are selective and flattens where the floor keeps
-climbing: p95 stays near the cost of ranking 20k rows (~50 ms) at any size. Rare terms and
-phrases stay on the floor's curve (their match counts are small) plus the fixed work.
+common words ranks the messages containing all of them, then the newest 5,000 matches of any.
+So each FTS query costs at most the ranking of 5,000 rows (~10-15 ms) at any size, and our
+curve flattens where the floor keeps climbing. Rare terms and phrases stay on the floor's curve
+(their match counts are small) plus the fixed work. Since main now matches every query word on
+its own (see below), a query costs up to that bound per word and index.
 
 At 10k-100k messages the FTS query costs well under a millisecond, so the fixed work decides:
 we measured 3-7x the bare floor there (CPU p50 4.5 ms at 10k, 10.5 ms at 100k) and about 2x
@@ -666,7 +667,7 @@ its latency grows linearly (CPU p50 37 ms, p95 220 ms at 1M), its memory grows w
 SQLite pages are read on demand through a fixed 2 MB cache), and it must be rebuilt from all
 transcripts whenever a message is added (60 s at 1M: 17 s loading, 43 s building).
 
-The price of the bound: for a query whose every word matches more than 20,000 messages, an old
+The price of the bound: for a query whose every word matches more than 5,000 messages, an old
 message that contains only some of those words can be missed (messages with all of them are
 still found at any age). Raise `store.rank_window` to trade latency for exhaustiveness.
 
@@ -693,14 +694,15 @@ ranking window, so cost grows with the number of words. Measured with a one-off 
 
 | `rank_window` | p50 ms | p95 ms | common words p50 | questions p50 |
 |---:|---:|---:|---:|---:|
-| 20,000 (default) | 72 | 292 | 98 | 227 |
+| 20,000 | 72 | 292 | 98 | 227 |
 | 10,000 | 48 | 188 | 62 | 156 |
-| 5,000 | 40 | 138 | 53 | 118 |
+| 5,000 (default) | 40 | 138 | 53 | 118 |
 
-Before that merge (one FTS query per reading), the same store gave p50 14 / p95 55 ms at 1M
-(the run published in this branch's history). To meet the 1M target with per-term matching,
-either lower `rank_window` (recall of old messages that share only common words drops) or
-rank all terms in one statement per index instead of one per word.
+The full run with 20,000 (before the default was lowered) measured CPU p50 69.5 / p95 221 ms at
+1M, against the floor's 34.5 / 417. Before the per-term merge (one FTS query per reading), the
+same store with 20,000 gave p50 14 / p95 55 ms at 1M (this branch's history). So the default
+became 5,000: each common word is ranked over its newest 5,000 matches. Ranking all terms in
+one statement per index instead of one per word would win the rest back.
 
 Not met: ingest of 20,000 messages/s. Through the public API, one `add_messages` call per
 session, we measured 12-14k messages/s of CPU time (3-3.5k wall clock with a load average of
