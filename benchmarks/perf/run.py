@@ -655,17 +655,17 @@ curve flattens where the floor keeps climbing. Rare terms and phrases stay on th
 its own (see below), a query costs up to that bound per word and index.
 
 At 10k-100k messages the FTS query costs well under a millisecond, so the fixed work decides:
-we measured 3-7x the bare floor there (CPU p50 4.5 ms at 10k, 10.5 ms at 100k) and about 2x
-the reference algorithm, which fetches 50 rows instead of 2 x 200, ranks nothing and loads one
-session instead of a chain. From about 100k messages on, the floor's growth dominates and the
-order flips: at 1M we are below the floor and the reference at both p50 and p95.
+we measured 5-10x the bare floor there (CPU p50 5 ms at 10k, 15 ms at 100k) and 3-3.5x the
+reference algorithm, which fetches 50 rows once instead of up to 200 per word and index, ranks
+nothing and loads one session instead of a chain. The floor's growth then dominates: at 1M we
+equal the floor and the reference at p50 and are 3x below both at p95.
 
 `BM25Retriever` (rank_bm25 over one Document per root session, all in memory) is the fastest
-option while the history is small (0.25 ms at 10k), but every query scores every document, so
-its latency grows linearly (CPU p50 37 ms, p95 220 ms at 1M), its memory grows with the text
-(3.0 GB peak RSS at 1M against 74 MB for a search process of ours, which stays flat because
+option while the history is small (0.2 ms at 10k), but every query scores every document, so
+its latency grows linearly (CPU p50 38 ms, p95 ~220 ms at 1M), its memory grows with the text
+(3.1 GB peak RSS at 1M against ~105 MB for a search process of ours, which stays flat because
 SQLite pages are read on demand through a fixed 2 MB cache), and it must be rebuilt from all
-transcripts whenever a message is added (60 s at 1M: 17 s loading, 43 s building).
+transcripts whenever a message is added (20-60 s at 1M depending on load).
 
 The price of the bound: for a query whose every word matches more than 5,000 messages, an old
 message that contains only some of those words can be missed (messages with all of them are
