@@ -31,9 +31,11 @@ from typing import Any, TextIO
 from langchain_core.documents import Document
 from pydantic import SecretStr
 
+from langchain_session_recall.backend import SessionBackend
 from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.importers import IMPORTERS, ImportSourceError
+from langchain_session_recall.pg_store import PostgresSessionStore, is_postgres_dsn
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.store import SessionStore
 from langchain_session_recall.transcript import format_transcript, format_when
@@ -114,7 +116,9 @@ def _print_docs(docs: Sequence[Document], args: argparse.Namespace, out: TextIO)
     return EXIT_OK if docs else EXIT_EMPTY
 
 
-def _open(args: argparse.Namespace) -> SessionStore:
+def _open(args: argparse.Namespace) -> SessionStore | PostgresSessionStore:
+    if is_postgres_dsn(args.db):
+        return PostgresSessionStore(args.db, read_only=args.read_only)
     path = Path(args.db).expanduser()
     if not path.exists():
         raise NotASessionDatabaseError(f"no such file: {path}")
@@ -125,7 +129,7 @@ def _split(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def _excluded_sources(store: SessionStore, args: argparse.Namespace) -> tuple[str, ...]:
+def _excluded_sources(store: SessionBackend, args: argparse.Namespace) -> tuple[str, ...]:
     """``--source`` keeps only the named sources: every other source in the file is excluded."""
     excluded = set(_split(args.exclude_source))
     wanted = set(_split(args.source))
@@ -135,7 +139,7 @@ def _excluded_sources(store: SessionStore, args: argparse.Namespace) -> tuple[st
     return tuple(sorted(excluded))
 
 
-def _retriever(store: SessionStore, args: argparse.Namespace) -> SessionRecallRetriever:
+def _retriever(store: SessionBackend, args: argparse.Namespace) -> SessionRecallRetriever:
     return SessionRecallRetriever(
         store=store,
         k=args.k,
@@ -335,7 +339,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser, *, db_required: bool = True) -> None:
-        p.add_argument("--db", required=db_required, help="session database file")
+        p.add_argument(
+            "--db", required=db_required, help="session database file or postgresql:// DSN"
+        )
         p.add_argument("-k", type=int, default=3, help="sessions to show (max 5; default 3)")
         p.add_argument("--json", action="store_true", help="print JSON for scripts")
         p.add_argument("--chars", type=int, default=1200, help="characters of each transcript")

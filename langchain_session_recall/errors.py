@@ -50,7 +50,9 @@ class NotASessionDatabaseError(SessionRecallError):
 
 
 class EmptyQueryError(SessionRecallError, ValueError):
-    """The query holds nothing searchable (only punctuation, operators or whitespace).
+    """The query holds nothing searchable (only punctuation, operators or control characters).
 
-    The retriever never raises it: an empty query switches it to recent-sessions mode.
+    The retriever raises it for such text (the agent tool turns it into an error message that
+    asks for keywords); an empty or whitespace-only query is not an error: it lists recent
+    sessions instead.
     """

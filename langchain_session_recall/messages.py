@@ -41,12 +41,28 @@ class MessageRow:
     tool_name: str | None = None
 
 
+def _storable(text: str) -> str:
+    """``text`` with lone surrogates (e.g. JSON-decoded ``"\\ud83d"`` of a cut-off emoji)
+    replaced by U+FFFD: SQLite stores UTF-8, which cannot encode them, and one such character
+    must not cost the whole batch. Valid surrogate pairs become the character they encode.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _optional_text(value: Any) -> str | None:
+    return _storable(str(value)) if value is not None else None
+
+
 def _content_text(content: Any) -> str:
     """Flatten LangChain/OpenAI content (a string or a list of parts) to plain text."""
     if content is None:
         return ""
     if isinstance(content, str):
-        return content
+        return _storable(content)
     if isinstance(content, list):
         parts: list[str] = []
         for part in content:
@@ -56,8 +72,8 @@ def _content_text(content: Any) -> str:
                 text = part.get("text")
                 if isinstance(text, str):
                     parts.append(text)
-        return "\n".join(p for p in parts if p)
-    return str(content)
+        return _storable("\n".join(p for p in parts if p))
+    return _storable(str(content))
 
 
 def decode_content(raw: str | bytes | None) -> str:
@@ -79,7 +95,7 @@ def decode_content(raw: str | bytes | None) -> str:
     if raw.startswith(_JSON_PREFIX):
         try:
             return _content_text(json.loads(raw[len(_JSON_PREFIX) :]))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return raw[len(_JSON_PREFIX) :]
     return raw
 
@@ -91,7 +107,7 @@ def _openai_tool_calls(calls: Any) -> str | None:
     if isinstance(calls, str):
         try:
             calls = json.loads(calls)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidMessageError(f"tool_calls is not valid JSON: {exc}") from None
     if not isinstance(calls, list):
         raise InvalidMessageError("tool_calls must be a list of tool calls")
@@ -113,7 +129,7 @@ def _openai_tool_calls(calls: Any) -> str | None:
                 },
             }
         )
-    return json.dumps(out, ensure_ascii=False)
+    return _storable(json.dumps(out, ensure_ascii=False))
 
 
 def _role_of(message: BaseMessage) -> str:
@@ -171,9 +187,9 @@ def to_row(message: BaseMessage | Mapping[str, Any], *, now: float | None = None
             role=role,
             content=_content_text(message.content),
             timestamp=_timestamp(ts, default_ts),
-            tool_call_id=getattr(message, "tool_call_id", None),
+            tool_call_id=_optional_text(getattr(message, "tool_call_id", None)),
             tool_calls=_openai_tool_calls(calls),
-            tool_name=tool_name,
+            tool_name=_optional_text(tool_name),
         )
     if isinstance(message, Mapping):
         if "role" not in message:
@@ -185,9 +201,9 @@ def to_row(message: BaseMessage | Mapping[str, Any], *, now: float | None = None
             role=role,
             content=_content_text(message.get("content")),
             timestamp=_timestamp(message.get("timestamp"), default_ts),
-            tool_call_id=str(tool_call_id) if tool_call_id is not None else None,
+            tool_call_id=_optional_text(tool_call_id),
             tool_calls=_openai_tool_calls(message.get("tool_calls")),
-            tool_name=str(tool_name) if tool_name is not None else None,
+            tool_name=_optional_text(tool_name),
         )
     raise InvalidMessageError(
         f"messages must be LangChain BaseMessage objects or dicts, got {type(message).__name__}"

@@ -16,6 +16,8 @@ Two readings of the same query:
 from __future__ import annotations
 
 import re
+import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -28,6 +30,7 @@ from langchain_session_recall.cjk import (
     query_segments,
 )
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.schema import TOKENIZE
 
 __all__ = [
     "MAX_SEARCH_TERMS",
@@ -205,8 +208,59 @@ def _fts5_term(term: Term, *, cjk: bool) -> str:
         tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())
         if len(tokens) == 1 and has_cjk(tokens[0]) and len(tokens[0]) == 1:
             return _quote(tokens[0]) + "*"  # a lone CJK character: prefix of its bigrams
-    body = _quote(" ".join(tokens))
-    return body + "*" if term.prefix else body
+    if term.prefix:
+        tokens = (*tokens[:-1], stable_prefix(tokens[-1]))
+        return _quote(" ".join(tokens)) + "*"
+    return _quote(" ".join(tokens))
+
+
+_STEMMER = threading.local()
+
+
+def _porter(word: str, *, stem: bool = True) -> str:
+    """``word`` as the index's porter tokenizer stores it (SQLite's own stemmer, in memory).
+
+    ``stem=False`` only folds case and diacritics, as the index does before stemming.
+    """
+    conn = getattr(_STEMMER, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+        folding = TOKENIZE.replace("porter ", "")
+        conn.execute(f"CREATE VIRTUAL TABLE f USING fts5(x, tokenize='{folding}')")
+        conn.execute("CREATE VIRTUAL TABLE fv USING fts5vocab(f, 'row')")
+        _STEMMER.conn = conn
+    table, vocab = ("t", "v") if stem else ("f", "fv")
+    conn.execute(f"INSERT INTO {table}(x) VALUES (?)", (word,))
+    row = conn.execute(f"SELECT term FROM {vocab}").fetchone()
+    conn.execute(f"DELETE FROM {table}")
+    return str(row[0]) if row else word.lower()
+
+
+def stable_prefix(word: str) -> str:
+    """The longest prefix of ``word`` that stemming leaves alone.
+
+    FTS5 stems a prefix query's token like a whole word, so ``deploy*`` would search ``deploi*``
+    and miss *deployment* (stored as ``deploy``). Cutting the prefix back to what the stemmer
+    does not change (``deplo``) keeps every inflection.
+
+    Example:
+        >>> stable_prefix("deploy"), stable_prefix("kube")
+        ('deplo', 'kube')
+    """
+    # Compare with the stem in the index's folded form ("é" is stored as "e"), else an accented
+    # prefix never equals its stem and would be cut down to nothing.
+    folded = prefix = _porter(word, stem=False)
+    for _ in range(len(prefix)):
+        stem = _porter(prefix)
+        if stem == prefix:
+            break
+        common = next(
+            (i for i, (a, b) in enumerate(zip(prefix, stem, strict=False)) if a != b), None
+        )
+        prefix = prefix[: common if common is not None else len(stem)] or prefix[:-1]
+    return prefix or folded  # never an empty prefix: FTS5 matches nothing with ""*
 
 
 def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
@@ -359,8 +413,12 @@ def closest_words(
             continue
         d = edit_distance(word, candidate, allowed)
         same_letters = sorted(candidate) == sorted(word)
-        if word[len(candidate) :] in _SUFFIXES:  # a stem: compare the word's head
-            head = word[: len(candidate)]
+        head = word[: len(candidate)]
+        # A stem: compare the word's head. A short head only through swapped letters (``cros``
+        # -> ``cor``): one edit reaches too much (``working`` -> ``work`` is one from ``word``).
+        if word[len(candidate) :] in _SUFFIXES and (
+            len(candidate) >= 5 or sorted(head) == sorted(candidate)
+        ):
             d_head = edit_distance(head, candidate, allowed) + (1 if allowed > 1 else 0)
             if d_head < d or (d_head == d and not same_letters):
                 d, same_letters = d_head, sorted(candidate) == sorted(head)

@@ -16,10 +16,10 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
+from langchain_session_recall.backend import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.ranking import RankedSession
 from langchain_session_recall.search import HIT_LIMIT, SearchOutcome, search_sessions
-from langchain_session_recall.store import SessionStore
 from langchain_session_recall.transcript import format_transcript, format_when, window
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
@@ -59,8 +59,8 @@ class SessionRecallRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    store: SessionStore
-    """The store to search (SQLite; any object with the same methods works)."""
+    store: SessionBackend
+    """The store to search: ``SessionStore`` (SQLite) or ``PostgresSessionStore``."""
     k: int = Field(default=3, ge=0)
     """Sessions to return; capped at ``max_k``."""
     max_k: int = Field(default=DEFAULT_MAX_K, ge=1)

@@ -17,6 +17,7 @@ one that also offers ``vocabulary`` (:class:`VocabularyBackend`) gets typo corre
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,7 @@ from langchain_session_recall.cjk import has_cjk
 from langchain_session_recall.lineage import resolve_roots
 from langchain_session_recall.models import MessageHit, SearchFilters
 from langchain_session_recall.query import (
+    MAX_SEARCH_TERMS,
     ParsedQuery,
     Term,
     closest_words,
@@ -264,7 +266,8 @@ def match_terms(
         others = backend.match_messages(single, "relaxed", filters=interactive, limit=limit)
         return [*(h for h in others if h.message_id not in seen), *kept]
 
-    for term in search_terms(query):
+    terms = search_terms(query, limit=sys.maxsize)
+    for term in terms[:MAX_SEARCH_TERMS]:
         hits = match(term)
         used: list[str] = []
         if not hits and _indexed(backend, term, filters):
@@ -282,4 +285,17 @@ def match_terms(
             expansions[_term_key(term)] = ", ".join(used)
         if hits:
             out[_term_key(term)] = hits
+    rest = terms[MAX_SEARCH_TERMS:]
+    if rest:
+        # Past the per-term budget the other words are matched together (any of them), so a
+        # long query never drops a word of the data silently; they count as one term.
+        together = ParsedQuery(
+            text=" ".join(t.tokens[0] for t in rest),
+            strict=tuple((None, t) for t in rest),
+            relaxed=rest,
+            explicit=False,
+        )
+        hits = backend.match_messages(together, "relaxed", filters=filters, limit=limit)
+        if hits:
+            out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
     return out

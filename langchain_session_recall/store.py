@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -64,6 +65,19 @@ _NO_FILTERS = SearchFilters()
 _MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
+
+
+def _number(value: Any) -> float:
+    """A REAL column as a float: 0.0 for NULL, or for text/bytes another writer put there."""
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _count(value: Any) -> int:
+    number = _number(value)
+    return int(number) if math.isfinite(number) else 0
 
 
 # --------------------------------------------------------------------------- SQL builders
@@ -247,6 +261,7 @@ class SessionStore:
         self._conns_lock = threading.Lock()
         self._generation = 0
         self._immutable = False
+        self._file_state: tuple[int, int, int] | None = None
         self._closed = False
         if self._memory and read_only:
             raise ValueError("an in-memory store cannot be read-only")
@@ -318,6 +333,14 @@ class SessionStore:
         # Such a file is fully checkpointed and has no writer, so it can be read as immutable;
         # _conn() switches to the ordinary read-only mode as soon as a writer appears.
         self._immutable = wal_mode and not Path(self.path + "-wal").exists()
+        self._file_state = self._stat_file()
+
+    def _stat_file(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _uri(self) -> str:
         quoted = Path(self.path).resolve().as_posix().replace("?", "%3f").replace("#", "%23")
@@ -363,17 +386,31 @@ class SessionStore:
             if self._shared is None:
                 self._shared = self._open_connection()
             return self._shared
-        if self._immutable and Path(self.path + "-wal").exists():
+        if self._immutable and (
+            Path(self.path + "-wal").exists() or self._stat_file() != self._file_state
+        ):
             with self._conns_lock:
-                if self._immutable:  # a writer started: stop trusting the file to stay put
-                    self._immutable = False
-                    self._generation += 1
+                # A writer started, or came and went (its -wal already removed): an immutable
+                # connection would serve stale or torn pages. Keep reading without files beside
+                # the database when no writer is left, through SQLite's locks when one is.
+                self._immutable = not Path(self.path + "-wal").exists()
+                self._file_state = self._stat_file()
+                self._generation += 1
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "generation", -1) != self._generation:
+            if conn is not None:
+                self._discard(conn)
             conn = self._open_connection()
             self._local.conn = conn
             self._local.generation = self._generation
         return conn
+
+    def _discard(self, conn: sqlite3.Connection) -> None:
+        with self._conns_lock:
+            if conn in self._all_conns:
+                self._all_conns.remove(conn)
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     @staticmethod
     def _detect(conn: sqlite3.Connection) -> Layout | None:
@@ -680,14 +717,14 @@ class SessionStore:
         return Session(
             id=row[0],
             source=row[1] or "unknown",
-            started_at=float(row[2] or 0.0),
+            started_at=_number(row[2]),
             user_id=row[3],
             model=row[4],
             title=row[5],
             parent_session_id=row[6],
             ended_at=row[7],
             end_reason=row[8],
-            message_count=int(row[9] or 0),
+            message_count=_count(row[9]),
         )
 
     @staticmethod
@@ -696,14 +733,14 @@ class SessionStore:
         if row[6]:
             try:
                 calls = json.loads(row[6])
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, RecursionError):
                 calls = None  # malformed JSON from another writer: show no calls, keep the row
         return StoredMessage(
             id=int(row[0]),
             session_id=row[1],
             role=str(row[2] or "unknown").lower(),
             content=decode_content(row[3]),
-            timestamp=float(row[4] or 0.0),
+            timestamp=_number(row[4]),
             tool_call_id=row[5],
             tool_calls=calls if isinstance(calls, list) else None,
             tool_name=row[7],
@@ -992,7 +1029,7 @@ class SessionStore:
                 role=str(r[2] or "unknown").lower(),
                 relevance=float(r[3] or 0.0),
                 source=r[4] or "unknown",
-                timestamp=float(r[5] or 0.0),
+                timestamp=_number(r[5]),
             )
             for r in rows
         ]

@@ -97,8 +97,9 @@ fig.tight_layout()
     ),
     code(
         """
-for d in retriever.invoke("", k=5):
-    print(d.metadata["when"], "|", d.metadata["title"])
+browse = SessionRecallRetriever(store=store, exclude_sources=("tool", "cron"))  # skip automation
+for d in browse.invoke("", k=5):
+    print(d.metadata["when"], "|", d.metadata["source"], "|", d.metadata["title"])
 """
     ),
     md("### Sessions over time, by source"),

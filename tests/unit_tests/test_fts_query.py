@@ -116,3 +116,14 @@ def test_cjk_rendering_uses_bigram_phrases() -> None:
     q = parse_query("修改youer服务端")
     assert to_fts5(q, "relaxed", cjk=True) == '"修改 youer 服务 务端"'
     assert to_fts5(parse_query("改"), "relaxed", cjk=True) == '"改"*'
+
+
+@pytest.mark.parametrize("text", ["deploy*", "deployment*", "deploying*"])
+def test_prefix_keeps_every_inflection(text: str) -> None:
+    """FTS5 stems a prefix token like a word (``deploy`` -> ``deploi``); we cut it back."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    conn.executemany(
+        "INSERT INTO t(body) VALUES (?)", [("deployment",), ("deploying",), ("deploy",)]
+    )
+    assert sorted(_match(conn, to_fts5(parse_query(text), "strict"))) == [1, 2, 3]

@@ -1,0 +1,194 @@
+"""PostgreSQL-only behaviour: async API, read-only mode, migration from SQLite, parity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pg_support import PG_DSN, SKIP_PG
+
+from langchain_session_recall import NotASessionDatabaseError, ReadOnlyStoreError, SessionStore
+from langchain_session_recall.backend import SessionBackend, open_store
+from langchain_session_recall.search import search_sessions
+
+pytestmark = [pytest.mark.skipif(not PG_DSN, reason=SKIP_PG), pytest.mark.enable_socket]
+
+
+@pytest.fixture
+def pg(pg_schema: str):  # type: ignore[no-untyped-def]
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    with PostgresSessionStore(PG_DSN, schema=pg_schema, max_size=4) as store:
+        yield store
+
+
+async def test_async_write_and_read(pg) -> None:  # type: ignore[no-untyped-def]
+    await pg.aadd_session("a", title="async")
+    await pg.aadd_session("b", parent_session_id="a")
+    ids = await pg.aadd_messages("b", [{"role": "user", "content": "async pgvector question"}])
+    await pg.aend_session("b", end_reason="done")
+    assert [m.id for m in await pg.aget_messages("b")] == ids
+    session = await pg.aget_session("b")
+    assert session is not None and session.end_reason == "done" and session.message_count == 1
+    assert [r.root_id for r in search_sessions(pg, "pgvector").sessions] == ["a"]
+    await pg.aclose()
+
+
+def test_is_a_session_backend_and_opens_from_a_dsn(pg, default_schema: str) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(pg, SessionBackend)
+    with open_store(PG_DSN) as store:  # default schema
+        assert type(store).__name__ == "PostgresSessionStore"
+
+
+def test_read_only(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    pg.add_session("s")
+    with PostgresSessionStore(PG_DSN, schema=pg_schema, read_only=True) as ro:
+        assert ro.get_session("s") is not None
+        with pytest.raises(ReadOnlyStoreError, match="read_only"):
+            ro.add_session("t")
+    with pytest.raises(NotASessionDatabaseError, match="no session store"):
+        PostgresSessionStore(PG_DSN, schema=pg_schema + "_missing", read_only=True)
+
+
+def test_bad_dsn_says_what_to_do() -> None:
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    with pytest.raises(NotASessionDatabaseError, match="check the DSN"):
+        PostgresSessionStore("postgresql://nobody@127.0.0.1:1/none", connect_timeout=2)
+
+
+def test_schema_name_is_validated() -> None:
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    with pytest.raises(ValueError, match="plain identifier"):
+        PostgresSessionStore(PG_DSN, schema='x"; DROP SCHEMA public; --')
+
+
+def test_migrate_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
+    from langchain_session_recall.pg_store import PostgresSessionStore, migrate_sqlite_to_postgres
+
+    src_path = tmp_path / "state.db"
+    with SessionStore(src_path) as src:
+        src.add_session("root", title="Root", user_id="u", started_at=1.0)
+        src.add_session("child", parent_session_id="root", source="subagent", started_at=2.0)
+        src.add_messages(
+            "root", [{"role": "user", "content": "terraform state lock", "timestamp": 1}]
+        )
+        src.add_messages("child", [{"role": "tool", "content": "unlocked\x00", "tool_name": "tf"}])
+        expected = [r.root_id for r in search_sessions(src, "terraform OR unlocked").sessions]
+    report = migrate_sqlite_to_postgres(src_path, PG_DSN, schema=pg_schema)
+    assert (report.sessions, report.messages, report.skipped_sessions) == (2, 2, 0)
+    again = migrate_sqlite_to_postgres(src_path, PG_DSN, schema=pg_schema)
+    assert (again.sessions, again.skipped_sessions) == (0, 2)
+    with PostgresSessionStore(PG_DSN, schema=pg_schema) as dst:
+        assert dst.lineage("child") == ["child", "root"]
+        assert dst.get_session("root").user_id == "u"
+        assert dst.get_session("child").message_count == 1
+        assert [
+            r.root_id for r in search_sessions(dst, "terraform OR unlocked").sessions
+        ] == expected
+
+
+def test_migrate_hermes_state_db(tmp_path: Path, pg_schema: str) -> None:
+    from hermes_fixtures import build_hermes_db
+
+    from langchain_session_recall.pg_store import migrate_sqlite_to_postgres
+
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3)
+    with SessionStore.open_hermes(path) as src:
+        visible = sum(
+            len(src.get_messages(r.id)) for r in src.recent_sessions(1000, exclude_sources=())
+        )
+    report = migrate_sqlite_to_postgres(path, PG_DSN, schema=pg_schema)
+    assert report.sessions > 0 and report.messages + report.skipped_messages >= visible
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(min_size=1, max_size=40))
+def test_any_text_is_a_valid_tsquery(pg, text: str) -> None:  # type: ignore[no-untyped-def]
+    from langchain_session_recall.errors import EmptyQueryError
+
+    pg.add_session("s")
+    if not pg.get_messages("s"):
+        pg.add_messages("s", [{"role": "user", "content": "a b c x y z 0 1 日本 it's"}])
+    try:
+        roots = [r.root_id for r in search_sessions(pg, text).sessions]
+    except EmptyQueryError:
+        return
+    assert roots in ([], ["s"])
+
+
+def test_opening_while_others_write_takes_no_ddl_lock(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
+    """Opening a store on a current schema runs no DDL, so it cannot deadlock with writers."""
+    import threading
+
+    from langchain_session_recall.pg_store import PostgresSessionStore
+
+    pg.add_session("w")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            while not stop.is_set():
+                pg.add_messages("w", [{"role": "user", "content": "busy writer"}] * 5)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(5):
+            with PostgresSessionStore(PG_DSN, schema=pg_schema, max_size=1) as other:
+                other.add_messages("w", [{"role": "assistant", "content": "opened"}])
+    finally:
+        stop.set()
+        writer.join()
+    assert errors == []
+    assert pg.get_session("w").message_count == len(pg.get_messages("w"))
+
+
+@pytest.fixture
+def default_schema():  # type: ignore[no-untyped-def]
+    from pg_support import drop_schema
+
+    from langchain_session_recall.pg_store import DEFAULT_SCHEMA
+
+    drop_schema(DEFAULT_SCHEMA)
+    yield DEFAULT_SCHEMA
+    drop_schema(DEFAULT_SCHEMA)
+
+
+def test_cli_searches_a_dsn(default_schema: str) -> None:
+    import io
+    import json
+
+    from langchain_session_recall.cli import main
+
+    with open_store(PG_DSN) as store:
+        store.add_session("q1", title="Quokka", user_id="alice")
+        store.add_messages("q1", [{"role": "user", "content": "the quokka photo pipeline"}])
+    out = io.StringIO()
+    assert main(["search", "quokka", "--db", PG_DSN, "--json", "--user", "alice"], out=out) == 0
+    docs = json.loads(out.getvalue())
+    assert [d["metadata"]["session_id"] for d in docs] == ["q1"]
+    out = io.StringIO()
+    main(["recent", "--db", PG_DSN, "--json", "--read-only"], out=out)
+    assert [d["metadata"]["title"] for d in json.loads(out.getvalue())] == ["Quokka"]
+
+
+def test_concurrent_creation_of_one_session(pg) -> None:  # type: ignore[no-untyped-def]
+    """Two writers creating the same id at once: one inserts, the other updates; no error."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda i: pg.add_session("same", title=f"t{i}"), range(8)))
+    assert {r.id for r in results} == {"same"}
+    assert pg.get_session("same").title in {f"t{i}" for i in range(8)}

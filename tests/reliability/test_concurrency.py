@@ -1,0 +1,279 @@
+"""Concurrent writers and readers on one database file.
+
+* One thread adds sessions continuously while reader threads and an asyncio task search:
+  no ``database is locked``, every committed message is searchable right after its commit,
+  and no read ever sees half a batch (``add_messages`` is one transaction).
+* Two processes write the same file: serialized by SQLite's lock and the busy timeout,
+  nothing lost, no duplicate, both indexes intact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from reliability.reliability_support import count, subprocess_env
+
+from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.search import search_sessions
+
+SESSIONS = 120
+BATCH = 4
+READERS = 3
+
+
+def _word(n: int) -> str:
+    return f"tok{n}q"  # one token, unique per session
+
+
+def _batch(n: int) -> list[dict[str, str]]:
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{_word(n)} part {i} shared"}
+        for i in range(BATCH)
+    ]
+
+
+class Committed:
+    """Session numbers whose ``add_messages`` has returned, in commit order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done: list[int] = []
+        self.finished = threading.Event()
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self._done.append(n)
+
+    def snapshot(self) -> list[int]:
+        with self._lock:
+            return list(self._done)
+
+
+def _check_session(store: SessionStore, n: int) -> int:
+    """The committed session ``n`` is found by its word and is whole; returns messages seen."""
+    sid = f"c{n}"
+    outcome = search_sessions(store, _word(n))
+    assert [r.root_id for r in outcome.sessions] == [sid], f"{_word(n)} not found after commit"
+    messages = store.get_messages(sid)
+    assert len(messages) == BATCH, f"torn read: {len(messages)} of {BATCH} messages of {sid}"
+    session = store.get_session(sid)
+    assert session is not None and session.message_count == BATCH
+    return len(messages)
+
+
+def test_one_writer_many_readers_and_an_asyncio_task(tmp_path: Path) -> None:
+    path = tmp_path / "live.db"
+    store = SessionStore(path)
+    committed = Committed()
+    errors: list[BaseException] = []
+    ops = {"reads": 0, "messages_checked": 0}
+    ops_lock = threading.Lock()
+
+    def writer() -> None:
+        try:
+            for n in range(SESSIONS):
+                store.add_session(f"c{n}", title=f"session {n}", started_at=1_790_000_000.0 + n)
+                store.add_messages(f"c{n}", _batch(n))
+                committed.add(n)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            committed.finished.set()
+
+    def reader(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            while True:
+                finished = committed.finished.is_set()
+                done = committed.snapshot()
+                if done:
+                    # the latest commit (just made visible) and one at random
+                    for n in {done[-1], rng.choice(done)}:
+                        seen = _check_session(store, n)
+                        with ops_lock:
+                            ops["reads"] += 3
+                            ops["messages_checked"] += seen
+                if finished:
+                    return
+        except BaseException as exc:
+            errors.append(exc)
+
+    async def async_searcher() -> int:
+        retriever = SessionRecallRetriever(store=store, k=3)
+        searches = 0
+        while not committed.finished.is_set():
+            done = committed.snapshot()
+            if done:
+                n = done[-1]
+                docs = await retriever.ainvoke(_word(n))
+                assert [d.metadata["session_id"] for d in docs] == [f"c{n}"]
+                assert docs[0].page_content.count(_word(n)) == BATCH
+                searches += 1
+            await asyncio.sleep(0)
+        return searches
+
+    threads = [threading.Thread(target=writer)] + [
+        threading.Thread(target=reader, args=(i,)) for i in range(READERS)
+    ]
+    for t in threads:
+        t.start()
+    try:
+        async_searches = asyncio.run(async_searcher())
+    finally:
+        committed.finished.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[0]
+    assert committed.snapshot() == list(range(SESSIONS))
+    for n in range(SESSIONS):  # afterwards, everything is there exactly once
+        _check_session(store, n)
+    store.close()
+    count("concurrency.sessions_written", SESSIONS)
+    count("concurrency.messages_written", SESSIONS * BATCH)
+    count("concurrency.concurrent_reads", ops["reads"] + async_searches)
+    count("concurrency.messages_checked", ops["messages_checked"] + SESSIONS * BATCH)
+
+
+_PROCESS_WRITER = """
+import pathlib, sys, time
+from langchain_session_recall import SessionStore
+path, tag, sessions, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+# start barrier: both processes are imported and ready before either writes
+pathlib.Path(path + "." + tag + ".ready").touch()
+for _ in range(6000):
+    if len(list(pathlib.Path(path).parent.glob("*.ready"))) == 2:
+        break
+    time.sleep(0.01)
+with SessionStore(path, busy_timeout=30.0) as store:
+    for n in range(sessions):
+        sid = f"{tag}-{n}"
+        store.add_session(sid, started_at=1790000000.0 + n)
+        store.add_messages(sid, [
+            {"role": "user", "content": f"{tag}w{n}x message {i} common"} for i in range(batch)
+        ])
+print("ok")
+"""
+
+
+def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    SessionStore(path).close()  # schema created once; both processes then only write
+    sessions, batch = 150, 5
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PROCESS_WRITER, str(path), tag, str(sessions), str(batch)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(),
+        )
+        for tag in ("pa", "pb")
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert "database is locked" not in err
+        assert out.strip() == "ok"
+
+    with SessionStore(path, read_only=True) as store:
+        for tag in ("pa", "pb"):
+            for n in range(sessions):
+                sid = f"{tag}-{n}"
+                found = [r.root_id for r in search_sessions(store, f"{tag}w{n}x").sessions]
+                assert found == [sid]
+                assert len(store.get_messages(sid)) == batch
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+        total = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        distinct = conn.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages)"
+        ).fetchone()[0]
+        writers = [r[0][:2] for r in conn.execute("SELECT session_id FROM messages ORDER BY id")]
+    finally:
+        conn.close()
+    assert total == distinct == 2 * sessions * batch
+    count("concurrency.processes", 2)
+    # how often the commit order switched between the two processes (0 = they never overlapped)
+    count("concurrency.process_interleavings", sum(a != b for a, b in itertools.pairwise(writers)))
+    count("concurrency.messages_written", total)
+    count("concurrency.messages_checked", total)
+
+
+def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> None:
+    """Hermes is not running when we open its file (immutable reads); then it starts, writes
+    sessions and exits (checkpoint, -wal removed) while reader threads keep searching."""
+    from hermes_fixtures import build_hermes_db
+
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3, wal=True)
+    store = SessionStore(path, read_only=True)
+    errors: list[BaseException] = []
+    done = threading.Event()
+    reads = [0]
+
+    def agent() -> None:
+        try:
+            for run in range(3):  # three agent runs: open, write, close
+                conn = sqlite3.connect(path, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                for n in range(40):
+                    sid = f"h{run}-{n}"
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute(
+                        "INSERT INTO sessions (id, source, started_at) VALUES (?, 'cli', 1.0)",
+                        (sid,),
+                    )
+                    conn.executemany(
+                        "INSERT INTO messages (session_id, role, content, timestamp) "
+                        "VALUES (?, 'user', ?, 2.0)",
+                        [(sid, f"hermesrun{run}x {sid} " + "pad " * 200)] * BATCH,
+                    )
+                    conn.execute("COMMIT")
+                conn.close()
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            done.set()
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                search_sessions(store, "nginx OR hermesrun0x OR hermesrun2x")
+                reads[0] += 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent)] + [
+        threading.Thread(target=reader) for _ in range(READERS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not errors, repr(errors[0])
+        found = {r.root_id for r in search_sessions(store, "hermesrun2x").sessions}
+        assert len(found) == 40
+    finally:
+        store.close()
+    # While we read, the agent's last close could not remove its -wal/-shm (SQLite leaves them
+    # to the last connection); the agent's next run cleans them up, with nothing lost.
+    assert {p.name for p in tmp_path.iterdir()} <= {"state.db", "state.db-wal", "state.db-shm"}
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert conn.execute("SELECT count(*) FROM messages WHERE session_id LIKE 'h%'").fetchone() == (
+        3 * 40 * BATCH,
+    )
+    conn.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["state.db"]
+    count("concurrency.concurrent_reads", reads[0])
+    count("concurrency.messages_written", 3 * 40 * BATCH)

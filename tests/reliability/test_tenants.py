@@ -1,0 +1,171 @@
+"""Tenants: a search scoped to one ``user_id`` never shows another user's session.
+
+Neither as a result, nor inside a transcript, nor through a delegation chain that crosses
+users (alice's session delegating to bob's sub-agent delegating back to alice), nor in the
+recent list, the metadata or the CLI's output.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reliability.reliability_support import RELIABILITY_SETTINGS, count
+
+from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.cli import main as cli_main
+from langchain_session_recall.tool import create_session_search_tool
+
+USERS = ("alice", "bob", None)
+
+
+def _marker(i: int) -> str:
+    return f"m{i}z"  # one token per session, found only in that session's messages
+
+
+@st.composite
+def forests(draw: st.DrawFn) -> list[tuple[str | None, int | None]]:
+    """Sessions as ``(user, parent index)``; parents come first, users mix freely."""
+    n = draw(st.integers(2, 12))
+    out: list[tuple[str | None, int | None]] = []
+    for i in range(n):
+        user = draw(st.sampled_from(USERS))
+        parent = draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None
+        out.append((user, parent))
+    return out
+
+
+def build(forest: list[tuple[str | None, int | None]]) -> SessionStore:
+    store = SessionStore(":memory:")
+    for i, (user, parent) in enumerate(forest):
+        store.add_session(
+            f"sess-{i}",
+            user_id=user,
+            parent_session_id=None if parent is None else f"sess-{parent}",
+            source="subagent" if parent is not None else "cli",
+            started_at=1_790_000_000.0 + i,
+        )
+        store.add_messages(
+            f"sess-{i}",
+            [
+                {"role": "user", "content": f"common question {_marker(i)}"},
+                {"role": "assistant", "content": f"common answer {_marker(i)}"},
+            ],
+        )
+    return store
+
+
+def assert_scoped(
+    forest: list[tuple[str | None, int | None]], store: SessionStore, user: str, query: str
+) -> int:
+    owner = {f"sess-{i}": u for i, (u, _) in enumerate(forest)}
+    foreign = [_marker(i) for i, (u, _) in enumerate(forest) if u != user]
+    retriever = SessionRecallRetriever(store=store, user_id=user, k=20, max_k=20)
+    docs = retriever.invoke(query)
+    for doc in docs:
+        meta = doc.metadata
+        assert owner[meta["session_id"]] == user
+        assert meta["user_id"] == user
+        assert all(owner[s] == user for s in meta.get("matched_session_ids", ()))
+        leaked = [m for m in foreign if m in doc.page_content]
+        assert not leaked, f"{user}'s result {meta['session_id']} shows {leaked}"
+    return len(docs)
+
+
+@settings(RELIABILITY_SETTINGS, max_examples=300)
+@given(forest=forests(), pick=st.integers(0, 11), current=st.integers(0, 11))
+def test_scoped_search_recent_and_transcripts_never_cross_users(
+    forest: list[tuple[str | None, int | None]], pick: int, current: int
+) -> None:
+    count("tenants.cases")
+    store = build(forest)
+    marker = _marker(pick % len(forest))
+    for user in ("alice", "bob"):
+        for query in ("common", marker, f"common OR {marker}", ""):
+            count("tenants.documents_checked", assert_scoped(forest, store, user, query))
+        # with the current session set to someone else's, nothing leaks either
+        retriever = SessionRecallRetriever(
+            store=store, user_id=user, current_session_id=f"sess-{current % len(forest)}"
+        )
+        for doc in retriever.invoke("common"):
+            assert doc.metadata["user_id"] == user
+        owned = {f"sess-{i}" for i, (u, _) in enumerate(forest) if u == user}
+        roots = {r.id for r in store.recent_sessions(limit=50, exclude_sources=(), user_id=user)}
+        assert roots <= owned
+        count("tenants.searches", 5)
+    store.close()
+
+
+def test_a_delegation_chain_that_crosses_users(tmp_path: Path) -> None:
+    """alice -> bob (sub-agent) -> alice: each user sees only their own sessions' messages."""
+    path = tmp_path / "tenants.db"
+    with SessionStore(path) as store:
+        store.add_session("a-root", user_id="alice", title="alice plans")
+        store.add_session("b-sub", user_id="bob", parent_session_id="a-root", source="subagent")
+        store.add_session("a-sub", user_id="alice", parent_session_id="b-sub", source="subagent")
+        store.add_session("b-root", user_id="bob", title="bob's own")
+        store.add_session("a-under-b", user_id="alice", parent_session_id="b-root")
+        for sid, text in [
+            ("a-root", "rollout plan alpharoot"),
+            ("b-sub", "rollout secret bobsub"),
+            ("a-sub", "rollout detail alphasub"),
+            ("b-root", "rollout bobroot"),
+            ("a-under-b", "rollout alphaunder"),
+        ]:
+            store.add_messages(sid, [{"role": "user", "content": text}])
+
+        alice = SessionRecallRetriever(store=store, user_id="alice", k=5)
+        docs = alice.invoke("rollout")
+        assert {d.metadata["session_id"] for d in docs} == {"a-root", "a-sub", "a-under-b"}
+        text = "\n".join(d.page_content for d in docs)
+        assert "bobsub" not in text and "bobroot" not in text
+        assert alice.invoke("bobsub") == [] and alice.invoke("bobroot") == []
+
+        bob = SessionRecallRetriever(store=store, user_id="bob", k=5)
+        docs = bob.invoke("rollout")
+        assert {d.metadata["session_id"] for d in docs} == {"b-sub", "b-root"}
+        text = "\n".join(d.page_content for d in docs)
+        assert "alpha" not in text
+
+        # unscoped: the whole chain, as one document per root
+        everyone = SessionRecallRetriever(store=store, k=5).invoke("rollout")
+        assert {d.metadata["session_id"] for d in everyone} == {"a-root", "b-root"}
+
+        # hostile user ids match nobody
+        for user in ("alice' OR '1'='1", "%", "*", "alice\x00", ""):
+            assert SessionRecallRetriever(store=store, user_id=user).invoke("rollout") == []
+    count("tenants.documents_checked", 9)
+
+    alice_only, bob_only = {"a-root", "a-sub", "a-under-b"}, {"b-sub", "b-root"}
+    with SessionStore(path, read_only=True) as store:
+        for user, expected, foreign in (
+            ("alice", alice_only, ("bobsub", "bobroot")),
+            ("bob", bob_only, ("alpharoot", "alphasub", "alphaunder")),
+        ):
+            tool = create_session_search_tool(store, user_id=user)
+            for args in ({"query": "rollout", "limit": 5}, {"query": "", "limit": 5}):
+                call = {"name": "session_search", "args": args, "id": "c1", "type": "tool_call"}
+                other = "b-root" if user == "alice" else "a-root"
+                message = tool.invoke(call, config={"configurable": {"session_id": other}})
+                payload = json.loads(message.content)
+                assert payload["success"] is True
+                assert payload["results"]
+                assert {r["session_id"] for r in payload["results"]} <= expected
+                text = json.dumps(payload)
+                assert not [word for word in foreign if word in text]
+                count("tenants.tool_calls")
+
+    for user, expected in (("alice", alice_only), ("bob", bob_only)):
+        out = io.StringIO()
+        code = cli_main(
+            ["search", "rollout", "--db", str(path), "--read-only", "--user", user, "--json"],
+            out=out,
+        )
+        assert code == 0
+        payload = json.loads(out.getvalue())
+        assert {p["metadata"]["session_id"] for p in payload} <= expected
+        assert all(p["metadata"]["user_id"] == user for p in payload)
+        count("tenants.cli_runs")
