@@ -19,6 +19,7 @@ import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -63,6 +64,7 @@ MessageLike = BaseMessage | Mapping[str, Any]
 _NO_FILTERS = SearchFilters()
 _MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
 _SQLITE_HEADER = b"SQLite format 3\x00"
+_MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 
 
 def _number(value: Any) -> float:
@@ -145,11 +147,19 @@ def _descendants_query(user_scoped: bool) -> str:
 
 
 def _match_query(
-    layout: Layout, fts_table: str, filters: SearchFilters, *, cjk: bool
+    layout: Layout, fts_table: str, filters: SearchFilters, *, bounded: bool = False
 ) -> tuple[str, list[Any]]:
-    """Message hits for one FTS table, best first, with every filter inside the query."""
-    rank = "bm25(messages_cjk_fts)" if cjk else "rank"
+    """Message hits for one FTS table, best first, with every filter inside the query.
+
+    Parameters: the MATCH expression, then (``bounded``) the rowid the matches must exceed,
+    then ``params``, then the LIMIT.
+    """
+    # ``ORDER BY rank`` (not ``bm25(...)``) lets FTS5 sort its own matches before the joins, so
+    # LIMIT stops the join early; ordering by a function call sorts every joined row first.
+    rank = "rank"
     where = [f"{fts_table} MATCH ?", layout.visibility]
+    if bounded:  # FTS5 applies a rowid range itself, before it ranks anything
+        where.insert(1, f"{fts_table}.rowid > ?")
     params: list[Any] = []
     if filters.role_filter:
         where.append(_in_clause("m.role", filters.role_filter))
@@ -176,6 +186,15 @@ def _match_query(
         f"WHERE {' AND '.join(where)} ORDER BY {rank} LIMIT ?"
     )
     return sql, params
+
+
+def _window_probe_query(fts_table: str) -> str:
+    """The rowid of the ``OFFSET``-th newest match: FTS5 walks its doclists in rowid order and
+    stops there, without ranking (a few microseconds per row instead of a few per ranked row)."""
+    return (
+        f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? "
+        "ORDER BY rowid DESC LIMIT 1 OFFSET ?"
+    )
 
 
 _INSERT_MESSAGE = (
@@ -215,6 +234,10 @@ class SessionStore:
         >>> store.get_session("s1").message_count
         1
     """
+
+    rank_window: int = 5_000
+    """Most rows one full-text query ranks (see :meth:`match_messages`); set it per instance to
+    trade latency on very common words for exhaustiveness."""
 
     _registry: ClassVar[weakref.WeakValueDictionary[str, SessionStore]] = (
         weakref.WeakValueDictionary()
@@ -608,28 +631,39 @@ class SessionStore:
     def _insert_rows(
         self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow]
     ) -> list[int]:
-        ids: list[int] = []
         if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
             raise SessionNotFoundError(
                 f"session {session_id!r} does not exist; call add_session() first"
             )
-        for row in rows:
-            cur = conn.execute(
-                _INSERT_MESSAGE,
-                (
-                    session_id,
-                    row.role,
-                    row.content,
-                    row.tool_call_id,
-                    row.tool_calls,
-                    row.tool_name,
-                    row.timestamp,
-                ),
+        if not rows:
+            return []
+        values = [
+            (
+                session_id,
+                row.role,
+                row.content,
+                row.tool_call_id,
+                row.tool_calls,
+                row.tool_name,
+                row.timestamp,
             )
-            message_id = int(cur.lastrowid or 0)
-            ids.append(message_id)
-            if row.content and has_cjk(row.content):
-                conn.execute(_INSERT_CJK, (message_id, bigram_text(row.content)))
+            for row in rows
+        ]
+        # One prepared statement for the whole batch. Inside our write transaction nothing else
+        # can insert, and AUTOINCREMENT never reuses ids, so the batch's ids are the consecutive
+        # run ending at last_insert_rowid() (the FTS trigger's own inserts do not change it:
+        # SQLite restores it when a trigger ends).
+        conn.executemany(_INSERT_MESSAGE, values)
+        last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+        ids = list(range(last - len(rows) + 1, last + 1))
+        cjk = [
+            (message_id, bigram_text(row.content))
+            for message_id, row in zip(ids, rows, strict=True)
+            # isascii() is a C-speed scan that settles most messages without the regex
+            if row.content and not row.content.isascii() and has_cjk(row.content)
+        ]
+        if cjk:
+            conn.executemany(_INSERT_CJK, cjk)
         conn.execute(
             "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
             (len(rows), session_id),
@@ -950,7 +984,8 @@ class SessionStore:
         """Messages matching one reading of the query, best first, from every index.
 
         The main index and (when present) the CJK bigram index are both queried; a message
-        found by both keeps its best relevance.
+        found by both keeps its best relevance. Ranking is bounded to ``rank_window`` rows per
+        index: see :meth:`_rank_plans` for what happens to queries of very common words.
         """
         best: dict[int, MessageHit] = {}
         targets = [("messages_fts", False)]
@@ -958,28 +993,101 @@ class SessionStore:
             targets.append(("messages_cjk_fts", True))
         with self._read() as conn:
             for table, cjk in targets:
-                expression = to_fts5(query, reading, cjk=cjk)
-                sql, params = _match_query(self.layout, table, filters, cjk=cjk)
-                try:
-                    rows = conn.execute(sql, (expression, *params, limit)).fetchall()
-                except sqlite3.OperationalError as exc:
-                    # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
-                    raise SessionRecallError(
-                        f"full-text query {expression!r} was rejected by SQLite: {exc}"
-                    ) from exc
-                for r in rows:
-                    hit = MessageHit(
-                        message_id=int(r[0]),
-                        session_id=r[1],
-                        role=str(r[2] or "unknown").lower(),
-                        relevance=float(r[3] or 0.0),
-                        source=r[4] or "unknown",
-                        timestamp=_number(r[5]),
-                    )
-                    prev = best.get(hit.message_id)
-                    if prev is None or hit.relevance > prev.relevance:
-                        best[hit.message_id] = hit
+                found: set[int] = set()
+                for expression, bound in self._rank_plans(conn, table, query, reading, cjk=cjk):
+                    if len(found) >= limit:
+                        break
+                    for hit in self._ranked(conn, table, expression, bound, filters, limit):
+                        found.add(hit.message_id)
+                        prev = best.get(hit.message_id)
+                        if prev is None or hit.relevance > prev.relevance:
+                            best[hit.message_id] = hit
         return sorted(best.values(), key=lambda h: (-h.relevance, h.message_id))
+
+    def _ranked(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        expression: str,
+        bound: int | None,
+        filters: SearchFilters,
+        limit: int,
+    ) -> list[MessageHit]:
+        sql, params = _match_query(self.layout, table, filters, bounded=bound is not None)
+        args = (expression, *(() if bound is None else (bound,)), *params, limit)
+        try:
+            rows = conn.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
+            raise SessionRecallError(
+                f"full-text query {expression!r} was rejected by SQLite: {exc}"
+            ) from exc
+        return [
+            MessageHit(
+                message_id=int(r[0]),
+                session_id=r[1],
+                role=str(r[2] or "unknown").lower(),
+                relevance=float(r[3] or 0.0),
+                source=r[4] or "unknown",
+                timestamp=_number(r[5]),
+            )
+            for r in rows
+        ]
+
+    def _window_bound(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
+        """``None`` when ``expression`` matches at most ``rank_window`` rows, else the rowid
+        above which the newest ``rank_window`` matches lie."""
+        try:
+            row = conn.execute(
+                _window_probe_query(table), (expression, self.rank_window)
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise SessionRecallError(
+                f"full-text query {expression!r} was rejected by SQLite: {exc}"
+            ) from exc
+        return None if row is None else int(row[0])
+
+    def _rank_plans(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        cjk: bool,
+    ) -> list[tuple[str, int | None]]:
+        """What to rank, as ``(expression, rowid bound)`` steps run until ``limit`` hits.
+
+        FTS5 computes bm25 for every matching row before ``ORDER BY rank LIMIT n`` returns, at
+        a few microseconds per row: a word found in a third of a million messages costs about
+        a second. Walking the matches without ranking costs a hundred times less, so a cheap
+        probe decides:
+
+        1. at most ``rank_window`` matches: rank them all (the usual case);
+        2. a relaxed (OR) reading whose terms include some that match at most ``rank_window``
+           rows: rank only those selective terms (words found everywhere carry almost no bm25
+           weight: corpus-learned stop-wording);
+        3. a relaxed reading made only of common words: rank the messages that contain all of
+           them first (bm25 sums over the terms whatever the operator, so the scores compare),
+           then top up with the newest ``rank_window`` matches of any of them;
+        4. otherwise (a strict reading, one common word, more than 12 words) rank the newest
+           ``rank_window`` matches only, a rowid range that FTS5 applies before ranking.
+        """
+        expression = to_fts5(query, reading, cjk=cjk)
+        bound = self._window_bound(conn, table, expression)
+        if bound is None or reading != "relaxed" or not 2 <= len(query.relaxed) <= _MAX_PROBED:
+            return [(expression, bound)]
+        singles = [to_fts5(replace(query, relaxed=(t,)), "relaxed", cjk=cjk) for t in query.relaxed]
+        selective = tuple(
+            term
+            for term, single in zip(query.relaxed, singles, strict=True)
+            if self._window_bound(conn, table, single) is None
+        )
+        if selective:
+            narrowed = to_fts5(replace(query, relaxed=selective), "relaxed", cjk=cjk)
+            return [(narrowed, self._window_bound(conn, table, narrowed))]
+        every = " AND ".join(f"({single})" for single in singles)
+        return [(every, self._window_bound(conn, table, every)), (expression, bound)]
 
     def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
         """Words of the main full-text index starting with ``prefix``, with document counts.
