@@ -16,6 +16,7 @@ Exit codes (stable, for scripts):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import importlib
 import json
@@ -35,7 +36,11 @@ from langchain_session_recall.backend import SessionBackend
 from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.importers import IMPORTERS, ImportSourceError
-from langchain_session_recall.pg_store import PostgresSessionStore, is_postgres_dsn
+from langchain_session_recall.pg_store import (
+    PostgresSessionStore,
+    is_postgres_dsn,
+    migrate_sqlite_to_postgres,
+)
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.store import SessionStore
 from langchain_session_recall.transcript import format_transcript, format_when
@@ -283,8 +288,28 @@ def _cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
 _DEFAULT_IMPORT_PATHS = {"hermes": "~/.hermes/state.db", "claude-code": "~/.claude/projects"}
 
 
+def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    """``import sqlite SRC --db postgresql://...``: copy a SQLite store into PostgreSQL."""
+    if not args.path:
+        raise ValueError("import sqlite needs the SQLite file to copy")
+    report = migrate_sqlite_to_postgres(Path(args.path).expanduser(), args.db)
+    if args.json:
+        json.dump(dataclasses.asdict(report), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(
+            f"sqlite -> postgresql: {report.sessions} sessions, {report.messages} messages "
+            f"copied; skipped {report.skipped_sessions} sessions already there and "
+            f"{report.skipped_messages} invalid messages\n"
+        )
+    return EXIT_PARTIAL if report.skipped_messages else EXIT_OK
+
+
 def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
-    importer = IMPORTERS[args.kind]
+    if args.kind == "sqlite" and is_postgres_dsn(args.db):
+        return _cmd_migrate(args, out)
+    # A SQLite store of ours or Hermes' into a SQLite file: the Hermes importer reads both.
+    importer = IMPORTERS["hermes" if args.kind == "sqlite" else args.kind]
     options: dict[str, Any] = {"show_progress": True if args.progress else None}
     if args.kind == "jsonl":
         options["parent_field"] = args.parent_field
@@ -421,7 +446,12 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_IMPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p_import.add_argument("kind", choices=sorted(IMPORTERS), help="what PATH holds")
+    p_import.add_argument(
+        "kind",
+        choices=sorted([*IMPORTERS, "sqlite"]),
+        help="what PATH holds (sqlite: a session store of ours, copied into --db, e.g. a "
+        "postgresql:// DSN)",
+    )
     p_import.add_argument(
         "path",
         nargs="?",

@@ -192,3 +192,21 @@ def test_concurrent_creation_of_one_session(pg) -> None:  # type: ignore[no-unty
         results = list(pool.map(lambda i: pg.add_session("same", title=f"t{i}"), range(8)))
     assert {r.id for r in results} == {"same"}
     assert pg.get_session("same").title in {f"t{i}" for i in range(8)}
+
+
+def test_cli_import_sqlite_into_a_dsn(default_schema: str, tmp_path: Path) -> None:
+    import io
+
+    from langchain_session_recall.cli import EXIT_OK, main
+    from langchain_session_recall.demo import build_demo_store
+
+    src = tmp_path / "demo.db"
+    build_demo_store(src).close()
+    out = io.StringIO()
+    assert main(["import", "sqlite", str(src), "--db", PG_DSN], out=out) == EXIT_OK
+    assert out.getvalue().startswith("sqlite -> postgresql: 18 sessions")
+    again = io.StringIO()
+    assert main(["import", "sqlite", str(src), "--db", PG_DSN], out=again) == EXIT_OK
+    assert "0 sessions" in again.getvalue() and "skipped 18 sessions" in again.getvalue()
+    with open_store(PG_DSN) as store:
+        assert store.stats()["sessions"] == 18

@@ -238,3 +238,15 @@ def test_import_defaults_to_the_usual_locations(
     assert run("import", "claude-code", "--db", target)[0] == EXIT_PARTIAL
     code, out = run("import", "hermes", "--db", target)
     assert code == EXIT_OK and "19 new" in out
+
+
+def test_import_sqlite_store_into_another_file(tmp_path: Path) -> None:
+    from langchain_session_recall.demo import build_demo_store
+
+    src = tmp_path / "old.db"
+    build_demo_store(src).close()
+    dst = str(tmp_path / "new.db")
+    code, out = run("import", "sqlite", str(src), "--db", dst)
+    assert code == EXIT_OK and "18 sessions (18 new)" in out
+    code, out = run("search", "pgbouncer", "--db", dst, "--json", "-k", "1")
+    assert json.loads(out)[0]["metadata"]["session_id"] == "20261105_112048_f00d42"
