@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from langchain_session_recall.models import MessageHit, RecentSession, SearchFilters, Session
+from langchain_session_recall.models import RecentSession, Session
 from langchain_session_recall.models import StoredMessage as StoredMessage
-from langchain_session_recall.query import ParsedQuery
+from langchain_session_recall.search import SearchBackend
 
 if TYPE_CHECKING:
     from langchain_session_recall.pg_store import PostgresSessionStore
@@ -25,8 +25,11 @@ __all__ = ["SessionBackend", "open_store"]
 
 
 @runtime_checkable
-class SessionBackend(Protocol):
+class SessionBackend(SearchBackend, Protocol):
     """A searchable session store: what :class:`SessionRecallRetriever` calls.
+
+    The search pipeline's needs (:class:`~langchain_session_recall.search.SearchBackend`) plus
+    the reads that build Documents and the CLI's ``stats``.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -35,23 +38,6 @@ class SessionBackend(Protocol):
     """
 
     store_id: str
-
-    def match_messages(
-        self,
-        query: ParsedQuery,
-        reading: Literal["strict", "relaxed"],
-        *,
-        filters: SearchFilters = ...,
-        limit: int = ...,
-    ) -> list[MessageHit]: ...
-
-    def parents_of(
-        self, session_ids: Iterable[str], *, user_id: str | None = None
-    ) -> dict[str, str | None]: ...
-
-    def root_of(self, session_id: str, *, user_id: str | None = None) -> str: ...
-
-    def chain(self, root_id: str, *, user_id: str | None = None) -> list[str]: ...
 
     def get_sessions(self, session_ids: Iterable[str]) -> dict[str, Session]: ...
 
