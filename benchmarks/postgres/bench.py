@@ -268,7 +268,8 @@ def _hold_writer(
     lat: list[float] = []
     while time.monotonic() < end:
         rows = [
-            to_row({"role": "assistant", "content": f"turn {txs} note {rng.random()} kubernetes"})
+            # no word of the query mix: readers do the same work whatever the writers add
+            to_row({"role": "assistant", "content": f"turn {txs} gateway note {rng.random()}"})
             for _ in range(batch)
         ]
         t0 = time.perf_counter()
@@ -328,6 +329,22 @@ def _count_messages(kind: str, target: str, prefix: str) -> int:
         return int(got[0]) if got else 0
 
 
+def _drop_run(kind: str, target: str, prefix: str) -> None:
+    """Delete one run's sessions and messages, so every run starts on the same store."""
+    like = prefix + "%"
+    if kind == "sqlite":
+        with sqlite3.connect(target) as conn:
+            conn.execute("DELETE FROM messages WHERE session_id LIKE ?", (like,))
+            conn.execute("DELETE FROM sessions WHERE id LIKE ?", (like,))
+        return
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(f"DELETE FROM {HOLD_SCHEMA}.messages WHERE session_id LIKE %s", (like,))
+        conn.execute(f"DELETE FROM {HOLD_SCHEMA}.sessions WHERE id LIKE %s", (like,))
+        conn.execute(f"VACUUM ANALYZE {HOLD_SCHEMA}.messages")
+
+
 def held_transactions(
     kind: str,
     target: str,
@@ -361,6 +378,7 @@ def held_transactions(
     for p in procs:
         p.join(timeout=30)
     in_db = _count_messages(kind, target, prefix)
+    _drop_run(kind, target, prefix)
     committed = sum(r[1] for r in results if r[0] == "w")
     wlat = [x for r in results if r[0] == "w" for x in r[3]]
     rlat = [x for r in results if r[0] == "r" for x in r[3]]
@@ -469,7 +487,8 @@ def hold_markdown(res: dict[str, Any]) -> list[str]:
         f"turn is being recorded) and commits. {r} reader processes run the query mix above. "
         f"The store is small on purpose: this measures write locking, not index size. "
         f"Rates count transactions committed inside the window (the messages are also "
-        f"counted in the database afterwards); write latency is begin-to-commit, lock wait "
+        f"counted in the database afterwards, then deleted, so every run starts on the same "
+        f"store; the writers' words are not in the query mix); write latency is begin-to-commit, lock wait "
         f"included. SQLite: `BEGIN IMMEDIATE` takes the database's one write lock, so at "
         f"most one transaction is open at a time (busy timeout 30 s). PostgreSQL: each writer "
         f"locks only its own session row.\n"
