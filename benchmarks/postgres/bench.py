@@ -471,7 +471,7 @@ def hold_scenario(
     }
 
 
-def hold_markdown(res: dict[str, Any]) -> list[str]:
+def hold_markdown(res: dict[str, Any], *, separate: bool = False) -> list[str]:
     """The held-transaction section, between markers so ``--only hold`` can replace it."""
     w, r, b = res["writers"], res["readers"], res["batch"]
     out = [HOLD_MARK_START]
@@ -480,6 +480,11 @@ def hold_markdown(res: dict[str, Any]) -> list[str]:
         f"({res['messages']:,}-message store, {res['seconds']:.0f} s per run, median of "
         f"{res['runs']} runs)\n"
     )
+    if separate:
+        out.append(
+            "Measured on its own (`bench.py --only hold`, same server settings), in a later "
+            "run than the sections above, which are kept from an earlier full run.\n"
+        )
     out.append(
         f"Each writer process owns one session; each of its write transactions appends {b} "
         f"messages to it through the store's insert path, then stays open for the hold time "
@@ -490,8 +495,10 @@ def hold_markdown(res: dict[str, Any]) -> list[str]:
         f"counted in the database afterwards, then deleted, so every run starts on the same "
         f"store; the writers' words are not in the query mix); write latency is begin-to-commit, lock wait "
         f"included. SQLite: `BEGIN IMMEDIATE` takes the database's one write lock, so at "
-        f"most one transaction is open at a time (busy timeout 30 s). PostgreSQL: each writer "
-        f"locks only its own session row.\n"
+        f"most one transaction is open at a time (busy timeout 30 s; a waiting writer polls "
+        f"with growing sleeps, so the lock is not handed out in order: write p50 stays low "
+        f"while p95 grows). PostgreSQL: each writer locks only its own session row. "
+        f"Ratios below are of the per-backend medians.\n"
     )
     out.append(
         "| hold | backend | transactions/s | messages committed/s | write p50 ms | "
@@ -586,7 +593,7 @@ def main() -> int:
             runs=args.hold_runs,
         )
         Path(work, "hold-results.json").write_text(json.dumps(res))
-        return hold_markdown(res)
+        return hold_markdown(res, separate=args.only == "hold")
 
     if args.only == "hold":
         t0 = time.monotonic()
