@@ -582,6 +582,7 @@ def main() -> int:
     args = ap.parse_args()
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-recall-"))
+    work.mkdir(parents=True, exist_ok=True)
 
     def run_hold() -> list[str]:
         res = hold_scenario(
