@@ -12,6 +12,21 @@ messages. Query latency is the whole search pipeline (``search_sessions``: match
 ranking) for a fixed query mix, medians and p95 over repeats. The concurrency figure runs 8
 writer processes (sessions of 10 messages, one transaction each) and 8 reader processes
 (the same query mix) against each backend for a fixed time.
+
+The held-transaction scenario (``--only hold`` runs just it, on a small store of its own, and
+rewrites only its section of ``--out``) models a gateway that records an agent turn inside a
+transaction while it waits on something else (a model call, a parse): 8 writer processes each
+own one session; every write transaction appends a batch of messages to it and then stays open
+for a fixed hold time (``time.sleep`` inside the transaction) before it commits. 8 reader
+processes run the query mix meanwhile. The transaction is the store's own
+(``SessionStore._transaction()``: ``BEGIN IMMEDIATE`` .. ``COMMIT``;
+``PostgresSessionStore._transaction()``: a pooled connection's transaction), and the insert is
+the store's own insert path (SQLite: ``SessionStore._insert_rows``; PostgreSQL: the statements
+``add_messages`` runs, ``_LOCK_SESSION``, ``_INSERT_MESSAGES``, ``_BUMP_COUNT``). Committed
+messages are counted in the database afterwards, not only by the writers.
+
+    PYTHONPATH=. python benchmarks/postgres/bench.py --dsn "$(cat /tmp/bench-pg/dsn)" \
+        --only hold --out docs/benchmarks-postgres.md
 """
 
 from __future__ import annotations
@@ -30,7 +45,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.pg_store import PostgresSessionStore
+from langchain_session_recall.messages import to_row
+from langchain_session_recall.pg_store import (
+    _BUMP_COUNT,
+    _INSERT_MESSAGES,
+    _LOCK_SESSION,
+    PostgresSessionStore,
+    _message_batch,
+)
 from langchain_session_recall.search import search_sessions
 from langchain_session_recall.store import SessionStore
 
@@ -212,6 +234,329 @@ def concurrency(kind: str, target: str, seconds: float, n: int = 8) -> dict[str,
     }
 
 
+# ------------------------------------------------------------------ held write transactions
+
+HOLD_SCHEMA = "bench_hold"
+HOLD_MARK_START = "<!-- held-transactions:start -->"
+HOLD_MARK_END = "<!-- held-transactions:end -->"
+
+
+def _hold_write(kind: str, store: Any, sid: str, rows: list[Any], hold_s: float) -> None:
+    """One write transaction: the store's insert path for ``rows``, then ``hold_s`` of waiting."""
+    if kind == "sqlite":
+        with store._transaction() as conn:
+            store._insert_rows(conn, sid, rows)
+            time.sleep(hold_s)
+        return
+    with store._transaction() as conn:
+        if not conn.execute(_LOCK_SESSION, (sid,)).fetchone():
+            raise RuntimeError(f"benchmark session {sid!r} is missing")
+        conn.execute(_INSERT_MESSAGES, _message_batch(sid, rows)).fetchall()
+        conn.execute(_BUMP_COUNT, (len(rows), sid))
+        time.sleep(hold_s)
+
+
+def _hold_writer(
+    kind: str, target: str, sid: str, hold_s: float, batch: int, window: tuple[float, float], q: Any
+) -> None:
+    store = _open_hold(kind, target)
+    store.add_session(sid, source="cli")
+    start, end = window
+    time.sleep(max(0.0, start - time.monotonic()))
+    rng = random.Random(sid)
+    committed = txs = errors = 0
+    lat: list[float] = []
+    while time.monotonic() < end:
+        rows = [
+            # no word of the query mix: readers do the same work whatever the writers add
+            to_row({"role": "assistant", "content": f"turn {txs} gateway note {rng.random()}"})
+            for _ in range(batch)
+        ]
+        t0 = time.perf_counter()
+        try:
+            _hold_write(kind, store, sid, rows, hold_s)
+        except Exception:  # a locked database: counted, not fatal
+            errors += 1
+            continue
+        if time.monotonic() <= end:  # count only what committed inside the window
+            committed += batch
+            txs += 1
+            lat.append((time.perf_counter() - t0) * 1000)
+    store.close()
+    q.put(("w", committed, errors, lat, txs))
+
+
+def _hold_reader(kind: str, target: str, rid: int, window: tuple[float, float], q: Any) -> None:
+    store = _open_hold(kind, target)
+    start, end = window
+    time.sleep(max(0.0, start - time.monotonic()))
+    lat: list[float] = []
+    errors = 0
+    i = rid
+    while time.monotonic() < end:
+        text = QUERIES[i % len(QUERIES)][1]
+        i += 1
+        t0 = time.perf_counter()
+        try:
+            search_sessions(store, text)
+        except Exception:
+            errors += 1
+            continue
+        if time.monotonic() <= end:
+            lat.append((time.perf_counter() - t0) * 1000)
+    store.close()
+    q.put(("r", len(lat), errors, lat, 0))
+
+
+def _open_hold(kind: str, target: str) -> Any:
+    if kind == "sqlite":
+        return SessionStore(target, busy_timeout=30.0)
+    return PostgresSessionStore(target, schema=HOLD_SCHEMA, min_size=1, max_size=2)
+
+
+def _count_messages(kind: str, target: str, prefix: str) -> int:
+    like = prefix + "%"
+    if kind == "sqlite":
+        with sqlite3.connect(target) as conn:
+            row = conn.execute("SELECT count(*) FROM messages WHERE session_id LIKE ?", (like,))
+            return int(row.fetchone()[0])
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True) as conn:
+        got = conn.execute(
+            f"SELECT count(*) FROM {HOLD_SCHEMA}.messages WHERE session_id LIKE %s", (like,)
+        ).fetchone()
+        return int(got[0]) if got else 0
+
+
+def _drop_run(kind: str, target: str, prefix: str) -> None:
+    """Delete one run's sessions and messages, so every run starts on the same store."""
+    like = prefix + "%"
+    if kind == "sqlite":
+        with sqlite3.connect(target) as conn:
+            conn.execute("DELETE FROM messages WHERE session_id LIKE ?", (like,))
+            conn.execute("DELETE FROM sessions WHERE id LIKE ?", (like,))
+        return
+    import psycopg
+
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute(f"DELETE FROM {HOLD_SCHEMA}.messages WHERE session_id LIKE %s", (like,))
+        conn.execute(f"DELETE FROM {HOLD_SCHEMA}.sessions WHERE id LIKE %s", (like,))
+        conn.execute(f"VACUUM ANALYZE {HOLD_SCHEMA}.messages")
+
+
+def held_transactions(
+    kind: str,
+    target: str,
+    *,
+    hold_s: float,
+    seconds: float,
+    tag: str,
+    writers: int = 8,
+    readers: int = 8,
+    batch: int = 10,
+) -> dict[str, float]:
+    """One run of the held-transaction scenario on one backend; rates over ``seconds``."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    start = time.monotonic() + 2.0  # every process has opened its store by then
+    window = (start, start + seconds)
+    prefix = f"hold-{tag}-"
+    procs = [
+        ctx.Process(
+            target=_hold_writer,
+            args=(kind, target, f"{prefix}{i}", hold_s, batch, window, q),
+        )
+        for i in range(writers)
+    ]
+    procs += [
+        ctx.Process(target=_hold_reader, args=(kind, target, i, window, q)) for i in range(readers)
+    ]
+    for p in procs:
+        p.start()
+    results = [q.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    in_db = _count_messages(kind, target, prefix)
+    _drop_run(kind, target, prefix)
+    committed = sum(r[1] for r in results if r[0] == "w")
+    wlat = [x for r in results if r[0] == "w" for x in r[3]]
+    rlat = [x for r in results if r[0] == "r" for x in r[3]]
+    return {
+        "messages_per_s": committed / seconds,
+        "tx_per_s": sum(r[4] for r in results if r[0] == "w") / seconds,
+        "in_db": in_db,  # >= committed: a transaction may commit just after the window
+        "committed": committed,
+        "write_errors": sum(r[2] for r in results if r[0] == "w"),
+        "write_p50": statistics.median(wlat) if wlat else float("nan"),
+        "write_p95": p95(wlat) if wlat else float("nan"),
+        "queries_per_s": sum(r[1] for r in results if r[0] == "r") / seconds,
+        "read_errors": sum(r[2] for r in results if r[0] == "r"),
+        "read_p95": p95(rlat) if rlat else float("nan"),
+    }
+
+
+def _median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Field-wise medians over repeated runs."""
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
+def hold_scenario(
+    dsn: str,
+    work: Path,
+    *,
+    messages: int,
+    holds_ms: list[float],
+    seconds: float,
+    runs: int,
+    writers: int = 8,
+    readers: int = 8,
+    batch: int = 10,
+) -> dict[str, Any]:
+    """Load a small store into each backend, then run every hold time ``runs`` times."""
+    import psycopg
+
+    sqlite_path = str(work / "hold.db")
+    if os.path.exists(sqlite_path):
+        os.unlink(sqlite_path)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {HOLD_SCHEMA} CASCADE")
+    lite = SessionStore(sqlite_path)
+    pg = PostgresSessionStore(dsn, schema=HOLD_SCHEMA)
+    print(f"hold: loading {messages:,} messages into each backend ...", file=sys.stderr)
+    load(lite, messages)
+    load(pg, messages)
+    lite.optimize()
+    pg.optimize()
+    lite.close()
+    pg.close()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"VACUUM ANALYZE {HOLD_SCHEMA}.messages")
+    targets = {"sqlite": sqlite_path, "postgres": dsn}
+    per_hold: dict[str, dict[str, Any]] = {}
+    for hold in holds_ms:
+        raw: dict[str, list[dict[str, float]]] = {"sqlite": [], "postgres": []}
+        for run in range(runs):
+            for kind in ("sqlite", "postgres"):  # interleaved: machine load hits both alike
+                r = held_transactions(
+                    kind,
+                    targets[kind],
+                    hold_s=hold / 1000,
+                    seconds=seconds,
+                    tag=f"{hold:g}-{run}",
+                    writers=writers,
+                    readers=readers,
+                    batch=batch,
+                )
+                raw[kind].append(r)
+                print(
+                    f"hold {hold:g} ms run {run + 1} {kind:8} {r['tx_per_s']:7.1f} tx/s "
+                    f"{r['messages_per_s']:8.1f} msg/s  write p95 {r['write_p95']:7.1f} ms  "
+                    f"{r['queries_per_s']:6.1f} q/s  in db {r['in_db']:.0f} "
+                    f"(counted {r['committed']:.0f})",
+                    file=sys.stderr,
+                )
+        per_hold[f"{hold:g}"] = {
+            "median": {kind: _median_run(raw[kind]) for kind in raw},
+            "runs": raw,
+        }
+    return {
+        "messages": messages,
+        "seconds": seconds,
+        "runs": runs,
+        "writers": writers,
+        "readers": readers,
+        "batch": batch,
+        "holds": per_hold,
+    }
+
+
+def hold_markdown(res: dict[str, Any], *, separate: bool = False) -> list[str]:
+    """The held-transaction section, between markers so ``--only hold`` can replace it."""
+    w, r, b = res["writers"], res["readers"], res["batch"]
+    out = [HOLD_MARK_START]
+    out.append(
+        f"## {w} writers holding their write transaction open + {r} readers "
+        f"({res['messages']:,}-message store, {res['seconds']:.0f} s per run, median of "
+        f"{res['runs']} runs)\n"
+    )
+    if separate:
+        out.append(
+            "Measured on its own (`bench.py --only hold`, same server settings), in a later "
+            "run than the sections above, which are kept from an earlier full run.\n"
+        )
+    out.append(
+        f"Each writer process owns one session; each of its write transactions appends {b} "
+        f"messages to it through the store's insert path, then stays open for the hold time "
+        f"(`time.sleep` inside the transaction: waiting on a model call or a parse while a "
+        f"turn is being recorded) and commits. {r} reader processes run the query mix above. "
+        f"The store is small on purpose: this measures write locking, not index size. "
+        f"Rates count transactions committed inside the window (the messages are also "
+        f"counted in the database afterwards, then deleted, so every run starts on the same "
+        f"store; the writers' words are not in the query mix); write latency is begin-to-commit, lock wait "
+        f"included. SQLite: `BEGIN IMMEDIATE` takes the database's one write lock, so at "
+        f"most one transaction is open at a time (busy timeout 30 s; a waiting writer polls "
+        f"with growing sleeps, so the lock is not handed out in order: write p50 stays low "
+        f"while p95 grows). PostgreSQL: each writer locks only its own session row. "
+        f"Ratios below are of the per-backend medians.\n"
+    )
+    out.append(
+        "| hold | backend | transactions/s | messages committed/s | write p50 ms | "
+        "write p95 ms | write errors | reader queries/s | read p95 ms | "
+        "ceiling: writers / hold (tx/s) |"
+    )
+    out.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    ratios = []
+    for hold, entry in res["holds"].items():
+        med = entry["median"]
+        for kind in ("sqlite", "postgres"):
+            c = med[kind]
+            ceiling = (1 if kind == "sqlite" else w) * 1000 / float(hold)
+            out.append(
+                f"| {hold} ms | {kind} | {c['tx_per_s']:,.1f} | {c['messages_per_s']:,.0f} | "
+                f"{c['write_p50']:.1f} | {c['write_p95']:.1f} | {c['write_errors']:.0f} | "
+                f"{c['queries_per_s']:,.1f} | {c['read_p95']:.1f} | {ceiling:,.0f} |"
+            )
+        lite, pg = med["sqlite"], med["postgres"]
+        ratios.append(
+            f"| {hold} ms | {pg['messages_per_s'] / max(lite['messages_per_s'], 1e-9):.2f}x | "
+            f"{pg['write_p95'] / max(lite['write_p95'], 1e-9):.2f}x | "
+            f"{pg['queries_per_s'] / max(lite['queries_per_s'], 1e-9):.2f}x |"
+        )
+    out.append("")
+    out.append(
+        "The ceiling column is the most a backend could commit if the hold were the only "
+        "cost: SQLite one transaction per hold time in total, PostgreSQL one per hold time "
+        "per writer.\n"
+    )
+    out.append(
+        "| hold | PostgreSQL / SQLite: messages committed/s | write p95 | reader queries/s |"
+    )
+    out.append("| ---: | ---: | ---: | ---: |")
+    out.extend(ratios)
+    out.append("")
+    out.append("Every run (transactions/s, SQLite / PostgreSQL):\n")
+    for hold, entry in res["holds"].items():
+        per = ", ".join(
+            f"{a['tx_per_s']:.1f} / {p['tx_per_s']:.1f}"
+            for a, p in zip(entry["runs"]["sqlite"], entry["runs"]["postgres"], strict=True)
+        )
+        out.append(f"- {hold} ms: {per}")
+    out.append("")
+    out.append(HOLD_MARK_END)
+    return out
+
+
+def replace_hold_section(document: str, section: list[str]) -> str:
+    """``document`` with its held-transaction section replaced (appended when absent)."""
+    block = "\n".join(section)
+    if HOLD_MARK_START in document and HOLD_MARK_END in document:
+        head, rest = document.split(HOLD_MARK_START, 1)
+        tail = rest.split(HOLD_MARK_END, 1)[1]
+        return head + block + tail
+    return document.rstrip("\n") + "\n\n" + block + "\n"
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -224,9 +569,43 @@ def main() -> int:
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--out", default="docs/benchmarks-postgres.md")
     ap.add_argument("--reuse", action="store_true", help="reuse the stores loaded in --workdir")
+    ap.add_argument(
+        "--only",
+        choices=["all", "hold"],
+        default="all",
+        help="hold: run only the held-transaction scenario and replace its section of --out",
+    )
+    ap.add_argument("--hold-messages", type=int, default=20_000, help="its store's size")
+    ap.add_argument("--hold-ms", default="5,20", help="hold times in ms, comma-separated")
+    ap.add_argument("--hold-seconds", type=float, default=10.0, help="length of one run")
+    ap.add_argument("--hold-runs", type=int, default=3, help="runs per backend and hold time")
     args = ap.parse_args()
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-recall-"))
+    work.mkdir(parents=True, exist_ok=True)
+
+    def run_hold() -> list[str]:
+        res = hold_scenario(
+            args.dsn,
+            work,
+            messages=args.hold_messages,
+            holds_ms=[float(x) for x in args.hold_ms.split(",")],
+            seconds=args.hold_seconds,
+            runs=args.hold_runs,
+        )
+        Path(work, "hold-results.json").write_text(json.dumps(res))
+        return hold_markdown(res, separate=args.only == "hold")
+
+    if args.only == "hold":
+        t0 = time.monotonic()
+        section = run_hold()
+        print(f"held-transaction scenario: {time.monotonic() - t0:.0f} s", file=sys.stderr)
+        previous = Path(args.out).read_text(encoding="utf-8") if Path(args.out).is_file() else ""
+        text = replace_hold_section(previous, section)
+        print("\n".join(section))
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+        return 0
     sqlite_path = str(work / "bench.db")
 
     import psycopg
@@ -345,6 +724,8 @@ def main() -> int:
             f"{c['queries_per_s']:,.1f} | {c['read_p50']:.1f} | {c['read_p95']:.1f} | "
             f"{c['read_errors']:.0f} |"
         )
+    out.append("")
+    out.extend(run_hold())
     out.append("")
     text = "\n".join(out)
     print(text)
