@@ -438,6 +438,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
     add("## Ingest and size")
     add("")
     add(
+        "Ingest is measured while a size's database is built through the public API; a run that "
+        "reuses the cached database (`--cache-dir`) reports the figures of the run that built it "
+        "(`--rebuild` measures again). The FTS-less ingest and everything below are measured in "
+        "this run."
+    )
+    add("")
+    add(
         "| messages | sessions | ingest msg/s (wall) | msg/s (CPU) | without FTS triggers "
         "(wall / CPU) | raw text MB | database MB | db / raw | FTS index / raw | "
         "FTS + b-tree indexes / raw |"
