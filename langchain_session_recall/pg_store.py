@@ -28,7 +28,6 @@ from langchain_core.messages import BaseMessage
 
 from langchain_session_recall.cjk import bigram_text, has_cjk
 from langchain_session_recall.errors import (
-    LineageCycleError,
     NotASessionDatabaseError,
     ReadOnlyStoreError,
     SessionNotFoundError,
@@ -51,6 +50,12 @@ from langchain_session_recall.pg_schema import (
     rank_weights,
 )
 from langchain_session_recall.query import ParsedQuery
+from langchain_session_recall.sessions import (
+    check_ancestors,
+    check_parent_exists,
+    session_updates,
+    validate_session_args,
+)
 from langchain_session_recall.transcript import (
     TOOL_CLIP_MARKER,
     TOOL_OUTPUT_KEEP,
@@ -344,34 +349,6 @@ def _message(row: Sequence[Any]) -> StoredMessage:
     )
 
 
-def _validate_session_args(session_id: object, source: object) -> None:
-    if not isinstance(session_id, str) or not session_id:
-        raise ValueError("session_id must be a non-empty string")
-    if not isinstance(source, str) or not source:
-        raise ValueError("source must be a non-empty string")
-
-
-def _session_updates(
-    source: str,
-    parent_session_id: str | None,
-    model: str | None,
-    title: str | None,
-    user_id: str | None,
-    started_at: float | None,
-    end_reason: str | None,
-) -> dict[str, Any]:
-    updates = {
-        "source": source if source != "cli" else None,
-        "parent_session_id": parent_session_id,
-        "model": model,
-        "title": title,
-        "user_id": user_id,
-        "started_at": float(started_at) if started_at is not None else None,
-        "end_reason": end_reason,
-    }
-    return {k: v for k, v in updates.items() if v is not None}
-
-
 def _import_psycopg() -> Any:
     try:
         import psycopg
@@ -577,7 +554,7 @@ class PostgresSessionStore:
             SessionNotFoundError: ``parent_session_id`` does not exist.
             LineageCycleError: the parent would make the session its own ancestor.
         """
-        _validate_session_args(session_id, source)
+        validate_session_args(session_id, source)
         with self._transaction() as conn:
             exists = conn.execute(_LOCK_SESSION, (session_id,)).fetchone()
             if parent_session_id is not None:
@@ -597,7 +574,7 @@ class PostgresSessionStore:
                     ),
                 ).fetchone()
             if exists:
-                sets = _session_updates(
+                sets = session_updates(
                     source, parent_session_id, model, title, user_id, started_at, end_reason
                 )
                 if sets:
@@ -606,29 +583,10 @@ class PostgresSessionStore:
         assert session is not None
         return session
 
-    @staticmethod
-    def _cycle_error(session_id: str, parent: str, ancestors: Iterable[str]) -> None:
-        if session_id in set(ancestors):
-            raise LineageCycleError(
-                f"making {parent!r} the parent of {session_id!r} would create a cycle: "
-                f"{session_id!r} is already an ancestor of {parent!r}"
-            )
-
-    @staticmethod
-    def _missing_parent(session_id: str, parent: str, found: object) -> None:
-        if parent == session_id:
-            raise LineageCycleError(f"session {session_id!r} cannot be its own parent")
-        if not found:
-            raise SessionNotFoundError(
-                f"parent session {parent!r} does not exist; add it before its children"
-            )
-
     def _check_parent(self, conn: psycopg.Connection[Any], session_id: str, parent: str) -> None:
-        self._missing_parent(
-            session_id, parent, conn.execute(_SESSION_EXISTS, (parent,)).fetchone()
-        )
+        check_parent_exists(session_id, parent, conn.execute(_SESSION_EXISTS, (parent,)).fetchone())
         rows = conn.execute(_ancestors_query(False), {"ids": [parent]}).fetchall()
-        self._cycle_error(session_id, parent, (r[0] for r in rows))
+        check_ancestors(session_id, parent, (r[0] for r in rows))
 
     def add_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
         """Append messages to a session in one transaction; returns their ids.
@@ -942,7 +900,7 @@ class PostgresSessionStore:
         end_reason: str | None = None,
     ) -> Session:
         """Async :meth:`add_session`."""
-        _validate_session_args(session_id, source)
+        validate_session_args(session_id, source)
         self._check_writable()
         pool = await self._async_pool()
         async with pool.connection() as conn, conn.transaction():
@@ -950,9 +908,9 @@ class PostgresSessionStore:
             if parent_session_id is not None:
                 parent = parent_session_id
                 found = await (await conn.execute(_SESSION_EXISTS, (parent,))).fetchone()
-                self._missing_parent(session_id, parent, found)
+                check_parent_exists(session_id, parent, found)
                 cur = await conn.execute(_ancestors_query(False), {"ids": [parent]})
-                self._cycle_error(session_id, parent, (r[0] for r in await cur.fetchall()))
+                check_ancestors(session_id, parent, (r[0] for r in await cur.fetchall()))
             if not exists:
                 cur = await conn.execute(
                     _INSERT_SESSION,
@@ -969,7 +927,7 @@ class PostgresSessionStore:
                 )
                 exists = not await cur.fetchone()
             if exists:
-                sets = _session_updates(
+                sets = session_updates(
                     source, parent_session_id, model, title, user_id, started_at, end_reason
                 )
                 if sets:

@@ -27,7 +27,6 @@ from langchain_core.messages import BaseMessage
 
 from langchain_session_recall.cjk import bigram_text, has_cjk
 from langchain_session_recall.errors import (
-    LineageCycleError,
     NotASessionDatabaseError,
     ReadOnlyStoreError,
     SessionNotFoundError,
@@ -48,6 +47,12 @@ from langchain_session_recall.schema import (
     Layout,
     create_or_migrate,
     detect_layout,
+)
+from langchain_session_recall.sessions import (
+    check_ancestors,
+    check_parent_exists,
+    session_updates,
+    validate_session_args,
 )
 from langchain_session_recall.transcript import (
     TOOL_CLIP_MARKER,
@@ -484,25 +489,15 @@ class SessionStore:
             SessionNotFoundError: ``parent_session_id`` does not exist.
             LineageCycleError: the parent would make the session its own ancestor.
         """
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError("session_id must be a non-empty string")
-        if not isinstance(source, str) or not source:
-            raise ValueError("source must be a non-empty string")
+        validate_session_args(session_id, source)
         with self._transaction() as conn:
             exists = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if parent_session_id is not None:
                 self._check_parent(conn, session_id, parent_session_id)
             if exists:
-                updates = {
-                    "source": source if source != "cli" else None,
-                    "parent_session_id": parent_session_id,
-                    "model": model,
-                    "title": title,
-                    "user_id": user_id,
-                    "started_at": started_at,
-                    "end_reason": end_reason,
-                }
-                sets = {k: v for k, v in updates.items() if v is not None}
+                sets = session_updates(
+                    source, parent_session_id, model, title, user_id, started_at, end_reason
+                )
                 if sets:
                     assignments = ", ".join(f"{k} = ?" for k in sets)
                     conn.execute(
@@ -529,18 +524,10 @@ class SessionStore:
         return session
 
     def _check_parent(self, conn: sqlite3.Connection, session_id: str, parent: str) -> None:
-        if parent == session_id:
-            raise LineageCycleError(f"session {session_id!r} cannot be its own parent")
-        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone():
-            raise SessionNotFoundError(
-                f"parent session {parent!r} does not exist; add it before its children"
-            )
-        ancestors = dict(conn.execute(_ancestors_query(1, False), (parent,)).fetchall())
-        if session_id in ancestors:
-            raise LineageCycleError(
-                f"making {parent!r} the parent of {session_id!r} would create a cycle: "
-                f"{session_id!r} is already an ancestor of {parent!r}"
-            )
+        found = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone()
+        check_parent_exists(session_id, parent, found)
+        rows = conn.execute(_ancestors_query(1, False), (parent,)).fetchall()
+        check_ancestors(session_id, parent, (r[0] for r in rows))
 
     def add_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
         """Append messages to a session in one transaction; returns their ids.
