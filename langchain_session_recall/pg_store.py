@@ -50,6 +50,7 @@ from langchain_session_recall.pg_schema import (
     rank_weights,
 )
 from langchain_session_recall.query import ParsedQuery
+from langchain_session_recall.ranking import budget_automation
 from langchain_session_recall.sessions import (
     check_ancestors,
     check_parent_exists,
@@ -247,22 +248,34 @@ def _filter_clauses(filters: SearchFilters) -> tuple[list[str], dict[str, Any]]:
     return where, params
 
 
-def _match_query(filters: SearchFilters, *, cjk: bool) -> tuple[str, dict[str, Any]]:
+def _match_query(
+    filters: SearchFilters, *, cjk: bool, automation: Sequence[str] = ()
+) -> tuple[str, dict[str, Any]]:
     """Message hits for one tsvector column, best first, with every filter inside the query.
 
     Bound parameters: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``limit`` and the
-    filters'.
+    filters'. With ``automation``, the best ``limit`` of those sources and the best ``limit``
+    of the others (one ranking pass), for :func:`budget_automation` to settle.
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = _filter_clauses(filters)
     where.insert(0, f"{column} @@ q.q")
-    sql = (
+    ranked = (
         f"SELECT m.id, m.session_id, m.role, "
         f"ts_rank_cd(%(weights)s::float4[], {column}, q.q, 1) AS relevance, "
         f"s.source, m.timestamp "
         f"FROM (SELECT to_tsquery('{TS_CONFIG}', %(tsquery)s) AS q) q "
         f"CROSS JOIN messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {' AND '.join(where)} ORDER BY relevance DESC, m.id LIMIT %(limit)s"
+        f"WHERE {' AND '.join(where)}"
+    )
+    if not automation:
+        return f"{ranked} ORDER BY relevance DESC, m.id LIMIT %(limit)s", params
+    params["automation"] = list(automation)
+    sql = (
+        "SELECT x.id, x.session_id, x.role, x.relevance, x.source, x.timestamp FROM ("
+        "SELECT r.*, row_number() OVER (PARTITION BY r.source = ANY(%(automation)s) "
+        f"ORDER BY r.relevance DESC, r.id) AS n FROM ({ranked}) r"
+        ") x WHERE x.n <= %(limit)s ORDER BY x.relevance DESC, x.id"
     )
     return sql, params
 
@@ -801,16 +814,18 @@ class PostgresSessionStore:
         *,
         filters: SearchFilters = _NO_FILTERS,
         limit: int = 200,
+        automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from both tsvector columns.
 
         The main column and the CJK bigram column are both queried; a message found by both
-        keeps its best relevance (in ranking).
+        keeps its best relevance (in ranking). Messages of ``automation`` sources get a budget
+        of their own (:func:`~langchain_session_recall.ranking.budget_automation`).
         """
         hits: list[MessageHit] = []
         with self._read() as conn:
             for cjk in (False, True):
-                sql, params = _match_query(filters, cjk=cjk)
+                sql, params = _match_query(filters, cjk=cjk, automation=automation)
                 params.update(
                     tsquery=to_tsquery_text(query, reading, cjk=cjk),
                     weights=rank_weights(),
@@ -819,7 +834,7 @@ class PostgresSessionStore:
                 # Never a prepared (generic) plan: without the tsquery value the planner may
                 # pick a sequential scan over every message.
                 rows = conn.execute(sql, params, prepare=False).fetchall()
-                hits.extend(
+                found = [
                     MessageHit(
                         message_id=int(r[0]),
                         session_id=r[1],
@@ -829,7 +844,8 @@ class PostgresSessionStore:
                         timestamp=float(r[5] or 0.0),
                     )
                     for r in rows
-                )
+                ]
+                hits += budget_automation(found, limit, set(automation)) if automation else found
         return hits
 
     def last_message_id(self, session_ids: Sequence[str]) -> int:

@@ -11,7 +11,7 @@ never dropped).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from langchain_session_recall.models import MessageHit
@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_SOURCE_WEIGHTS",
     "RankedSession",
     "TermWeights",
+    "budget_automation",
     "rank_by_terms",
     "rank_sessions",
 ]
@@ -33,6 +34,39 @@ DEFAULT_ROLE_WEIGHTS: Mapping[str, float] = {
 }
 DEFAULT_SOURCE_WEIGHTS: Mapping[str, float] = {"cron": 0.35, "kanban": 0.6, "subagent": 0.9}
 DECAY = 0.5
+
+
+def budget_automation(
+    hits: Iterable[MessageHit], limit: int, automation: Collection[str]
+) -> list[MessageHit]:
+    """Take hits best first, giving automation runs a budget of their own.
+
+    Hundreds of near-identical cron runs would otherwise use up the ``limit`` hits of a word
+    they share with the session the user wants. ``hits`` is consumed best first and only until
+    ``limit`` hits from other sources are in hand, so a lazy source (a database cursor) is read
+    no further than needed. When everything fits in ``limit`` it all comes back; otherwise the
+    ``limit`` best non-automation hits plus the best quarter-``limit`` automation hits ranked
+    above the last of them (ranking demotes those later).
+
+    Example:
+        >>> hit = lambda i, src: MessageHit(i, f"s{i}", "user", 1.0 / i, src, 0.0)
+        >>> best = [hit(i, "cron") for i in range(1, 9)] + [hit(i, "cli") for i in range(9, 13)]
+        >>> [h.message_id for h in budget_automation(best, 4, {"cron"})]
+        [9, 10, 11, 12, 1]
+        >>> [h.message_id for h in budget_automation(best[:4], 4, {"cron"})]
+        [1, 2, 3, 4]
+    """
+    taken: list[MessageHit] = []
+    others = 0
+    for hit in hits:
+        taken.append(hit)
+        others += hit.source not in automation
+        if others >= limit:
+            break
+    if len(taken) <= limit:
+        return taken
+    kept = [h for h in taken if h.source in automation][: max(1, limit // 4)]
+    return [*(h for h in taken if h.source not in automation), *kept]
 
 
 @dataclass(frozen=True, slots=True)

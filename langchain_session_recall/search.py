@@ -72,6 +72,7 @@ class SearchBackend(Protocol):
         *,
         filters: SearchFilters = ...,
         limit: int = ...,
+        automation: Sequence[str] = ...,
     ) -> list[MessageHit]: ...
 
     def parents_of(
@@ -234,10 +235,10 @@ def match_terms(
 ) -> dict[str, list[MessageHit]]:
     """Message hits of each search term matched alone (terms that match nothing are absent).
 
-    When a term fills its ``limit`` and automation runs (``automation_sources``) are among the
-    hits, it is matched again without them: hundreds of near-identical cron runs would
-    otherwise use up the hit budget of a word they share with the session the user wants. The
-    best automation hits (a quarter of ``limit``) are kept; ranking demotes them.
+    Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
+    ``limit``, see :func:`~langchain_session_recall.ranking.budget_automation`): hundreds of
+    near-identical cron runs would otherwise use up the hits of a word they share with the
+    session the user wants. Ranking demotes them.
 
     A term that matches nothing is replaced by the closest indexed words (a typo), else by its
     prefix (a partial word); ``expansions``, when given, records each replacement
@@ -254,17 +255,12 @@ def match_terms(
     out: dict[str, list[MessageHit]] = {}
 
     automation = tuple(s for s in automation_sources if s not in filters.exclude_sources)
-    interactive = replace(filters, exclude_sources=(*filters.exclude_sources, *automation))
 
     def match(term: Term) -> list[MessageHit]:
         single = single_term_query(term)
-        hits = backend.match_messages(single, "relaxed", filters=filters, limit=limit)
-        if len(hits) < limit or not any(h.source in automation for h in hits):
-            return hits  # every match fetched, or none of them automation: nothing crowded out
-        kept = [h for h in hits if h.source in automation][: max(1, limit // 4)]
-        seen = {h.message_id for h in kept}
-        others = backend.match_messages(single, "relaxed", filters=interactive, limit=limit)
-        return [*(h for h in others if h.message_id not in seen), *kept]
+        return backend.match_messages(
+            single, "relaxed", filters=filters, limit=limit, automation=automation
+        )
 
     terms = search_terms(query, limit=sys.maxsize)
     for term in terms[:MAX_SEARCH_TERMS]:
