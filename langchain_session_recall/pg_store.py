@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 import uuid
 import weakref
@@ -425,6 +426,7 @@ class PostgresSessionStore:
         self._max_size = max_size
         self._apool: AsyncConnectionPool | None = None
         self._closed = False
+        self._local = threading.local()
         try:
             conn = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
@@ -511,6 +513,10 @@ class PostgresSessionStore:
     def _read(self) -> Iterator[psycopg.Connection[Any]]:
         if self._closed:
             raise SessionRecallError("this PostgresSessionStore is closed")
+        held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if held is not None:  # inside transaction() on this thread: see its own writes
+            yield held
+            return
         with self._pool.connection() as conn:
             yield conn
 
@@ -521,8 +527,32 @@ class PostgresSessionStore:
                 f"the store in schema {self.schema!r} was opened read-only; open it without "
                 "read_only=True to write"
             )
+        # Inside transaction() psycopg makes this a savepoint: a failed write is undone alone.
         with self._read() as conn, conn.transaction():
             yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[PostgresSessionStore]:
+        """Make every write inside the block one transaction: all of it lands, or none.
+
+        The block holds one pooled connection; reads inside it on the same thread see its
+        writes. A write that fails inside it is rolled back on its own (a savepoint), so
+        catching its error and going on is safe. Blocks nest. Async writes
+        (:meth:`aadd_messages`, ...) do not join it.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+        """
+        if getattr(self._local, "conn", None) is not None:
+            with self._transaction():
+                yield self
+            return
+        with self._transaction() as conn:
+            self._local.conn = conn
+            try:
+                yield self
+            finally:
+                self._local.conn = None
 
     def close(self) -> None:
         """Close the connection pools (idempotent). Async pools: use :meth:`aclose`."""

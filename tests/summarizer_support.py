@@ -224,6 +224,8 @@ class ScriptedChatModel(BaseChatModel):
 
     ``latency`` seconds are spent per call (``time.sleep`` / ``asyncio.sleep``); ``gate`` (a
     threading.Event), when given, blocks calls containing ``gate_marker`` until it is set.
+    ``wait_for_active`` holds each call (up to 5 s) until that many calls have been active at
+    once, so a concurrency test does not depend on how fast threads start on a busy machine.
     """
 
     script: Any
@@ -234,6 +236,7 @@ class ScriptedChatModel(BaseChatModel):
     call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
     active: int = 0
     max_active: int = 0
+    wait_for_active: int = 0
     lock: Any = None
 
     def model_post_init(self, __context: Any) -> None:
@@ -278,6 +281,9 @@ class ScriptedChatModel(BaseChatModel):
         try:
             if self.gate is not None and self.gate_marker in str(messages[-1].content):
                 self.gate.wait(10)
+            deadline = time.monotonic() + 5
+            while self.max_active < self.wait_for_active and time.monotonic() < deadline:
+                time.sleep(0.002)
             time.sleep(self.latency)
             return self._next(messages)
         finally:
@@ -294,6 +300,9 @@ class ScriptedChatModel(BaseChatModel):
         try:
             if self.gate is not None and self.gate_marker in str(messages[-1].content):
                 await asyncio.sleep(3600)  # cancelled by the deadline
+            deadline = time.monotonic() + 5
+            while self.max_active < self.wait_for_active and time.monotonic() < deadline:
+                await asyncio.sleep(0.002)
             await asyncio.sleep(self.latency)
             return self._next(messages)
         finally:

@@ -260,44 +260,50 @@ def write_sessions(
     for session in progress(
         ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress
     ):
-        existing = store.get_session(session.id)
-        started_at = session.started_at
-        if existing is not None and started_at is not None and started_at >= existing.started_at:
-            started_at = None  # a re-run never moves a session later (e.g. a file's new mtime)
-        fields: dict[str, Any] = {
-            "source": session.source,
-            "parent_session_id": session.parent_session_id,
-            "model": session.model,
-            "title": session.title,
-            "user_id": session.user_id,
-            "started_at": started_at,
-            "end_reason": session.end_reason,
-        }
-        try:
-            store.add_session(session.id, **{k: v for k, v in fields.items() if v is not None})
-        except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
-            report.skip("session rejected by the store", f"session {session.id}: {exc}")
-            continue
-        known = store.imported_keys(report.kind, session.id)
-        fresh = [(k, m) for k, m in session.messages if k not in known]
-        report.already_imported += len(session.messages) - len(fresh)
-        if fresh:
-            try:
-                ids = store.import_messages(session.id, fresh, source_kind=report.kind)
-            except SessionRecallError as exc:
-                # One bad message would sink the batch: retry one by one, keep the good ones.
-                ids = []
-                for key, message in fresh:
-                    try:
-                        ids += store.import_messages(
-                            session.id, [(key, message)], source_kind=report.kind
-                        )
-                    except SessionRecallError as one:
-                        report.skip("invalid message", f"session {session.id} [{key}]: {one}")
-                logger.debug("batch of session %s retried one by one: %s", session.id, exc)
-            report.messages += len(ids)
-        if session.ended_at is not None:
-            store.end_session(session.id, ended_at=session.ended_at)
-        report.sessions += 1
-        report.new_sessions += 0 if existing is not None else 1
+        with store.transaction():  # one commit per session, all of it or nothing
+            _write_one(store, session, report)
     return report
+
+
+def _write_one(store: SessionStore, session: ImportSession, report: ImportReport) -> None:
+    """One session's row, new messages (with ledger rows) and end time."""
+    existing = store.get_session(session.id)
+    started_at = session.started_at
+    if existing is not None and started_at is not None and started_at >= existing.started_at:
+        started_at = None  # a re-run never moves a session later (e.g. a file's new mtime)
+    fields: dict[str, Any] = {
+        "source": session.source,
+        "parent_session_id": session.parent_session_id,
+        "model": session.model,
+        "title": session.title,
+        "user_id": session.user_id,
+        "started_at": started_at,
+        "end_reason": session.end_reason,
+    }
+    try:
+        store.add_session(session.id, **{k: v for k, v in fields.items() if v is not None})
+    except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
+        report.skip("session rejected by the store", f"session {session.id}: {exc}")
+        return
+    known = store.imported_keys(report.kind, session.id)
+    fresh = [(k, m) for k, m in session.messages if k not in known]
+    report.already_imported += len(session.messages) - len(fresh)
+    if fresh:
+        try:
+            ids = store.import_messages(session.id, fresh, source_kind=report.kind)
+        except SessionRecallError as exc:
+            # One bad message would sink the batch: retry one by one, keep the good ones.
+            ids = []
+            for key, message in fresh:
+                try:
+                    ids += store.import_messages(
+                        session.id, [(key, message)], source_kind=report.kind
+                    )
+                except SessionRecallError as one:
+                    report.skip("invalid message", f"session {session.id} [{key}]: {one}")
+            logger.debug("batch of session %s retried one by one: %s", session.id, exc)
+        report.messages += len(ids)
+    if session.ended_at is not None:
+        store.end_session(session.id, ended_at=session.ended_at)
+    report.sessions += 1
+    report.new_sessions += 0 if existing is not None else 1

@@ -13,6 +13,7 @@ from langchain_session_recall import (
     SessionNotFoundError,
     SessionRecallRetriever,
 )
+from langchain_session_recall.query import parse_query
 from langchain_session_recall.search import search_sessions
 
 
@@ -83,6 +84,67 @@ def test_invalid_message_stores_nothing_of_the_batch(store: Any) -> None:
         store.add_messages("s1", [{"role": "user", "content": "ok", "timestamp": "noon"}])
     assert store.get_messages("s1") == []
     assert store.get_session("s1").message_count == 0
+
+
+def test_batches_larger_than_one_insert_statement_keep_order_and_ids(store: Any) -> None:
+    store.add_session("big")
+    texts = [f"step {i} of the migration" + (" 部署脚本" if i % 3 == 0 else "") for i in range(257)]
+    ids = store.add_messages("big", [{"role": "user", "content": t} for t in texts])
+    assert len(ids) == 257 and ids == sorted(ids) and len(set(ids)) == 257
+    stored = store.get_messages("big")
+    assert [m.id for m in stored] == ids
+    assert [m.content for m in stored] == texts
+    assert store.get_session("big").message_count == 257
+    found = {h.message_id for h in store.match_messages(parse_query("部署"), "relaxed", limit=500)}
+    assert found == {ids[i] for i in range(0, 257, 3)}
+
+
+def test_transaction_groups_writes_and_rolls_back_as_one(store: Any) -> None:
+    with store.transaction() as tx:
+        assert tx is store
+        for n in range(3):
+            store.add_session(f"s{n}", title=f"run {n}")  # reads its own write inside the block
+            store.add_messages(f"s{n}", [{"role": "user", "content": f"deploy number {n}"}])
+    assert {r.root_id for r in search_sessions(store, "deploy").sessions} == {"s0", "s1", "s2"}
+
+    with pytest.raises(RuntimeError, match="boom"), store.transaction():
+        store.add_session("lost")
+        store.add_messages("s0", [{"role": "user", "content": "never stored"}])
+        raise RuntimeError("boom")
+    assert store.get_session("lost") is None
+    assert [m.content for m in store.get_messages("s0")] == ["deploy number 0"]
+
+
+def test_a_failed_write_inside_a_transaction_is_undone_alone(store: Any) -> None:
+    with store.transaction():
+        store.add_session("keep")
+        store.add_messages("keep", [{"role": "user", "content": "first"}])
+        with pytest.raises(InvalidMessageError):
+            store.add_messages(
+                "keep", [{"role": "user", "content": "half"}, {"role": "alien", "content": "x"}]
+            )
+        with pytest.raises(SessionNotFoundError):
+            store.add_messages("ghost", [{"role": "user", "content": "x"}])
+        with store.transaction():  # nested blocks are savepoints
+            store.add_messages("keep", [{"role": "user", "content": "second"}])
+        store.add_messages("keep", [{"role": "user", "content": "third"}])
+    assert [m.content for m in store.get_messages("keep")] == ["first", "second", "third"]
+    assert store.get_session("keep").message_count == 3
+
+
+def test_automation_runs_get_their_own_hit_budget(store: Any) -> None:
+    for n in range(12):  # near-identical cron runs that outrank the session the user wants
+        _say(store, f"cron-{n:02d}", "nightly backup backup backup finished", source="cron")
+    _say(store, "chat", "how do we restore the backup from last week")
+    query = parse_query("backup")
+    everything = store.match_messages(query, "relaxed", limit=8)
+    assert {h.session_id for h in everything} <= {f"cron-{n:02d}" for n in range(12)}
+    budgeted = store.match_messages(query, "relaxed", limit=8, automation=("cron",))
+    sources = [h.source for h in budgeted]
+    assert "chat" in {h.session_id for h in budgeted}
+    assert sources.count("cron") == 2  # a quarter of the limit
+    few = store.match_messages(parse_query("restore"), "relaxed", limit=8, automation=("cron",))
+    assert [h.session_id for h in few] == ["chat"]
 
 
 def test_write_errors_say_what_to_do(store: Any) -> None:

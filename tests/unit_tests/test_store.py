@@ -13,6 +13,7 @@ from langchain_session_recall import (
     InvalidMessageError,
     LineageCycleError,
     NotASessionDatabaseError,
+    ReadOnlyStoreError,
     SessionNotFoundError,
     SessionStore,
 )
@@ -221,6 +222,34 @@ def test_threads_read_while_one_writes(store: SessionStore) -> None:
         t.join()
     assert errors == []
     assert len(store.match_messages(parse_query("needle"), "relaxed", limit=100)) == 50
+
+
+def test_transaction_is_invisible_to_other_threads_until_it_ends(store: SessionStore) -> None:
+    store.add_session("s")
+    seen_inside: list[int] = []
+    other_wrote = threading.Event()
+
+    def other() -> None:
+        seen_inside.append(len(store.get_messages("s")))  # a reader does not wait
+        store.add_messages("s", [{"role": "user", "content": "from the other thread"}])
+        other_wrote.set()
+
+    with store.transaction():
+        store.add_messages("s", [{"role": "user", "content": "mine"}])
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(timeout=0.5)
+        assert seen_inside == [0]  # uncommitted writes are not visible elsewhere
+        assert not other_wrote.is_set()  # and other writers wait for the block to end
+    thread.join()
+    assert [m.content for m in store.get_messages("s")] == ["mine", "from the other thread"]
+
+
+def test_transaction_on_a_read_only_store_is_refused(store: SessionStore) -> None:
+    store.add_session("s")
+    reader = SessionStore(store.path, read_only=True)
+    with pytest.raises(ReadOnlyStoreError, match="read-only"), reader.transaction():
+        pass
 
 
 def test_summary_cache_roundtrip(store: SessionStore) -> None:

@@ -217,7 +217,9 @@ def test_sync_invoke_works_inside_a_running_event_loop() -> None:
 @MODES
 @pytest.mark.parametrize("limit", [1, 2, 5])
 async def test_max_concurrency_bounds_the_map(mode: str, limit: int) -> None:
-    llm = ScriptedChatModel(script=echo_summary, latency=0.05)
+    # Calls wait until `limit` are active at once: a lower concurrency would leave them
+    # waiting out the 5 s hold and max_active short of limit; a higher one would exceed it.
+    llm = ScriptedChatModel(script=echo_summary, latency=0.02, wait_for_active=limit)
     out = await run(summarizer(llm, max_concurrency=limit), sample_documents(), mode)
     assert len(out) == 5
     assert llm.max_active == limit
