@@ -12,7 +12,15 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-__all__ = ["SCHEMA_VERSION", "Layout", "create_or_migrate", "detect_layout"]
+__all__ = [
+    "FTS_INDEX_SINCE",
+    "FTS_INSERT_TRIGGER",
+    "FTS_INSERT_TRIGGER_NAME",
+    "SCHEMA_VERSION",
+    "Layout",
+    "create_or_migrate",
+    "detect_layout",
+]
 
 SCHEMA_VERSION = 1
 
@@ -35,6 +43,20 @@ def _fts_values(row: str) -> str:
 # "deployment"); stemming lets those match at no query-time cost. CJK is handled by the
 # separate bigram index below, because unicode61 keeps a CJK run as one token.
 TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+FTS_INSERT_TRIGGER_NAME = "messages_fts_ai"
+FTS_INSERT_TRIGGER = (
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_INSERT_TRIGGER_NAME} AFTER INSERT ON messages BEGIN\n"
+    "    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)\n"
+    f"    VALUES ({_fts_values('new')});\n"
+    "END"
+)
+# What the insert trigger does, for every message above an id in one statement: a bulk load
+# (SessionStore.transaction) indexes its messages this way when it ends.
+FTS_INDEX_SINCE = (
+    "INSERT INTO messages_fts(rowid, content, tool_name, tool_calls) "
+    "SELECT id, content, tool_name, tool_calls FROM messages_fts_src WHERE id > ?"
+)
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS session_recall_meta (
@@ -74,10 +96,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     content='messages_fts_src', content_rowid='id',
     tokenize='{TOKENIZE}'
 );
-CREATE TRIGGER IF NOT EXISTS messages_fts_ai AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)
-    VALUES ({_fts_values("new")});
-END;
+{FTS_INSERT_TRIGGER};
 CREATE TRIGGER IF NOT EXISTS messages_fts_ad AFTER DELETE ON messages BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, content, tool_name, tool_calls)
     VALUES ('delete', {_fts_values("old")});

@@ -19,7 +19,7 @@ import uuid
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -44,6 +44,9 @@ from langchain_session_recall.models import (
 from langchain_session_recall.query import ParsedQuery, to_fts5
 from langchain_session_recall.ranking import budget_automation
 from langchain_session_recall.schema import (
+    FTS_INDEX_SINCE,
+    FTS_INSERT_TRIGGER,
+    FTS_INSERT_TRIGGER_NAME,
     SCHEMA_VERSION,
     Layout,
     create_or_migrate,
@@ -211,6 +214,15 @@ _INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES "
 # Rows per multi-row INSERT: 100 rows of up to 7 values stay under SQLite's oldest default
 # limit of 999 bound parameters.
 _ROWS_PER_INSERT = 100
+
+
+@dataclass(slots=True)
+class _Block:
+    """State of a :meth:`SessionStore.transaction` block on one thread."""
+
+    batches: int = 0
+    indexed_through: int | None = None
+    """Set once indexing is deferred: the block indexes messages above this id when it ends."""
 
 
 def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -482,25 +494,64 @@ class SessionStore:
     def transaction(self) -> Iterator[SessionStore]:
         """Make every write inside the block one transaction: all of it lands, or none.
 
-        Bulk loads go faster this way (one commit and one index flush for many sessions
-        instead of one per call), and readers never see a half-loaded batch. Writes from
-        other threads wait until the block ends; a write that fails inside it is rolled back on
-        its own (a savepoint), so catching its error and going on is safe. Blocks nest.
+        Bulk loads go faster this way: one commit for many sessions, and from the second
+        batch of messages on, the full-text index is built in one pass when the block ends
+        instead of one small index segment per call (searches see the block's messages once
+        it has ended; so do other connections, as with any transaction). Writes from other
+        threads wait until the block ends; a write that fails inside it is rolled back on its
+        own (a savepoint), so catching its error and going on is safe. Blocks nest.
 
         Raises:
             ReadOnlyStoreError: the store was opened read-only.
 
         Example:
+            >>> from langchain_session_recall.query import parse_query
             >>> store = SessionStore(":memory:")
             >>> with store.transaction():
             ...     for n in range(3):
             ...         _ = store.add_session(f"s{n}")
             ...         _ = store.add_messages(f"s{n}", [{"role": "user", "content": "hi"}])
-            >>> store.stats()["messages"]
-            3
+            >>> store.stats()["messages"], len(store.match_messages(parse_query("hi"), "relaxed"))
+            (3, 3)
         """
-        with self._transaction():
-            yield self
+        if getattr(self._local, "block", None) is not None:  # nested: a savepoint
+            with self._transaction():
+                yield self
+            return
+        with self._transaction() as conn:
+            block = _Block()
+            self._local.block = block
+            try:
+                yield self
+            finally:
+                self._local.block = None
+            if block.indexed_through is not None:
+                conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
+                conn.execute(FTS_INSERT_TRIGGER)
+
+    def _defer_indexing(self) -> None:
+        """Inside :meth:`transaction`, from its second batch of messages on, leave indexing to
+        the end of the block: the insert trigger is dropped for the block's duration (inside
+        its transaction, so no other connection ever sees it missing, and a rollback restores
+        it). Called before the batch's own savepoint opens, so undoing a failed batch keeps it
+        dropped. A single batch keeps the trigger: the drop and re-create would cost more.
+        """
+        block: _Block | None = getattr(self._local, "block", None)
+        if block is None or block.indexed_through is not None or not self.layout.own:
+            return  # (only the thread holding a block, and so the write lock, gets past here)
+        block.batches += 1
+        if block.batches < 2:
+            return
+        conn = self._conn()
+        if not conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+            (FTS_INSERT_TRIGGER_NAME,),
+        ).fetchone():
+            return  # someone removed it: index nothing behind their back
+        (block.indexed_through,) = conn.execute(
+            "SELECT coalesce(max(id), 0) FROM messages"
+        ).fetchone()
+        conn.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER_NAME}")
 
     def close(self) -> None:
         """Close every connection this store opened (idempotent)."""
@@ -590,6 +641,7 @@ class SessionStore:
         """
         now = time.time()
         rows: list[MessageRow] = [to_row(m, now=now) for m in messages]
+        self._defer_indexing()
         with self._transaction() as conn:
             return self._insert_rows(conn, session_id, rows)
 
@@ -618,6 +670,7 @@ class SessionStore:
         """
         now = time.time()
         converted = [(key, to_row(m, now=now)) for key, m in messages]
+        self._defer_indexing()
         with self._transaction() as conn:
             seen: set[str] = set()
             keys = list(dict.fromkeys(key for key, _ in converted))

@@ -8,6 +8,7 @@ already in the ledger skipped. Re-running an import therefore adds only what is 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 from collections import Counter
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _MAX_PROBLEMS = 50  # details kept per report; counts are always complete
+SESSIONS_PER_TRANSACTION = 100
+"""Sessions an import writes per transaction."""
 
 
 class ImportSourceError(SessionRecallError):
@@ -257,11 +260,15 @@ def write_sessions(
     report.orphans.extend(orphans)
     for sid in orphans:
         report.problems.append(f"session {sid}: parent missing, imported as a root")
-    for session in progress(
-        ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress
-    ):
-        with store.transaction():  # one commit per session, all of it or nothing
-            _write_one(store, session, report)
+    items = iter(
+        progress(ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress)
+    )
+    # A transaction per group of sessions: one commit and one index pass per group (see
+    # SessionStore.transaction); a crash loses at most the group, which a re-run adds again.
+    while group := list(itertools.islice(items, SESSIONS_PER_TRANSACTION)):
+        with store.transaction():
+            for session in group:
+                _write_one(store, session, report)
     return report
 
 

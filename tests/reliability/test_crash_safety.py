@@ -218,7 +218,11 @@ def test_the_import_cli_killed_mid_run_completes_without_duplicates_when_rerun(
         ]
         (source / f"chat{s:02d}.jsonl").write_text("\n".join(lines) + "\n")
     db = tmp_path / "imported.db"
-    args = [sys.executable, "-c", _CLI, "import", "jsonl", str(source), "--db", str(db)]
+    # Imports commit a group of sessions at a time; groups of 3 here so that the kills land
+    # between commits of this small source (a group is as atomic as a session).
+    grouped = "import langchain_session_recall.importers.base as b; "
+    grouped += "b.SESSIONS_PER_TRANSACTION = 3; " + _CLI
+    args = [sys.executable, "-c", grouped, "import", "jsonl", str(source), "--db", str(db)]
     rng = random.Random(3)
     total = sessions * per
     for _ in range(3):

@@ -10,6 +10,7 @@ import pytest
 from hermes_fixtures import EXTRA_SESSION_ID, MARKERS, build_hermes_db, default_sessions
 
 from langchain_session_recall.importers import ImportSourceError, import_hermes
+from langchain_session_recall.importers import base as importers_base
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.store import SessionStore
 
@@ -164,6 +165,8 @@ def test_killed_import_leaves_a_consistent_db_and_a_rerun_completes_it(
         return ids
 
     monkeypatch.setattr(SessionStore, "_insert_rows", dies_before_commit)
+    # Imports commit a group of sessions at a time: small groups, so some commit before the kill.
+    monkeypatch.setattr(importers_base, "SESSIONS_PER_TRANSACTION", 2)
     with pytest.raises(KeyboardInterrupt):
         import_hermes(store, src)
     monkeypatch.undo()

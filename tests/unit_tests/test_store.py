@@ -245,6 +245,73 @@ def test_transaction_is_invisible_to_other_threads_until_it_ends(store: SessionS
     assert [m.content for m in store.get_messages("s")] == ["mine", "from the other thread"]
 
 
+def _trigger_present(path: str) -> bool:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return bool(
+            conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'messages_fts_ai'"
+            ).fetchone()
+        )
+    finally:
+        conn.close()
+
+
+def _index_is_consistent(store: SessionStore) -> bool:
+    conn = sqlite3.connect(store.path)
+    try:  # rank 1: compare the index with what the content view says it should hold
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+        conn.execute(
+            "INSERT INTO messages_cjk_fts(messages_cjk_fts, rank) VALUES ('integrity-check', 1)"
+        )
+    finally:
+        conn.close()
+    return _trigger_present(store.path)
+
+
+def test_bulk_block_indexes_everything_when_it_ends(store: SessionStore) -> None:
+    seen_by_other: list[bool] = []
+    with store.transaction():
+        for n in range(5):
+            store.add_session(f"s{n}")
+            store.add_messages(
+                f"s{n}",
+                [
+                    {"role": "user", "content": f"rotate the certificate number {n}"},
+                    {"role": "tool", "content": "证书已更新 " + "log line " * 1000},
+                ],
+            )
+        with pytest.raises(InvalidMessageError):  # a failed batch after indexing was deferred
+            store.add_messages("s0", [{"role": "user", "content": "x"}, {"role": "alien"}])
+        own = store._conn().execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts_ai'")
+        assert own.fetchone() is None  # indexing is deferred inside the block...
+        seen_by_other.append(_trigger_present(store.path))  # ...other connections never notice
+    assert seen_by_other == [True]
+    assert _index_is_consistent(store)
+    assert len(store.match_messages(parse_query("certificate"), "relaxed")) == 5
+    assert len(store.match_messages(parse_query("证书"), "relaxed")) == 5
+    store.add_messages("s0", [{"role": "user", "content": "certificate renewed again"}])
+    assert len(store.match_messages(parse_query("certificate"), "relaxed")) == 6
+    assert _index_is_consistent(store)
+
+
+def test_bulk_block_that_fails_leaves_index_and_trigger_as_they_were(store: SessionStore) -> None:
+    store.add_session("before")
+    store.add_messages("before", [{"role": "user", "content": "keep this certificate"}])
+    with pytest.raises(KeyboardInterrupt), store.transaction():
+        for n in range(3):
+            store.add_session(f"s{n}")
+            store.add_messages(f"s{n}", [{"role": "user", "content": "certificate lost"}])
+        raise KeyboardInterrupt
+    assert _index_is_consistent(store)
+    assert [h.session_id for h in store.match_messages(parse_query("certificate"), "relaxed")] == [
+        "before"
+    ]
+    store.add_session("after")
+    store.add_messages("after", [{"role": "user", "content": "certificate again"}])
+    assert len(store.match_messages(parse_query("certificate"), "relaxed")) == 2
+
+
 def test_transaction_on_a_read_only_store_is_refused(store: SessionStore) -> None:
     store.add_session("s")
     reader = SessionStore(store.path, read_only=True)
