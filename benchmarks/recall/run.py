@@ -101,7 +101,7 @@ def ablations(store: SessionStore) -> dict[str, Ranker]:
     base = TermWeights()
     return {
         "no typo correction": term_path(WithoutVocabulary()),
-        "no separate automation query": term_path(store, ()),
+        "no automation hit budget": term_path(store, ()),
         "message-level OR (before)": message_level,
         "no coverage factor": with_weights(replace(base, coverage_power=0.0)),
         "no together bonus": with_weights(replace(base, together_bonus=0.0)),
