@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MessageHit", "RecentSession", "SearchFilters", "Session", "StoredMessage"]
+__all__ = ["MessageHit", "RecentSession", "SearchFilters", "Session", "StoredMessage", "as_float"]
+
+
+def as_float(value: Any) -> float:
+    """A stored REAL as a float: 0.0 for NULL, or for text/bytes another writer put there."""
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +75,19 @@ class MessageHit:
     source: str
     timestamp: float
     matched_terms: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> MessageHit:
+        """From ``(id, session_id, role, relevance, source, timestamp)``, as both stores select
+        their hits; a missing value gets a neutral default."""
+        return cls(
+            message_id=int(row[0]),
+            session_id=row[1],
+            role=str(row[2] or "unknown").lower(),
+            relevance=as_float(row[3]),
+            source=row[4] or "unknown",
+            timestamp=as_float(row[5]),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -864,17 +864,7 @@ class PostgresSessionStore:
                 # Never a prepared (generic) plan: without the tsquery value the planner may
                 # pick a sequential scan over every message.
                 rows = conn.execute(sql, params, prepare=False).fetchall()
-                found = [
-                    MessageHit(
-                        message_id=int(r[0]),
-                        session_id=r[1],
-                        role=str(r[2] or "unknown").lower(),
-                        relevance=float(r[3] or 0.0),
-                        source=r[4] or "unknown",
-                        timestamp=float(r[5] or 0.0),
-                    )
-                    for r in rows
-                ]
+                found = [MessageHit.from_row(r) for r in rows]
                 hits += budget_automation(found, limit, set(automation)) if automation else found
         return hits
 

@@ -40,6 +40,7 @@ from langchain_session_recall.models import (
     SearchFilters,
     Session,
     StoredMessage,
+    as_float,
 )
 from langchain_session_recall.query import ParsedQuery, to_fts5
 from langchain_session_recall.ranking import budget_automation
@@ -76,16 +77,8 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 
 
-def _number(value: Any) -> float:
-    """A REAL column as a float: 0.0 for NULL, or for text/bytes another writer put there."""
-    try:
-        return float(value or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def _count(value: Any) -> int:
-    number = _number(value)
+    number = as_float(value)
     return int(number) if math.isfinite(number) else 0
 
 
@@ -807,7 +800,7 @@ class SessionStore:
         return Session(
             id=row[0],
             source=row[1] or "unknown",
-            started_at=_number(row[2]),
+            started_at=as_float(row[2]),
             user_id=row[3],
             model=row[4],
             title=row[5],
@@ -830,7 +823,7 @@ class SessionStore:
             session_id=row[1],
             role=str(row[2] or "unknown").lower(),
             content=decode_content(row[3]),
-            timestamp=_number(row[4]),
+            timestamp=as_float(row[4]),
             tool_call_id=row[5],
             tool_calls=calls if isinstance(calls, list) else None,
             tool_name=row[7],
@@ -1123,17 +1116,7 @@ class SessionStore:
         )
         cursor = conn.cursor()
         try:
-            hits = (
-                MessageHit(
-                    message_id=int(r[0]),
-                    session_id=r[1],
-                    role=str(r[2] or "unknown").lower(),
-                    relevance=float(r[3] or 0.0),
-                    source=r[4] or "unknown",
-                    timestamp=_number(r[5]),
-                )
-                for r in cursor.execute(sql, args)
-            )
+            hits = map(MessageHit.from_row, cursor.execute(sql, args))
             return budget_automation(hits, limit, set(automation)) if automation else list(hits)
         except sqlite3.OperationalError as exc:
             # Our renderer only emits quoted terms; reaching this is a bug, not bad input.

@@ -317,6 +317,21 @@ def _log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def _build(db: Path, size: int, seed: int, *flags: str, batch: int = 1) -> dict[str, Any]:
+    """Build ``db`` in a worker process (see :func:`worker_build`); its ingest figures."""
+    argv = ["--db", str(db), "--size", str(size), "--seed", str(seed), "--batch", str(batch)]
+    return _spawn("--worker", "build", *argv, *flags)
+
+
+def _scratch_build(db: Path, size: int, seed: int, *flags: str, batch: int = 1) -> dict[str, Any]:
+    """An ingest variant measured on a throwaway database, deleted afterwards."""
+    try:
+        return _build(db, size, seed, *flags, batch=batch)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+
+
 def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     cache = Path(args.cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
@@ -333,65 +348,25 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     if not builds:
         for n in range(ingest_runs):
             _log(f"{label}: ingest run {n + 1}/{ingest_runs}")
-            builds.append(
-                _spawn(
-                    "--worker",
-                    "build",
-                    "--db",
-                    str(db),
-                    "--size",
-                    str(size),
-                    "--seed",
-                    str(args.seed),
-                    "--batch",
-                    "1",
-                )
-            )
+            builds.append(_build(db, size, args.seed))
         meta.write_text(json.dumps({"schema": _schema_key(), "builds": builds}))
     res["build"] = builds[-1]
     res["ingest_rate"] = statistics.median(b["ingest_rate"] for b in builds)
     res["ingest_cpu_rate"] = statistics.median(b["ingest_cpu_rate"] for b in builds)
     res["ingest_runs"] = len(builds)
     if size <= args.no_fts_max:
-        scratch = cache / f"scratch-nofts-{label}.db"
         _log(f"{label}: ingest without FTS triggers")
-        nofts = _spawn(
-            "--worker",
-            "build",
-            "--db",
-            str(scratch),
-            "--size",
-            str(size),
-            "--seed",
-            str(args.seed),
-            "--no-fts",
-            "--batch",
-            "1",
-        )
+        nofts = _scratch_build(cache / f"scratch-nofts-{label}.db", size, args.seed, "--no-fts")
         res["ingest_rate_no_fts"] = nofts["ingest_rate"]
         res["ingest_cpu_rate_no_fts"] = nofts["ingest_cpu_rate"]
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(scratch) + suffix).unlink(missing_ok=True)
     if args.batch > 1:
-        scratch = cache / f"scratch-batch-{label}.db"
         _log(f"{label}: ingest with store.transaction() per {args.batch} sessions")
-        bulk = _spawn(
-            "--worker",
-            "build",
-            "--db",
-            str(scratch),
-            "--size",
-            str(size),
-            "--seed",
-            str(args.seed),
-            "--batch",
-            str(args.batch),
+        bulk = _scratch_build(
+            cache / f"scratch-batch-{label}.db", size, args.seed, batch=args.batch
         )
         res["ingest_batch"] = args.batch
         res["ingest_rate_batch"] = bulk["ingest_rate"]
         res["ingest_cpu_rate_batch"] = bulk["ingest_cpu_rate"]
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(scratch) + suffix).unlink(missing_ok=True)
     _log(f"{label}: database size")
     res["stats"] = _spawn("--worker", "stats", "--db", str(db))
     repeats = args.repeats if size < 1_000_000 else max(3, args.repeats // 2 + 1)

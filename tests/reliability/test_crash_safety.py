@@ -165,9 +165,18 @@ def test_an_import_killed_half_way_completes_without_duplicates_when_rerun(
         conn = sqlite3.connect(path)
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         conn.close()
+    per_session, distinct = _rerun_to_completion(args, path)
+    assert per_session == {f"imp{s}": per for s in range(sessions)}
+    assert distinct == sessions * per
+    count("crash.messages_checked", sessions * per)
+
+
+def _rerun_to_completion(args: list[str], db: Path) -> tuple[dict[str, int], int]:
+    """Run the killed command once more to the end; the full-text index must be intact. Returns
+    messages per session and the number of distinct (session, content) pairs."""
     done = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=300)
     assert done.returncode == 0, done.stderr
-    conn = sqlite3.connect(path)
+    conn = sqlite3.connect(db)
     try:
         conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
         per_session = dict(
@@ -178,9 +187,7 @@ def test_an_import_killed_half_way_completes_without_duplicates_when_rerun(
         ).fetchone()[0]
     finally:
         conn.close()
-    assert per_session == {f"imp{s}": per for s in range(sessions)}
-    assert distinct == sessions * per
-    count("crash.messages_checked", sessions * per)
+    return per_session, int(distinct)
 
 
 _CLI = "import sys; from langchain_session_recall.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -243,19 +250,7 @@ def test_the_import_cli_killed_mid_run_completes_without_duplicates_when_rerun(
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         conn.close()
     assert _messages_in(db) < total  # the kills did interrupt the import
-    done = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=300)
-    assert done.returncode == 0, done.stderr
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
-        per_session = dict(
-            conn.execute("SELECT session_id, count(*) FROM messages GROUP BY session_id")
-        )
-        distinct = conn.execute(
-            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages)"
-        ).fetchone()[0]
-    finally:
-        conn.close()
+    per_session, distinct = _rerun_to_completion(args, db)
     assert sorted(per_session.values()) == [per] * sessions
     assert distinct == total
     count("crash.messages_checked", total)
