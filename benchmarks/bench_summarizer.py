@@ -24,7 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from langchain_session_recall.summarizer import SessionSummarizer
+from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-summarizer.md"
 

@@ -6,6 +6,8 @@ Example:
     >>> retriever = SessionRecallRetriever(store=store, k=3)
 """
 
+from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.errors import (
     EmptyQueryError,
     InvalidMessageError,
@@ -16,12 +18,14 @@ from langchain_session_recall.errors import (
     SessionRecallError,
 )
 from langchain_session_recall.models import MessageHit, RecentSession, Session, StoredMessage
-from langchain_session_recall.query import ParsedQuery, parse_query, to_fts5
 from langchain_session_recall.recorder import SessionRecorder
-from langchain_session_recall.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.store import SessionStore
-from langchain_session_recall.summarizer import SessionSummarizer, create_session_recall_chain
+from langchain_session_recall.search.query import ParsedQuery, parse_query
+from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.summarize.summarizer import (
+    SessionSummarizer,
+    create_session_recall_chain,
+)
 from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
 
 __all__ = [

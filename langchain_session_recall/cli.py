@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
-import importlib
 import json
 import os
 import pydoc
@@ -32,17 +31,17 @@ from typing import Any, TextIO
 from langchain_core.documents import Document
 from pydantic import SecretStr
 
-from langchain_session_recall.backend import SessionBackend
-from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
-from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
-from langchain_session_recall.importers import IMPORTERS, ImportSourceError
-from langchain_session_recall.pg_store import (
+from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.backends.postgres.store import (
     PostgresSessionStore,
     is_postgres_dsn,
     migrate_sqlite_to_postgres,
 )
+from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
+from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.importers import IMPORTERS, ImportSourceError
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.store import SessionStore
 from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = ["main"]
@@ -157,15 +156,9 @@ def _retriever(store: SessionBackend, args: argparse.Namespace) -> SessionRecall
 
 
 def _summarize(docs: list[Document], args: argparse.Namespace) -> list[Document]:
-    try:
-        # Imported by name: the summarizer is an optional part, absent from older installs.
-        summarizer_module = importlib.import_module("langchain_session_recall.summarizer")
-    except ImportError as exc:
-        raise _MissingFeature(
-            "--summarize needs langchain_session_recall.summarizer, which this installation "
-            f"lacks ({exc}); run the search without --summarize"
-        ) from exc
     from langchain_openai import ChatOpenAI
+
+    from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
     if not args.model:
         raise ValueError("--summarize needs --model (e.g. --model gpt-4.1-mini)")
@@ -175,7 +168,7 @@ def _summarize(docs: list[Document], args: argparse.Namespace) -> list[Document]
     llm = ChatOpenAI(
         model=args.model, base_url=args.base_url, api_key=SecretStr(api_key), max_retries=0
     )
-    summarized: list[Document] = summarizer_module.SessionSummarizer(llm=llm).invoke(docs)
+    summarized: list[Document] = SessionSummarizer(llm=llm).invoke(docs)
     return summarized
 
 

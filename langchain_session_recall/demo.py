@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.store import SessionStore
+from langchain_session_recall.backends.sqlite.store import SessionStore
 
 __all__ = ["DEMO_QUERIES", "build_demo_store", "default_demo_path", "demo_sessions"]
 

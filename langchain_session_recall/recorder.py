@@ -34,7 +34,7 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from langchain_session_recall.store import SessionStore
+from langchain_session_recall.backends.sqlite.store import SessionStore
 
 __all__ = ["SessionRecorder"]
 

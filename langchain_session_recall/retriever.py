@@ -16,10 +16,10 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
-from langchain_session_recall.backend import SessionBackend
+from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.ranking import RankedSession
-from langchain_session_recall.search import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.transcript import format_transcript, format_when, window
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]

@@ -12,11 +12,11 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
-from langchain_session_recall.store import SessionStore
-from langchain_session_recall.summarizer import SessionSummarizer
+from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
     "SESSION_SEARCH_DESCRIPTION",

@@ -153,7 +153,8 @@ def worker_stats(path: str) -> dict[str, Any]:
 
 
 def _our_expression(text: str) -> str:
-    from langchain_session_recall.query import parse_query, to_fts5
+    from langchain_session_recall.backends.sqlite.fts import to_fts5
+    from langchain_session_recall.search.query import parse_query
 
     q = parse_query(text)
     return to_fts5(q, "strict" if q.explicit else "relaxed")

@@ -45,16 +45,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.messages import to_row
-from langchain_session_recall.pg_store import (
+from langchain_session_recall.backends.postgres.store import (
     _BUMP_COUNT,
     _INSERT_MESSAGES,
     _LOCK_SESSION,
     PostgresSessionStore,
     _message_batch,
 )
-from langchain_session_recall.search import search_sessions
-from langchain_session_recall.store import SessionStore
+from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.messages import to_row
+from langchain_session_recall.search.pipeline import search_sessions
 
 SESSION_SIZE = 50
 QUERIES = [

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
+from langchain_session_recall.backends.sqlite.store import MessageLike, SessionStore
 from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.store import MessageLike, SessionStore
 
 __all__ = [
     "ImportReport",

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -23,7 +24,6 @@ from langchain_session_recall.importers.base import (
     ImportSourceError,
     write_sessions,
 )
-from langchain_session_recall.store import SessionStore
 
 __all__ = ["default_claude_dir", "import_claude_code", "parse_claude_code_lines"]
 

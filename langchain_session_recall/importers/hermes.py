@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.errors import NotASessionDatabaseError
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -20,7 +21,6 @@ from langchain_session_recall.importers.base import (
     write_sessions,
 )
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.store import SessionStore
 
 __all__ = ["import_hermes", "read_hermes"]
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -24,7 +25,6 @@ from langchain_session_recall.importers.base import (
     write_sessions,
 )
 from langchain_session_recall.messages import ROLES
-from langchain_session_recall.store import SessionStore
 
 __all__ = ["import_jsonl", "parse_jsonl_lines"]
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -26,7 +27,6 @@ from langchain_session_recall.importers.base import (
     ImportSourceError,
     write_sessions,
 )
-from langchain_session_recall.store import SessionStore
 
 __all__ = ["import_langgraph"]
 

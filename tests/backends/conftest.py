@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pg_support import PG_DSN, SKIP_PG, drop_schema
 
-from langchain_session_recall.store import SessionStore
+from langchain_session_recall.backends.sqlite.store import SessionStore
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -41,7 +41,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
         with SessionStore(tmp_path / "state.db") as s:
             yield s
         return
-    from langchain_session_recall.pg_store import PostgresSessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
     schema = f"t_{uuid.uuid4().hex[:12]}"
     s = PostgresSessionStore(PG_DSN, schema=schema, min_size=1, max_size=4)

@@ -13,8 +13,8 @@ from langchain_session_recall import (
     SessionNotFoundError,
     SessionRecallRetriever,
 )
-from langchain_session_recall.query import parse_query
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
+from langchain_session_recall.search.query import parse_query
 
 
 def _say(store: Any, sid: str, *texts: str, role: str = "user", **session: Any) -> list[int]:

@@ -10,15 +10,15 @@ from hypothesis import strategies as st
 from pg_support import PG_DSN, SKIP_PG
 
 from langchain_session_recall import NotASessionDatabaseError, ReadOnlyStoreError, SessionStore
-from langchain_session_recall.backend import SessionBackend, open_store
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.search.pipeline import search_sessions
 
 pytestmark = [pytest.mark.skipif(not PG_DSN, reason=SKIP_PG), pytest.mark.enable_socket]
 
 
 @pytest.fixture
 def pg(pg_schema: str):  # type: ignore[no-untyped-def]
-    from langchain_session_recall.pg_store import PostgresSessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
     with PostgresSessionStore(PG_DSN, schema=pg_schema, max_size=4) as store:
         yield store
@@ -43,7 +43,7 @@ def test_is_a_session_backend_and_opens_from_a_dsn(pg, default_schema: str) -> N
 
 
 def test_read_only(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
-    from langchain_session_recall.pg_store import PostgresSessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
     pg.add_session("s")
     with PostgresSessionStore(PG_DSN, schema=pg_schema, read_only=True) as ro:
@@ -55,21 +55,24 @@ def test_read_only(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_bad_dsn_says_what_to_do() -> None:
-    from langchain_session_recall.pg_store import PostgresSessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
     with pytest.raises(NotASessionDatabaseError, match="check the DSN"):
         PostgresSessionStore("postgresql://nobody@127.0.0.1:1/none", connect_timeout=2)
 
 
 def test_schema_name_is_validated() -> None:
-    from langchain_session_recall.pg_store import PostgresSessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
     with pytest.raises(ValueError, match="plain identifier"):
         PostgresSessionStore(PG_DSN, schema='x"; DROP SCHEMA public; --')
 
 
 def test_migrate_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
-    from langchain_session_recall.pg_store import PostgresSessionStore, migrate_sqlite_to_postgres
+    from langchain_session_recall.backends.postgres.store import (
+        PostgresSessionStore,
+        migrate_sqlite_to_postgres,
+    )
 
     src_path = tmp_path / "state.db"
     with SessionStore(src_path) as src:
@@ -96,7 +99,7 @@ def test_migrate_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
 def test_migrate_hermes_state_db(tmp_path: Path, pg_schema: str) -> None:
     from hermes_fixtures import build_hermes_db
 
-    from langchain_session_recall.pg_store import migrate_sqlite_to_postgres
+    from langchain_session_recall.backends.postgres.store import migrate_sqlite_to_postgres
 
     path = tmp_path / "state.db"
     build_hermes_db(path, 3)
@@ -129,7 +132,7 @@ def test_opening_while_others_write_takes_no_ddl_lock(pg, pg_schema: str) -> Non
     """Opening a store on a current schema runs no DDL, so it cannot deadlock with writers."""
     import threading
 
-    from langchain_session_recall.pg_store import PostgresSessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
     pg.add_session("w")
     stop = threading.Event()
@@ -159,7 +162,7 @@ def test_opening_while_others_write_takes_no_ddl_lock(pg, pg_schema: str) -> Non
 def default_schema():  # type: ignore[no-untyped-def]
     from pg_support import drop_schema
 
-    from langchain_session_recall.pg_store import DEFAULT_SCHEMA
+    from langchain_session_recall.backends.postgres.store import DEFAULT_SCHEMA
 
     drop_schema(DEFAULT_SCHEMA)
     yield DEFAULT_SCHEMA

@@ -15,7 +15,7 @@ import pytest
 from reliability.reliability_support import count
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
 
 GOOD = [f"good{i}" for i in range(4)]
 T0 = 1_790_000_000.0

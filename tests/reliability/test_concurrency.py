@@ -21,7 +21,7 @@ from pathlib import Path
 from reliability.reliability_support import count, subprocess_env
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
 
 SESSIONS = 120
 BATCH = 4

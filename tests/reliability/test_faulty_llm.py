@@ -17,13 +17,11 @@ from typing import Any
 
 import pytest
 from langchain_core.documents import Document
+from langchain_openai import ChatOpenAI
 from reliability.llm_stub import FAULTS, FaultyLLMServer
 from reliability.reliability_support import count
 
-summarizer = pytest.importorskip(
-    "langchain_session_recall.summarizer", reason="the summarizer is not on this branch yet"
-)
-ChatOpenAI = pytest.importorskip("langchain_openai").ChatOpenAI
+from langchain_session_recall.summarize import summarizer
 
 pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
 

@@ -33,10 +33,11 @@ from hypothesis import strategies as st
 from reliability.reliability_support import CORPUS, CORPUS_WORDS, RELIABILITY_SETTINGS, count
 
 from langchain_session_recall import EmptyQueryError, SessionRecallRetriever, SessionStore
+from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.cli import main as cli_main
-from langchain_session_recall.query import parse_query, to_fts5
-from langchain_session_recall.schema import TOKENIZE
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
+from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.tool import create_session_search_tool
 
 TOKEN = re.compile(r"[^\W_]")

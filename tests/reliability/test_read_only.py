@@ -15,7 +15,7 @@ from hermes_fixtures import build_hermes_db
 from reliability.reliability_support import count
 
 from langchain_session_recall import ReadOnlyStoreError, SessionRecallRetriever, SessionStore
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
 
 Snapshot = dict[str, str]
 

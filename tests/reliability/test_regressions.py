@@ -10,8 +10,9 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever, SessionStore
-from langchain_session_recall.query import MAX_SEARCH_TERMS, parse_query, to_fts5
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.search.pipeline import search_sessions
+from langchain_session_recall.search.query import MAX_SEARCH_TERMS, parse_query
 
 
 def test_a_lone_surrogate_does_not_cost_the_batch() -> None:

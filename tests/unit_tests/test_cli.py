@@ -157,18 +157,9 @@ def test_bad_date_is_a_usage_error(db: str) -> None:
     assert run("search", "x", "--db", db, "--after", "last week")[0] == EXIT_USAGE
 
 
-def test_summarize_without_the_summarizer_is_a_clear_usage_error(
-    db: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "langchain_session_recall.summarizer", None)  # not installed
-    assert run("search", "cart lock", "--db", db, "--summarize", "--model", "m")[0] == EXIT_USAGE
-    assert "--summarize needs langchain_session_recall.summarizer" in capsys.readouterr().err
-
-
 def test_summarize_sends_the_sessions_to_the_named_model(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("langchain_session_recall.summarizer")
     built: dict[str, Any] = {}
 
     def fake_chat_openai(**kwargs: Any) -> GenericFakeChatModel:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_session_recall.fallback import extractive_recap, parse_transcript, query_terms
+from langchain_session_recall.summarize.extractive import (
+    extractive_recap,
+    parse_transcript,
+    query_terms,
+)
 from tests.summarizer_support import sample_documents, transcript
 
 LABEL = "[Not summarized ("

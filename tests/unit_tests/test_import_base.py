@@ -6,6 +6,7 @@ import io
 
 import pytest
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.errors import InvalidMessageError
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -14,7 +15,6 @@ from langchain_session_recall.importers.base import (
     progress,
     write_sessions,
 )
-from langchain_session_recall.store import SessionStore
 
 
 def _s(sid: str, parent: str | None = None) -> ImportSession:

@@ -6,9 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.importers import import_claude_code
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.store import SessionStore
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "claude_code"
 SESSION = "7d3f9a2e-4b1c-4e8a-9f2d-1a6b5c8e0f31"

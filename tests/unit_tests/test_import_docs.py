@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from hermes_fixtures import build_hermes_db
 
-pytest.importorskip("langgraph.checkpoint.sqlite")
-
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "importing.md"
 

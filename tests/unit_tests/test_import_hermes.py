@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from hermes_fixtures import EXTRA_SESSION_ID, MARKERS, build_hermes_db, default_sessions
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.importers import ImportSourceError, import_hermes
 from langchain_session_recall.importers import base as importers_base
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.store import SessionStore
 
 
 def _visible_count(path: Path) -> int:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.importers import ImportSourceError, import_jsonl
 from langchain_session_recall.importers.base import ImportReport
 from langchain_session_recall.importers.jsonl import parse_jsonl_lines
-from langchain_session_recall.store import SessionStore
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "jsonl" / "support-chat.jsonl"
 

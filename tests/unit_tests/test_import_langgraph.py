@@ -7,17 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("langgraph.checkpoint.sqlite")
-
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.importers import ImportSourceError, import_langgraph
-from langchain_session_recall.store import SessionStore
 
 
 class ToolCallingFake(GenericFakeChatModel):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_session_recall.pg_query import quote_lexeme, to_tsquery_text
-from langchain_session_recall.query import parse_query
+from langchain_session_recall.backends.postgres.tsquery import quote_lexeme, to_tsquery_text
+from langchain_session_recall.search.query import parse_query
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.query import (
+from langchain_session_recall.search.query import (
     MAX_SEARCH_TERMS,
     Term,
     closest_words,
@@ -17,7 +18,6 @@ from langchain_session_recall.query import (
     parse_query,
     search_terms,
     single_term_query,
-    to_fts5,
 )
 
 

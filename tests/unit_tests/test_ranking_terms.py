@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_session_recall.models import MessageHit
-from langchain_session_recall.ranking import TermWeights, rank_by_terms
+from langchain_session_recall.search.ranking import TermWeights, rank_by_terms
 
 
 def hit(

@@ -15,9 +15,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
+from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.recorder import SessionRecorder
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.store import SessionStore
 
 
 class ToolCallingFake(GenericFakeChatModel):

@@ -15,7 +15,7 @@ from hermes_fixtures import build_hermes_db
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.demo import build_demo_store, demo_sessions
-from langchain_session_recall.search import search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
 
 T0 = 1_780_000_000.0
 

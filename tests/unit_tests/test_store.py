@@ -17,8 +17,8 @@ from langchain_session_recall import (
     SessionNotFoundError,
     SessionStore,
 )
-from langchain_session_recall.query import parse_query
-from langchain_session_recall.schema import SCHEMA_VERSION
+from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
+from langchain_session_recall.search.query import parse_query
 
 
 def test_schema_wal_foreign_keys_and_version(store: SessionStore) -> None:

@@ -17,10 +17,13 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
 
-from langchain_session_recall.cache import InMemorySummaryCache
-from langchain_session_recall.prompts import PROMPT_VERSION
-from langchain_session_recall.retry import EmptySummaryError
-from langchain_session_recall.summarizer import SessionSummarizer, create_session_recall_chain
+from langchain_session_recall.summarize.cache import InMemorySummaryCache
+from langchain_session_recall.summarize.prompts import PROMPT_VERSION
+from langchain_session_recall.summarize.retry import EmptySummaryError
+from langchain_session_recall.summarize.summarizer import (
+    SessionSummarizer,
+    create_session_recall_chain,
+)
 from tests.summarizer_support import (
     SECRETS,
     ScriptedChatModel,
@@ -379,11 +382,11 @@ def test_cache_in_the_store_makes_a_repeat_free() -> None:
 
 def test_store_is_found_through_the_documents_store_id(monkeypatch: pytest.MonkeyPatch) -> None:
     store = FakeStore()
-    module = types.ModuleType("langchain_session_recall.store")
+    module = types.ModuleType("langchain_session_recall.backends.sqlite.store")
     module.SessionStore = types.SimpleNamespace(  # type: ignore[attr-defined]
         lookup=lambda sid: store if sid == "db-1" else None
     )
-    monkeypatch.setitem(sys.modules, "langchain_session_recall.store", module)
+    monkeypatch.setitem(sys.modules, "langchain_session_recall.backends.sqlite.store", module)
     summarizer(ScriptedChatModel(script=echo_summary)).invoke(sample_documents(store_id="db-1"))
     assert len(store.rows) == 5
 

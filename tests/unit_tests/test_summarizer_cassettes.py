@@ -26,7 +26,7 @@ from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI
 from vcr.cassette import Cassette
 
-from langchain_session_recall.summarizer import SessionSummarizer
+from langchain_session_recall.summarize.summarizer import SessionSummarizer
 from tests.cassette_config import CASSETTE_DIR, RECORDING, recording_settings, use_cassette
 from tests.fault_proxy import Fault, FaultProxy
 from tests.summarizer_support import SECRETS, sample_documents

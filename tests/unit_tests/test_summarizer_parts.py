@@ -9,7 +9,7 @@ import openai
 import pytest
 from langchain_core.prompts import ChatPromptTemplate
 
-from langchain_session_recall.cache import (
+from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
     StoreSummaryCache,
@@ -17,13 +17,13 @@ from langchain_session_recall.cache import (
     normalize_query,
     summary_cache_key,
 )
-from langchain_session_recall.grounding import check_citations
-from langchain_session_recall.prompts import (
+from langchain_session_recall.summarize.grounding import check_citations
+from langchain_session_recall.summarize.prompts import (
     DEFAULT_SUMMARY_PROMPT,
     PROMPT_VERSION,
     prompt_fingerprint,
 )
-from langchain_session_recall.retry import EmptySummaryError, is_retryable
+from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 from tests.summarizer_support import api_error
 
 # -- grounding --------------------------------------------------------------------------------

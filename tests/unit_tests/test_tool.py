@@ -128,7 +128,7 @@ async def test_async_tool(demo_store: SessionStore) -> None:
 
 
 def test_agent_calls_session_search_and_answers(demo_store: SessionStore) -> None:
-    agents = pytest.importorskip("langchain.agents")
+    from langchain import agents
 
     class ToolCallingFake(GenericFakeChatModel):
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:  # the agent binds its tools

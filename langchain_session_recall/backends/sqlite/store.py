@@ -25,14 +25,28 @@ from typing import Any, ClassVar, Literal
 
 from langchain_core.messages import BaseMessage
 
-from langchain_session_recall.cjk import bigram_text, has_cjk
+from langchain_session_recall.backends.rules import (
+    check_ancestors,
+    check_parent_exists,
+    session_updates,
+    validate_session_args,
+)
+from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.backends.sqlite.schema import (
+    FTS_INDEX_SINCE,
+    FTS_INSERT_TRIGGER,
+    FTS_INSERT_TRIGGER_NAME,
+    SCHEMA_VERSION,
+    Layout,
+    create_or_migrate,
+    detect_layout,
+)
 from langchain_session_recall.errors import (
     NotASessionDatabaseError,
     ReadOnlyStoreError,
     SessionNotFoundError,
     SessionRecallError,
 )
-from langchain_session_recall.lineage import resolve_root
 from langchain_session_recall.messages import MessageRow, decode_content, to_row
 from langchain_session_recall.models import (
     MessageHit,
@@ -42,23 +56,10 @@ from langchain_session_recall.models import (
     StoredMessage,
     as_float,
 )
-from langchain_session_recall.query import ParsedQuery, to_fts5
-from langchain_session_recall.ranking import budget_automation
-from langchain_session_recall.schema import (
-    FTS_INDEX_SINCE,
-    FTS_INSERT_TRIGGER,
-    FTS_INSERT_TRIGGER_NAME,
-    SCHEMA_VERSION,
-    Layout,
-    create_or_migrate,
-    detect_layout,
-)
-from langchain_session_recall.sessions import (
-    check_ancestors,
-    check_parent_exists,
-    session_updates,
-    validate_session_args,
-)
+from langchain_session_recall.search.cjk import bigram_text, has_cjk
+from langchain_session_recall.search.lineage import resolve_root
+from langchain_session_recall.search.query import ParsedQuery
+from langchain_session_recall.search.ranking import budget_automation
 from langchain_session_recall.transcript import (
     TOOL_CLIP_MARKER,
     TOOL_OUTPUT_KEEP,
@@ -498,7 +499,7 @@ class SessionStore:
             ReadOnlyStoreError: the store was opened read-only.
 
         Example:
-            >>> from langchain_session_recall.query import parse_query
+            >>> from langchain_session_recall.search.query import parse_query
             >>> store = SessionStore(":memory:")
             >>> with store.transaction():
             ...     for n in range(3):
@@ -1071,7 +1072,7 @@ class SessionStore:
         found by both keeps its best relevance. Ranking is bounded to ``rank_window`` rows per
         index: see :meth:`_rank_plans` for what happens to queries of very common words.
         Messages of ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.ranking.budget_automation`), taken from the same
+        (:func:`~langchain_session_recall.search.ranking.budget_automation`), taken from the same
         ranked pass.
         """
         best: dict[int, MessageHit] = {}

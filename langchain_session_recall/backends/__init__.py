@@ -1,8 +1,8 @@
 """What the retriever needs from a store, and opening a store from a path or a DSN.
 
 :class:`SessionBackend` lists the reads the retriever and the search pipeline make.
-:class:`~langchain_session_recall.store.SessionStore` (SQLite) and
-:class:`~langchain_session_recall.pg_store.PostgresSessionStore` (PostgreSQL) both satisfy it,
+:class:`~langchain_session_recall.backends.sqlite.store.SessionStore` (SQLite) and
+:class:`PostgresSessionStore` (PostgreSQL) both satisfy it,
 so the pipeline is written once.
 """
 
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_session_recall.models import RecentSession, Session
 from langchain_session_recall.models import StoredMessage as StoredMessage
-from langchain_session_recall.search import SearchBackend
+from langchain_session_recall.search.pipeline import SearchBackend
 
 if TYPE_CHECKING:
-    from langchain_session_recall.pg_store import PostgresSessionStore
-    from langchain_session_recall.store import SessionStore
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
+    from langchain_session_recall.backends.sqlite.store import SessionStore
 
 __all__ = ["SessionBackend", "open_store"]
 
@@ -28,7 +28,7 @@ __all__ = ["SessionBackend", "open_store"]
 class SessionBackend(SearchBackend, Protocol):
     """A searchable session store: what :class:`SessionRecallRetriever` calls.
 
-    The search pipeline's needs (:class:`~langchain_session_recall.search.SearchBackend`) plus
+    The search pipeline's needs (``search.pipeline.SearchBackend``) plus
     the reads that build Documents and the CLI's ``stats``.
 
     Example:
@@ -68,8 +68,11 @@ def open_store(
         >>> open_store(":memory:")  # doctest: +ELLIPSIS
         SessionStore(':memory:', read-write)
     """
-    from langchain_session_recall.pg_store import PostgresSessionStore, is_postgres_dsn
-    from langchain_session_recall.store import SessionStore
+    from langchain_session_recall.backends.postgres.store import (
+        PostgresSessionStore,
+        is_postgres_dsn,
+    )
+    from langchain_session_recall.backends.sqlite.store import SessionStore
 
     if is_postgres_dsn(target):
         return PostgresSessionStore(str(target), read_only=read_only)

@@ -1,8 +1,8 @@
 """``PostgresSessionStore``: the session store on PostgreSQL full-text search.
 
-The twin of :class:`~langchain_session_recall.store.SessionStore` for deployments where many
+The twin of the SQLite ``SessionStore`` for deployments where many
 users and agents on several machines write at once. Same public behaviour, same records, same
-search pipeline (:mod:`langchain_session_recall.search`): only the I/O differs. psycopg 3 with
+search pipeline (``search/pipeline.py``): only the I/O differs. psycopg 3 with
 a connection pool; every statement is built by a module-level function or is a module constant,
 identifiers come from a fixed list or :func:`_schema_name`, values are always bound parameters.
 
@@ -27,14 +27,25 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from langchain_core.messages import BaseMessage
 
-from langchain_session_recall.cjk import bigram_text, has_cjk
+from langchain_session_recall.backends.postgres.schema import (
+    PG_SCHEMA_VERSION,
+    TS_CONFIG,
+    ddl_statements,
+    rank_weights,
+)
+from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
+from langchain_session_recall.backends.rules import (
+    check_ancestors,
+    check_parent_exists,
+    session_updates,
+    validate_session_args,
+)
 from langchain_session_recall.errors import (
     NotASessionDatabaseError,
     ReadOnlyStoreError,
     SessionNotFoundError,
     SessionRecallError,
 )
-from langchain_session_recall.lineage import resolve_root
 from langchain_session_recall.messages import MessageRow, decode_content, to_row
 from langchain_session_recall.models import (
     MessageHit,
@@ -43,21 +54,10 @@ from langchain_session_recall.models import (
     Session,
     StoredMessage,
 )
-from langchain_session_recall.pg_query import to_tsquery_text
-from langchain_session_recall.pg_schema import (
-    PG_SCHEMA_VERSION,
-    TS_CONFIG,
-    ddl_statements,
-    rank_weights,
-)
-from langchain_session_recall.query import ParsedQuery
-from langchain_session_recall.ranking import budget_automation
-from langchain_session_recall.sessions import (
-    check_ancestors,
-    check_parent_exists,
-    session_updates,
-    validate_session_args,
-)
+from langchain_session_recall.search.cjk import bigram_text, has_cjk
+from langchain_session_recall.search.lineage import resolve_root
+from langchain_session_recall.search.query import ParsedQuery
+from langchain_session_recall.search.ranking import budget_automation
 from langchain_session_recall.transcript import (
     TOOL_CLIP_MARKER,
     TOOL_OUTPUT_KEEP,
@@ -850,7 +850,7 @@ class PostgresSessionStore:
 
         The main column and the CJK bigram column are both queried; a message found by both
         keeps its best relevance (in ranking). Messages of ``automation`` sources get a budget
-        of their own (:func:`~langchain_session_recall.ranking.budget_automation`).
+        of their own (:func:`~langchain_session_recall.search.ranking.budget_automation`).
         """
         hits: list[MessageHit] = []
         with self._read() as conn:
@@ -1077,7 +1077,7 @@ def migrate_sqlite_to_postgres(
         >>> migrate_sqlite_to_postgres("state.db", "postgresql://app@db/recall")  # doctest: +SKIP
         MigrationReport(sessions=812, messages=40193, skipped_sessions=0, skipped_messages=0)
     """
-    from langchain_session_recall.store import SessionStore
+    from langchain_session_recall.backends.sqlite.store import SessionStore
 
     src = SessionStore(src_path, read_only=True)
     dst = PostgresSessionStore(dsn, schema=schema)

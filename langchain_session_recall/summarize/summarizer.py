@@ -7,7 +7,7 @@ write; on any failure an extractive recap instead. Sessions are mapped concurren
 LangChain's ``batch``/``abatch`` under an overall deadline.
 
 Retry layering: the summarizer makes up to ``max_attempts`` attempts per session, and only for
-failures that can heal (see :mod:`langchain_session_recall.retry`). Configure the model with its
+failures that can heal (see ``summarize/retry.py``). Configure the model with its
 SDK retries off (``ChatOpenAI(max_retries=0)``); otherwise every summarizer attempt hides up to
 ``max_retries + 1`` HTTP requests, and a warning says so when the summarizer is built.
 """
@@ -41,7 +41,8 @@ from langchain_core.runnables.config import patch_config
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
-from langchain_session_recall.cache import (
+from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
     StoreSummaryCache,
@@ -49,16 +50,15 @@ from langchain_session_recall.cache import (
     is_cache_capable_store,
     summary_cache_key,
 )
-from langchain_session_recall.fallback import extractive_recap, parse_transcript
-from langchain_session_recall.grounding import check_citations
-from langchain_session_recall.prompts import (
+from langchain_session_recall.summarize.extractive import extractive_recap, parse_transcript
+from langchain_session_recall.summarize.grounding import check_citations
+from langchain_session_recall.summarize.prompts import (
     CITATION_INSTRUCTION,
     DEFAULT_SUMMARY_PROMPT,
     prompt_fingerprint,
 )
-from langchain_session_recall.redaction import SecretPattern, redact_secrets
-from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.retry import EmptySummaryError, is_retryable
+from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 
 __all__ = ["SessionSummarizer", "create_session_recall_chain"]
 
@@ -149,7 +149,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             from langchain_core.documents import Document
             from langchain_core.language_models import GenericFakeChatModel
             from langchain_core.messages import AIMessage
-            from langchain_session_recall.summarizer import SessionSummarizer
+            from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
             doc = Document(
                 page_content="[USER #1]: docker says permission denied\\n\\n"
@@ -626,7 +626,7 @@ def _lookup_store(metadata: Mapping[str, Any]) -> Any:
         return None
     try:
         # Imported lazily and by name: the summarizer must not pull in SQLite to be used alone.
-        store_module = importlib.import_module("langchain_session_recall.store")
+        store_module = importlib.import_module("langchain_session_recall.backends.sqlite.store")
     except ImportError:  # pragma: no cover - the store module ships with the package
         return None
     lookup = getattr(getattr(store_module, "SessionStore", None), "lookup", None)

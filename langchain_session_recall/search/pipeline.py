@@ -8,9 +8,9 @@ one that also offers ``vocabulary`` (:class:`VocabularyBackend`) gets typo corre
   the strict reading, ranked by its message hits. A query that only joins terms with ``OR``
   (as agents often write) means "any of these" and is ranked by term coverage below.
 * Otherwise (a question, keywords, or a strict reading that found nothing) every search term
-  is matched on its own (:func:`~langchain_session_recall.query.search_terms`: content words,
+  is matched on its own (:func:`~langchain_session_recall.search.query.search_terms`: content words,
   CJK words and bigrams), so the ranking knows which terms each session covered
-  (:func:`~langchain_session_recall.ranking.rank_by_terms`). A term nothing matches is
+  (:func:`~langchain_session_recall.search.ranking.rank_by_terms`). A term nothing matches is
   retried as the closest indexed words (``kuberntes`` -> ``kubernet``) when the backend can
   list its vocabulary, then as a prefix (``kube`` -> ``kube*``).
 """
@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, runtime_checkable
 
-from langchain_session_recall.cjk import has_cjk
-from langchain_session_recall.lineage import resolve_roots
 from langchain_session_recall.models import MessageHit, SearchFilters
-from langchain_session_recall.query import (
+from langchain_session_recall.search.cjk import has_cjk
+from langchain_session_recall.search.lineage import resolve_roots
+from langchain_session_recall.search.query import (
     MAX_SEARCH_TERMS,
     ParsedQuery,
     Term,
@@ -35,7 +35,7 @@ from langchain_session_recall.query import (
     search_terms,
     single_term_query,
 )
-from langchain_session_recall.ranking import (
+from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,
     rank_by_terms,
@@ -236,7 +236,7 @@ def match_terms(
     """Message hits of each search term matched alone (terms that match nothing are absent).
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
-    ``limit``, see :func:`~langchain_session_recall.ranking.budget_automation`): hundreds of
+    ``limit``, see :func:`~langchain_session_recall.search.ranking.budget_automation`): hundreds of
     near-identical cron runs would otherwise use up the hits of a word they share with the
     session the user wants. Ranking demotes them.
 
