@@ -1,37 +1,82 @@
 """Long-term recall of an agent's own past conversations, for LangChain.
 
+Names are imported on first use: ``from langchain_session_recall import SessionStore`` loads the
+store alone, so a process that never builds a retriever or a summarizer (the ``session-recall``
+command, an importer script) does not pay for importing LangChain.
+
 Example:
     >>> from langchain_session_recall import SessionRecallRetriever, SessionStore
     >>> store = SessionStore(":memory:")
     >>> retriever = SessionRecallRetriever(store=store, k=3)
 """
 
-from langchain_session_recall.backends import (
-    PostgresSessionStore,
-    SessionBackend,
-    SessionStore,
-    open_store,
-)
-from langchain_session_recall.backends.sqlite.fts import to_fts5
-from langchain_session_recall.errors import (
-    EmptyQueryError,
-    InvalidMessageError,
-    LineageCycleError,
-    NotASessionDatabaseError,
-    ReadOnlyStoreError,
-    SessionNotFoundError,
-    SessionRecallError,
-)
-from langchain_session_recall.models import MessageHit, RecentSession, Session, StoredMessage
-from langchain_session_recall.recorder import SessionRecorder
-from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.search.query import ParsedQuery, parse_query
-from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
-from langchain_session_recall.summarize.summarizer import (
-    SessionSummarizer,
-    create_session_recall_chain,
-)
-from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends import (
+        PostgresSessionStore,
+        SessionBackend,
+        SessionStore,
+        open_store,
+    )
+    from langchain_session_recall.backends.sqlite.fts import to_fts5
+    from langchain_session_recall.errors import (
+        EmptyQueryError,
+        InvalidMessageError,
+        LineageCycleError,
+        NotASessionDatabaseError,
+        ReadOnlyStoreError,
+        SessionNotFoundError,
+        SessionRecallError,
+    )
+    from langchain_session_recall.models import (
+        MessageHit,
+        RecentSession,
+        Session,
+        StoredMessage,
+    )
+    from langchain_session_recall.recorder import SessionRecorder
+    from langchain_session_recall.retriever import SessionRecallRetriever
+    from langchain_session_recall.search.query import ParsedQuery, parse_query
+    from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
+    from langchain_session_recall.summarize.summarizer import (
+        SessionSummarizer,
+        create_session_recall_chain,
+    )
+    from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
+
+_WHERE = {
+    "EmptyQueryError": "errors",
+    "InvalidMessageError": "errors",
+    "LineageCycleError": "errors",
+    "MessageHit": "models",
+    "NotASessionDatabaseError": "errors",
+    "ParsedQuery": "search.query",
+    "PostgresSessionStore": "backends",
+    "ReadOnlyStoreError": "errors",
+    "RecentSession": "models",
+    "SecretPattern": "summarize.redaction",
+    "Session": "models",
+    "SessionBackend": "backends",
+    "SessionNotFoundError": "errors",
+    "SessionRecallError": "errors",
+    "SessionRecallRetriever": "retriever",
+    "SessionRecorder": "recorder",
+    "SessionSearchTool": "tool",
+    "SessionStore": "backends",
+    "SessionSummarizer": "summarize.summarizer",
+    "StoredMessage": "models",
+    "create_session_recall_chain": "summarize.summarizer",
+    "create_session_search_tool": "tool",
+    "open_store": "backends",
+    "parse_query": "search.query",
+    "redact_secrets": "summarize.redaction",
+    "to_fts5": "backends.sqlite.fts",
+}
+"""The module (under this package) that defines each public name."""
 
 __all__ = [
     "EmptyQueryError",
@@ -62,3 +107,16 @@ __all__ = [
     "to_fts5",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value  # the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    ChatMessage,
-    FunctionMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from langchain_session_recall.errors import InvalidMessageError
 
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
 __all__ = ["ROLES", "MessageLike", "MessageRow", "decode_content", "to_row"]
 
-MessageLike = BaseMessage | Mapping[str, Any]
+MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
 """What the stores accept as a message: a LangChain message or a dict (see :func:`to_row`)."""
 
 ROLES = frozenset({"user", "assistant", "tool", "system"})
@@ -135,7 +129,26 @@ def _openai_tool_calls(calls: Any) -> str | None:
     return _storable(json.dumps(out, ensure_ascii=False))
 
 
+def _is_langchain_message(message: Any) -> bool:
+    """Whether ``message`` is a LangChain ``BaseMessage``, without importing LangChain.
+
+    An instance of one exists only once ``langchain_core.messages`` is loaded, so a process
+    that stores plain dicts (the CLI, the importers) never pays for importing it.
+    """
+    module = sys.modules.get("langchain_core.messages")
+    return module is not None and isinstance(message, module.BaseMessage)
+
+
 def _role_of(message: BaseMessage) -> str:
+    from langchain_core.messages import (
+        AIMessage,
+        ChatMessage,
+        FunctionMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+
     if isinstance(message, HumanMessage):
         return "user"
     if isinstance(message, AIMessage):
@@ -178,7 +191,10 @@ def to_row(message: BaseMessage | Mapping[str, Any], *, now: float | None = None
         'user'
     """
     default_ts = time.time() if now is None else now
-    if isinstance(message, BaseMessage):
+    if _is_langchain_message(message):
+        from langchain_core.messages import AIMessage
+
+        message = cast("BaseMessage", message)
         role = _role_of(message)
         extra = message.additional_kwargs or {}
         calls: Any = None

@@ -18,9 +18,13 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
-from langchain_session_recall.search.ranking import RankedSession
-from langchain_session_recall.transcript import format_transcript, format_when, window
+from langchain_session_recall.results import (
+    DEFAULT_MAX_CHARS,
+    Result,
+    recent_results,
+    search_results,
+)
+from langchain_session_recall.search.pipeline import HIT_LIMIT
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
 
@@ -73,8 +77,8 @@ class SessionRecallRetriever(BaseRetriever):
     """The conversation in progress: its whole chain is left out."""
     user_id: str | None = None
     """Tenant scope: only this user's sessions are searched and shown."""
-    max_chars: int = Field(default=100_000, ge=200)
-    """Transcript length per Document; longer ones are cut around the first match."""
+    max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=200)
+    """Transcript length per Document; longer ones are cut around the first matched word."""
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
@@ -130,19 +134,31 @@ class SessionRecallRetriever(BaseRetriever):
         after = to_timestamp(kwargs.get("after"))
         before = to_timestamp(kwargs.get("before"))
         if not isinstance(query, str) or not query.strip():
-            return self._recent(k, current, after, before)
-        outcome = search_sessions(
-            self.store,
-            query,
-            role_filter=roles or (),
-            exclude_sources=self.exclude_sources,
-            current_session_id=current,
-            user_id=self.user_id,
-            after=after,
-            before=before,
-            hit_limit=self.hit_limit,
-        )
-        return self._documents(query, outcome, k)
+            results = recent_results(
+                self.store,
+                k,
+                exclude_sources=self.exclude_sources,
+                current_session_id=current,
+                user_id=self.user_id,
+                after=after,
+                before=before,
+            )
+        else:
+            results = search_results(
+                self.store,
+                query,
+                k,
+                role_filter=roles or (),
+                exclude_sources=self.exclude_sources,
+                current_session_id=current,
+                user_id=self.user_id,
+                after=after,
+                before=before,
+                max_chars=self.max_chars,
+                show_message_ids=self.show_message_ids,
+                hit_limit=self.hit_limit,
+            )
+        return [_document(r) for r in results]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -157,87 +173,6 @@ class SessionRecallRetriever(BaseRetriever):
             **kwargs,
         )
 
-    # ------------------------------------------------------------------ building Documents
 
-    def _documents(self, query: str, outcome: SearchOutcome, k: int) -> list[Document]:
-        chosen = outcome.sessions[:k]
-        sessions = self.store.get_sessions(r.root_id for r in chosen)
-        docs = []
-        for ranked in chosen:
-            session = sessions.get(ranked.root_id)
-            if session is None:  # a dangling root (deleted meanwhile): nothing to show
-                continue
-            docs.append(self._search_document(query, outcome, ranked, session))
-        return docs
-
-    def _search_document(
-        self, query: str, outcome: SearchOutcome, ranked: RankedSession, session: Any
-    ) -> Document:
-        messages = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
-        transcript = format_transcript(
-            messages, show_ids=self.show_message_ids, root_id=ranked.root_id
-        )
-        matched = [transcript.offsets[m] for m in ranked.message_ids if m in transcript.offsets]
-        text, truncated = window(transcript.text, min(matched, default=0), self.max_chars)
-        return Document(
-            page_content=text,
-            metadata={
-                "session_id": ranked.root_id,
-                "when": format_when(session.started_at),
-                "started_at": session.started_at,
-                "source": session.source,
-                "model": session.model,
-                "title": session.title,
-                "user_id": session.user_id,
-                "score": ranked.score,
-                "matched_session_ids": list(ranked.session_ids),
-                "matched_message_ids": list(ranked.message_ids),
-                "match_count": ranked.match_count,
-                "matched_terms": list(ranked.matched_terms),
-                "coverage": ranked.coverage,
-                "query_expansions": dict(outcome.expansions),
-                "query": query,
-                "query_reading": outcome.reading,
-                "sessions_searched": outcome.sessions_searched,
-                "mode": "search",
-                "last_message_id": max((m.id for m in messages), default=0),
-                "store_id": getattr(self.store, "store_id", None),
-                "truncated": truncated,
-            },
-        )
-
-    def _recent(
-        self, k: int, current: str | None, after: float | None, before: float | None
-    ) -> list[Document]:
-        recent = self.store.recent_sessions(
-            k,
-            exclude_sources=self.exclude_sources,
-            exclude_session_ids=[current] if current else [],
-            user_id=self.user_id,
-            after=after,
-            before=before,
-        )
-        docs = []
-        for r in recent:
-            head = r.title or "(untitled session)"
-            docs.append(
-                Document(
-                    page_content=f"{head}\n{r.preview}" if r.preview else head,
-                    metadata={
-                        "session_id": r.id,
-                        "when": format_when(r.started_at),
-                        "started_at": r.started_at,
-                        "last_active": r.last_active,
-                        "source": r.source,
-                        "model": r.model,
-                        "title": r.title,
-                        "user_id": r.user_id,
-                        "message_count": r.message_count,
-                        "preview": r.preview,
-                        "query": "",
-                        "mode": "recent",
-                        "store_id": getattr(self.store, "store_id", None),
-                    },
-                )
-            )
-        return docs
+def _document(result: Result) -> Document:
+    return Document(page_content=result.page_content, metadata=result.metadata)

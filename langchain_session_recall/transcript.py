@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,9 @@ __all__ = [
     "clip_tool_output",
     "format_transcript",
     "format_when",
+    "match_position",
     "preview",
+    "term_pattern",
     "window",
 ]
 
@@ -121,6 +124,72 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
     prefix = EARLIER_MARKER if start > 0 else ""
     suffix = LATER_MARKER if end < len(text) else ""
     return prefix + text[start:end] + suffix, True
+
+
+# Tokens as the full-text index sees them: letters and digits ('_' and punctuation split).
+_TOKEN = re.compile(r"[^\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Endings a stemmer strips: "painted" is found as "paint...", "errors" as "error...".
+_ENDINGS = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "er", "ly", "s")
+_MIN_STEM = 4
+
+
+def _token_pattern(token: str) -> str:
+    if _CJK.search(token):
+        return re.escape(token)  # CJK is written without spaces: match it anywhere
+    stem = token
+    for ending in _ENDINGS:
+        if token.lower().endswith(ending) and len(token) - len(ending) >= _MIN_STEM:
+            stem = token[: -len(ending)]
+            break
+    # at the start of a word, and any ending after it (the index stems words)
+    return r"(?<![^\W_])" + re.escape(stem) + r"[^\W_]*"
+
+
+def term_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
+    """A case-insensitive pattern that finds ``words`` in a transcript as the index matched them.
+
+    Each word matches at the start of a word, with any ending (the index stems: *painted*
+    finds *painting*); the tokens of a phrase (``pool mode``, ``docker-compose``) match with
+    any separator between them (``pool_mode``); CJK words match anywhere. ``None`` when no
+    word has a letter or digit.
+
+    Example:
+        >>> term_pattern(["pool mode", "painted"]).findall("Set pool_mode, then painting.")
+        ['pool_mode', 'painting']
+    """
+    alternatives: dict[str, None] = {}
+    for word in words:
+        tokens = _TOKEN.findall(word)
+        if tokens:
+            alternatives.setdefault(r"[\W_]+".join(_token_pattern(t) for t in tokens), None)
+    if not alternatives:
+        return None
+    ordered = sorted(alternatives, key=len, reverse=True)  # the longest alternative first
+    return re.compile("|".join(ordered), re.IGNORECASE)
+
+
+def match_position(
+    text: str, spans: Iterable[tuple[int, int]], pattern: re.Pattern[str] | None
+) -> int:
+    """Where the first match lies: the first hit of ``pattern`` inside one of ``spans``.
+
+    ``spans`` are the ``(start, end)`` offsets of the matching messages in ``text``, in
+    transcript order. When the pattern finds nothing in them (the index matched a form it
+    cannot see), the start of the first span; 0 when there is none.
+
+    Example:
+        >>> text = "[USER]: hello [ASSISTANT]: set pool_mode=transaction"
+        >>> match_position(text, [(14, len(text))], term_pattern(["pool mode"]))
+        31
+    """
+    ordered = list(spans)
+    if pattern is not None:
+        for start, end in ordered:
+            hit = pattern.search(text, start, end)
+            if hit is not None:
+                return hit.start()
+    return ordered[0][0] if ordered else 0
 
 
 def preview(messages: Sequence[StoredMessage] | Sequence[str], limit: int = 200) -> str:

@@ -16,7 +16,7 @@ Two readings of the same query:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,6 +30,7 @@ __all__ = [
     "Term",
     "closest_words",
     "edit_distance",
+    "highlight_words",
     "parse_query",
     "search_terms",
     "single_term_query",
@@ -238,6 +239,29 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
             out.setdefault(sub, None)
     terms = tuple(out)[:limit]
     return terms or query.relaxed[:limit]
+
+
+def highlight_words(
+    query: ParsedQuery, expansions: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
+    """The words to look for in a transcript that matched ``query``.
+
+    Its search terms (content words, phrases, CJK words and bigrams; ``NOT`` terms never) and,
+    for a word that was corrected or completed, what was searched instead (``expansions`` as
+    :func:`~langchain_session_recall.search.pipeline.search_sessions` reports them).
+
+    Example:
+        >>> highlight_words(parse_query("how did we fix pgbouncr?"), {"pgbouncr": "pgbouncer"})
+        ('fix', 'pgbouncr', 'pgbouncer')
+    """
+    out: dict[str, None] = {}
+    for term in search_terms(query):
+        out.setdefault(" ".join(term.tokens), None)
+    for searched in (expansions or {}).values():
+        for word in searched.split(","):
+            if word.strip().rstrip("*"):
+                out.setdefault(word.strip().rstrip("*"), None)
+    return tuple(out)
 
 
 def single_term_query(term: Term) -> ParsedQuery:

@@ -153,3 +153,22 @@ async def test_async_matches_sync(demo_store: SessionStore) -> None:
         "pgcrypto", config={"configurable": {"session_id": DJANGO_ROOT}}
     )
     assert excluded == []
+
+
+def test_a_short_window_holds_a_match_deep_in_a_long_message(store: SessionStore) -> None:
+    """The window is centred on the matched word, not on the start of its message."""
+    filler = "lorem ipsum dolor sit amet " * 150  # ~4000 characters on each side
+    store.add_session("long", title="A long log")
+    store.add_messages("long", [{"role": "user", "content": "the config file"}])
+    store.add_messages("long", [{"role": "tool", "content": "ok"}])
+    text = f"{filler} the culprit was zeppelin_timeout=30 in the config {filler}"
+    store.add_messages("long", [{"role": "assistant", "content": text}])
+    for query in ("zeppelin_timeout", "what was the zeppelin timeout?", "zepelin"):
+        (doc,) = SessionRecallRetriever(store=store, max_chars=300).invoke(query)
+        assert "zeppelin_timeout=30" in doc.page_content, query
+        assert doc.metadata["truncated"] is True
+
+
+def test_the_window_of_the_demo_pgbouncer_session_holds_pool_mode(demo_store: SessionStore) -> None:
+    (doc,) = SessionRecallRetriever(store=demo_store, k=1, max_chars=300).invoke("pool_mode")
+    assert "pool_mode" in doc.page_content

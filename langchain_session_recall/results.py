@@ -1,0 +1,193 @@
+"""One search or one browse as plain results: each root session's text and metadata.
+
+:class:`~langchain_session_recall.retriever.SessionRecallRetriever` wraps each :class:`Result`
+in a LangChain ``Document``; the ``session-recall`` command prints them as they are, so a search
+from the shell never imports LangChain. Arguments are taken as given (the retriever checks and
+normalizes them first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.models import Session
+from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.search.query import highlight_words
+from langchain_session_recall.search.ranking import RankedSession
+from langchain_session_recall.transcript import (
+    format_transcript,
+    format_when,
+    match_position,
+    term_pattern,
+    window,
+)
+
+__all__ = ["DEFAULT_MAX_CHARS", "Result", "recent_results", "search_results"]
+
+DEFAULT_MAX_CHARS = 100_000
+"""Transcript characters per result unless asked otherwise (cut around the first match)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One root session: ``page_content`` and ``metadata`` as a ``Document`` carries them."""
+
+    page_content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def search_results(
+    store: SessionBackend,
+    query: str,
+    k: int,
+    *,
+    role_filter: Sequence[str] = (),
+    exclude_sources: Sequence[str] = ("tool",),
+    current_session_id: str | None = None,
+    user_id: str | None = None,
+    after: float | None = None,
+    before: float | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    show_message_ids: bool = False,
+    hit_limit: int = HIT_LIMIT,
+) -> list[Result]:
+    """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its match.
+
+    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``query`` has
+    nothing searchable. Metadata: see the retriever (``mode="search"``).
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="CORS")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": "CORS error in nginx"}])
+        >>> [r.metadata["session_id"] for r in search_results(store, "the CORS error", 3)]
+        ['s1']
+    """
+    outcome = search_sessions(
+        store,
+        query,
+        role_filter=role_filter,
+        exclude_sources=exclude_sources,
+        current_session_id=current_session_id,
+        user_id=user_id,
+        after=after,
+        before=before,
+        hit_limit=hit_limit,
+    )
+    chosen = outcome.sessions[:k]
+    sessions = store.get_sessions(r.root_id for r in chosen)
+    build = _SearchResult(store, query, outcome, user_id, max_chars, show_message_ids)
+    return [
+        build(ranked, sessions[ranked.root_id]) for ranked in chosen if ranked.root_id in sessions
+    ]  # a root deleted meanwhile has nothing to show
+
+
+@dataclass
+class _SearchResult:
+    store: SessionBackend
+    query: str
+    outcome: SearchOutcome
+    user_id: str | None
+    max_chars: int
+    show_message_ids: bool
+
+    def __post_init__(self) -> None:
+        words = highlight_words(self.outcome.query, self.outcome.expansions)
+        self.pattern = term_pattern(words)
+
+    def __call__(self, ranked: RankedSession, session: Session) -> Result:
+        messages = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
+        transcript = format_transcript(
+            messages, show_ids=self.show_message_ids, root_id=ranked.root_id
+        )
+        text = transcript.text
+        starts = sorted(set(transcript.offsets.values()))
+        ends = dict(zip(starts, [*starts[1:], len(text)], strict=True))
+        offsets = transcript.offsets
+        matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
+        centre = match_position(text, [(s, ends[s]) for s in matched], self.pattern)
+        cut, truncated = window(text, centre, self.max_chars)
+        outcome = self.outcome
+        return Result(
+            page_content=cut,
+            metadata={
+                "session_id": ranked.root_id,
+                "when": format_when(session.started_at),
+                "started_at": session.started_at,
+                "source": session.source,
+                "model": session.model,
+                "title": session.title,
+                "user_id": session.user_id,
+                "score": ranked.score,
+                "matched_session_ids": list(ranked.session_ids),
+                "matched_message_ids": list(ranked.message_ids),
+                "match_count": ranked.match_count,
+                "matched_terms": list(ranked.matched_terms),
+                "coverage": ranked.coverage,
+                "query_expansions": dict(outcome.expansions),
+                "query": self.query,
+                "query_reading": outcome.reading,
+                "sessions_searched": outcome.sessions_searched,
+                "mode": "search",
+                "last_message_id": max((m.id for m in messages), default=0),
+                "store_id": getattr(self.store, "store_id", None),
+                "truncated": truncated,
+            },
+        )
+
+
+def recent_results(
+    store: SessionBackend,
+    k: int,
+    *,
+    exclude_sources: Sequence[str] = ("tool",),
+    current_session_id: str | None = None,
+    user_id: str | None = None,
+    after: float | None = None,
+    before: float | None = None,
+) -> list[Result]:
+    """The ``k`` most recent root sessions: title and preview, no search (``mode="recent"``).
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="CORS")
+        >>> recent_results(store, 3)[0].page_content
+        'CORS'
+    """
+    recent = store.recent_sessions(
+        k,
+        exclude_sources=exclude_sources,
+        exclude_session_ids=[current_session_id] if current_session_id else [],
+        user_id=user_id,
+        after=after,
+        before=before,
+    )
+    out = []
+    for r in recent:
+        head = r.title or "(untitled session)"
+        out.append(
+            Result(
+                page_content=f"{head}\n{r.preview}" if r.preview else head,
+                metadata={
+                    "session_id": r.id,
+                    "when": format_when(r.started_at),
+                    "started_at": r.started_at,
+                    "last_active": r.last_active,
+                    "source": r.source,
+                    "model": r.model,
+                    "title": r.title,
+                    "user_id": r.user_id,
+                    "message_count": r.message_count,
+                    "preview": r.preview,
+                    "query": "",
+                    "mode": "recent",
+                    "store_id": getattr(store, "store_id", None),
+                },
+            )
+        )
+    return out
