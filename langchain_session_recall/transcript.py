@@ -113,7 +113,13 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
     """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text).
 
     Returns the text with ``...[earlier/later conversation truncated]...`` markers where it
-    was cut, and whether it was cut.
+    was cut, and whether it was cut. A cut moves to the nearest line break within a quarter of
+    ``max_chars`` (never past ``center``), so the window neither starts nor ends mid-line.
+
+    Example:
+        >>> text = "one\\ntwo\\nthree MATCH\\nfour\\nfive"
+        >>> window(text, text.index("MATCH"), 16)[0].split("\\n\\n")[1]
+        'three MATCH'
     """
     if len(text) <= max_chars:
         return text, False
@@ -121,6 +127,13 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
     start = max(0, center - max_chars // 2)
     end = min(len(text), start + max_chars)
     start = max(0, end - max_chars)
+    slack = max_chars // 4
+    if start > 0 and text[start - 1] != "\n":
+        brk = text.find("\n", start, min(center, start + slack))
+        start = brk + 1 if brk >= 0 else start
+    if end < len(text) and text[end] != "\n":
+        brk = text.rfind("\n", max(center, end - slack), end)
+        end = brk if brk >= 0 else end
     prefix = EARLIER_MARKER if start > 0 else ""
     suffix = LATER_MARKER if end < len(text) else ""
     return prefix + text[start:end] + suffix, True

@@ -182,25 +182,6 @@ def order_parents_first(
     return ordered, orphans
 
 
-class _Counter:
-    """Fallback progress: a counter redrawn in place on stderr."""
-
-    def __init__(self, total: int | None, desc: str, stream: TextIO) -> None:
-        self.total, self.desc, self.stream, self.n = total, desc, stream, 0
-
-    def update(self, n: int = 1) -> None:
-        self.n += n
-        if self.n % 50 == 0 or self.n == self.total:
-            of = f"/{self.total}" if self.total else ""
-            self.stream.write(f"\r{self.desc}: {self.n}{of}")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.n:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def progress(
     items: Iterable[T],
     *,
@@ -209,10 +190,11 @@ def progress(
     enabled: bool | None = None,
     stream: TextIO | None = None,
 ) -> Iterator[T]:
-    """Yield ``items`` while drawing a progress bar on stderr.
+    """Yield ``items`` while drawing a progress bar (rich) on stderr.
 
-    ``enabled=None`` shows it only when stderr is a terminal. Uses ``tqdm`` when installed
-    (``pip install langchain-session-recall[cli]``), else a plain counter.
+    ``enabled=None`` shows it only when stderr is a terminal, so an import run by a script, a
+    hook or a test prints nothing extra. Forced on a stream that is not a terminal (``--progress``
+    into a log), the bar is written once, when it ends: no cursor movement in the file.
 
     Example:
         >>> list(progress([1, 2], enabled=False))
@@ -224,19 +206,27 @@ def progress(
     if not enabled:
         yield from items
         return
-    bar: Any
-    try:
-        from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
-        bar = tqdm(total=total, desc=desc, file=out, unit="session")
-    except ImportError:
-        bar = _Counter(total, desc, out)
-    try:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sessions"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(file=out), transient=False) as bar:
+        task = bar.add_task(desc, total=total)
         for item in items:
             yield item
-            bar.update(1)
-    finally:
-        bar.close()
+            bar.advance(task)
 
 
 def write_sessions(

@@ -22,3 +22,13 @@ def _no_network() -> Iterator[None]:
         yield
     finally:
         enable_socket()
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A file holding the demo sessions, built once (tests only read it)."""
+    from langchain_session_recall.demo import build_demo_store
+
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    build_demo_store(path).close()
+    return str(path)

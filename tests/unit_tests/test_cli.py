@@ -82,7 +82,7 @@ def test_import_errors_have_distinct_exit_codes(
     assert run("import", "jsonl", str(DATA / "jsonl"), "--db", other)[0] == EXIT_DB
     assert run("import", "nonsense", "x", "--db", target)[0] == EXIT_USAGE
     assert run("import", "jsonl", "--db", target)[0] == EXIT_USAGE  # no default path for jsonl
-    assert "needs a PATH" in capsys.readouterr().err
+    assert "Missing argument 'PATH'" in capsys.readouterr().err
     assert run("import", "hermes", str(hermes), "--db", target, "--source", "x")[0] == EXIT_USAGE
 
 
@@ -215,12 +215,14 @@ def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) ->
     assert "--summarize needs --model" in capsys.readouterr().err
 
 
-def test_help_has_examples_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run("--help")[0] == EXIT_OK
-    text = capsys.readouterr().out
-    assert "session-recall import hermes" in text and "exit codes:" in text
-    assert run("import", "--help")[0] == EXIT_OK
-    assert "Re-running an import adds only what is new" in capsys.readouterr().out
+def test_help_has_examples_and_exit_codes() -> None:
+    code, text = run("--help")
+    assert code == EXIT_OK
+    assert "session-recall import hermes" in text and "Exit codes:" in text
+    code, text = run("import", "--help")
+    assert code == EXIT_OK
+    assert "Re-running an import adds only what is new" in text
+    assert run("search", "-h")[1].startswith("Usage: session-recall search [OPTIONS] QUERY")
 
 
 def test_demo_still_runs(tmp_path: Path) -> None:
@@ -270,3 +272,93 @@ def test_import_sqlite_store_into_another_file(tmp_path: Path) -> None:
     assert code == EXIT_OK and "18 sessions (18 new)" in out
     code, out = run("search", "pgbouncer", "--db", dst, "--json", "-k", "1")
     assert json.loads(out)[0]["metadata"]["session_id"] == "20261105_112048_f00d42"
+
+
+# --------------------------------------------------------------------------- tenants (issue 18)
+
+
+@pytest.fixture
+def tenants(tmp_path: Path) -> str:
+    """alice's root a1 with her own child a2 and bob's child b1 inside the chain."""
+    from langchain_session_recall import SessionStore
+
+    path = tmp_path / "tenants.db"
+    with SessionStore(path) as store:
+        store.add_session("a1", title="alice deploy", user_id="alice", started_at=100.0)
+        store.add_session("a2", parent_session_id="a1", user_id="alice", started_at=110.0)
+        store.add_session("b1", parent_session_id="a1", user_id="bob", started_at=120.0)
+        store.add_messages(
+            "a1", [{"role": "user", "content": "alice rollout plan", "timestamp": 101}]
+        )
+        store.add_messages("a2", [{"role": "user", "content": "alice subtask", "timestamp": 111}])
+        store.add_messages(
+            "b1", [{"role": "user", "content": "bob secret rollout", "timestamp": 121}]
+        )
+    return str(path)
+
+
+def test_show_is_tenant_scoped_inside_chains(tenants: str) -> None:
+    code, out = run("show", "a1", "--db", tenants, "--user", "alice")
+    assert code == EXIT_OK
+    assert "alice subtask" in out and "bob" not in out
+    code, out = run("show", "a1", "--db", tenants, "--user", "alice", "--json")
+    payload = json.loads(out)
+    assert payload["sessions"] == ["a1", "a2"]
+    assert {m["session_id"] for m in payload["messages"]} == {"a1", "a2"}
+    # another user's session, or a chain rooted in another user's session, is not found
+    assert run("show", "b1", "--db", tenants, "--user", "alice")[0] == EXIT_EMPTY
+    assert run("show", "a1", "--db", tenants, "--user", "bob")[0] == EXIT_EMPTY
+    # without --user (the store's owner), the whole chain
+    code, out = run("show", "a1", "--db", tenants, "--json")
+    assert json.loads(out)["sessions"] == ["a1", "a2", "b1"]
+
+
+def test_every_read_command_takes_the_tenant_scope(tenants: str) -> None:
+    for argv in (["search", "rollout"], ["recent"]):
+        code, out = run(*argv, "--db", tenants, "--user", "alice", "--json")
+        assert code == EXIT_OK
+        assert "bob" not in out
+        assert {d["metadata"]["user_id"] for d in json.loads(out)} == {"alice"}
+    code, out = run("search", "rollout", "--db", tenants, "--user", "alice")
+    assert "bob" not in out and "alice rollout" in out
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def test_search_loads_no_model_library(demo_db: str) -> None:
+    """A plain search imports neither the OpenAI client nor LangChain (start-up time)."""
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "from langchain_session_recall.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "heavy = ('openai', 'langchain_openai', 'langchain_core', 'pydantic')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n"
+    )
+    for extra in ([], ["--json"]):
+        argv = ["search", "nginx", "--db", demo_db, *extra]
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert proc.stderr.strip().splitlines()[-1] == "[] 0", proc.stderr
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_import_progress_draws_a_bar_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(
+        "import", "jsonl", str(DATA / "jsonl"), "--db", str(tmp_path / "r.db"), "--progress"
+    )
+    assert code == EXIT_PARTIAL
+    err = capsys.readouterr().err
+    assert "jsonl import" in err and "━" in err and "3/3" in err
+    assert "━" not in out  # the report on stdout stays plain

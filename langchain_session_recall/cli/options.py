@@ -1,0 +1,157 @@
+"""The options the commands share, each declared once, and their checks.
+
+A bad value is a usage error (exit 2) that names the option, raised while the command line is
+parsed, before any database is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from langchain_session_recall.dates import to_timestamp
+
+__all__ = [
+    "DEFAULT_PANEL_CHARS",
+    "MAX_K",
+    "chars_option",
+    "db_option",
+    "json_option",
+    "k_option",
+    "read_only_option",
+    "scope_options",
+    "user_option",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_K = 5
+"""Most sessions one command shows (as the retriever and the agent tool)."""
+DEFAULT_PANEL_CHARS = 1200
+"""Transcript characters per panel unless ``--chars`` says otherwise."""
+MIN_CHARS = 200
+ROLES = ("user", "assistant", "tool", "system")
+
+
+def db_option(*, required: bool = True, help: str | None = None) -> Callable[[F], F]:
+    """``--db FILE|DSN``: the session database."""
+    return click.option(
+        "--db",
+        required=required,
+        metavar="FILE|DSN",
+        help=help or "session database: a file, or a postgresql:// DSN (its password is not shown)",
+    )
+
+
+read_only_option = click.option(
+    "--read-only",
+    is_flag=True,
+    help="never write to the database (needed for a Hermes state.db, which is not ours)",
+)
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="print one JSON document (for scripts)"
+)
+user_option = click.option(
+    "--user",
+    "--user-id",
+    "user",
+    metavar="ID",
+    help="only this user's sessions, also inside chains (tenant scope)",
+)
+
+
+def _k(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if value < 1:
+        raise click.BadParameter(f"{value} is below 1 (show 1 to {MAX_K} sessions)")
+    return min(value, MAX_K)
+
+
+k_option = click.option(
+    "-k",
+    "k",
+    type=int,
+    default=3,
+    show_default=True,
+    metavar="N",
+    callback=_k,
+    help=f"sessions to show, 1 to {MAX_K} (more is taken as {MAX_K})",
+)
+chars_option = click.option(
+    "--chars",
+    type=click.IntRange(min=MIN_CHARS),
+    metavar="N",
+    help=f"transcript characters per session, around the first match (at least {MIN_CHARS}; "
+    f"default {DEFAULT_PANEL_CHARS} in panels, the whole transcript under --json)",
+)
+
+
+def _roles(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    roles = tuple(dict.fromkeys(r.strip().lower() for r in (value or "").split(",") if r.strip()))
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown role {', '.join(map(repr, unknown))}; roles are {', '.join(ROLES)}"
+        )
+    return roles
+
+
+def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return to_timestamp(value)
+    except (ValueError, TypeError, OverflowError):
+        raise click.BadParameter(
+            f"{value!r} is not an ISO date (e.g. 2026-11-03 or 2026-11-03T14:00)"
+        ) from None
+
+
+def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v.strip() for v in (value or "").split(",") if v.strip()))
+
+
+def scope_options(func: F) -> F:
+    """What ``search`` and ``recent`` look at: roles, sources, dates, user, a chain left out."""
+    for option in reversed(
+        [
+            click.option(
+                "--role",
+                metavar="ROLES",
+                callback=_roles,
+                help="only match messages with these roles, e.g. user,assistant",
+            ),
+            click.option(
+                "--source",
+                metavar="SOURCES",
+                callback=_names,
+                help="only sessions from these sources, e.g. cli,telegram",
+            ),
+            click.option(
+                "--exclude-source",
+                metavar="SOURCES",
+                default="tool",
+                show_default=True,
+                callback=_names,
+                help="leave out these sources ('' keeps all)",
+            ),
+            click.option(
+                "--after",
+                metavar="DATE",
+                callback=_date,
+                help="sessions started on or after this ISO date",
+            ),
+            click.option(
+                "--before", metavar="DATE", callback=_date, help="sessions started before this date"
+            ),
+            user_option,
+            click.option(
+                "--exclude-session",
+                metavar="ID",
+                help="leave out this session's whole chain (e.g. the current conversation)",
+            ),
+        ]
+    ):
+        func = option(func)
+    return func

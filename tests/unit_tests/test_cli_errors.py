@@ -1,0 +1,139 @@
+"""Bad option values, bad databases, foreign files: a clear message and a documented exit code,
+never a traceback or a library's raw error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_support import run_cli
+from hermes_fixtures import build_hermes_db
+
+from langchain_session_recall.cli import EXIT_DB, EXIT_USAGE
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+@pytest.mark.parametrize(
+    ("extra", "option"),
+    [
+        (["-k", "-1"], "-k"),
+        (["-k", "0"], "-k"),
+        (["-k", "many"], "-k"),
+        (["--chars", "10"], "--chars"),
+        (["--chars", "-5"], "--chars"),
+        (["--role", "usr"], "--role"),
+        (["--after", "last week"], "--after"),
+        (["--before", "2026-13-45"], "--before"),
+    ],
+)
+def test_bad_search_option_values(demo_db: str, extra: list[str], option: str) -> None:
+    for command in (["search", "nginx"], ["recent"]):
+        result = run_cli(*command, "--db", demo_db, *extra)
+        assert result.code == EXIT_USAGE, (command, extra, result.err)
+        assert option in result.err, result.err
+        for raw in ("validation error", "pydantic", "Traceback", "errors.pydantic.dev"):
+            assert raw not in result.err
+
+
+def test_bad_import_and_show_option_values(demo_db: str, tmp_path: Path) -> None:
+    target = str(tmp_path / "r.db")
+    result = run_cli(
+        "import", "jsonl", str(DATA / "jsonl"), "--db", target, "--show-problems", "-1"
+    )
+    assert result.code == EXIT_USAGE and "--show-problems" in result.err
+    result = run_cli("import", "nonsense", "x", "--db", target)
+    assert result.code == EXIT_USAGE and "nonsense" in result.err
+    assert not Path(target).exists()  # nothing was created by a refused command
+
+
+def test_large_k_is_clamped_not_refused(demo_db: str) -> None:
+    result = run_cli("recent", "--db", demo_db, "-k", "50", "--json")
+    assert result.code == 0 and result.out.count('"session_id"') == 5
+
+
+def test_searching_a_hermes_file_names_the_read_only_flag(tmp_path: Path) -> None:
+    hermes = tmp_path / "state.db"
+    build_hermes_db(hermes, 1)
+    for argv in (["search", "docker"], ["recent"], ["show", "x"], ["stats"], ["check"]):
+        result = run_cli(*argv, "--db", str(hermes))
+        assert result.code == EXIT_DB, argv
+        assert "--read-only" in result.err, result.err
+
+
+def _bad_targets(tmp_path: Path) -> list[str]:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    directory = tmp_path / "adir"
+    directory.mkdir()
+    return ["/dev/zero", str(fifo), str(directory), str(text), str(tmp_path / "missing.db")]
+
+
+_READERS = [
+    ["stats"],
+    ["check"],
+    ["search", "nginx"],
+    ["recent"],
+    ["show", "x"],
+]
+
+
+def test_a_db_that_is_not_a_session_database_exits_3(tmp_path: Path) -> None:
+    for target in _bad_targets(tmp_path):
+        commands = [*_READERS, ["demo"], ["import", "jsonl", str(DATA / "jsonl")]]
+        if target.endswith("missing.db"):
+            commands = _READERS  # demo and import create a missing database
+        for argv in commands:
+            for flags in ([], ["--json"]) if argv[0] != "demo" else ([],):
+                result = run_cli(*argv, "--db", target, *flags)
+                assert result.code == EXIT_DB, (argv, target, result.err)
+                assert result.err.startswith("session-recall: "), result.err
+                assert "Traceback" not in result.err
+                assert result.out == "" or argv[0] == "demo"
+
+
+def test_stats_of_dev_zero_says_not_a_regular_file() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "langchain_session_recall", "stats", "--db", "/dev/zero"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == EXIT_DB
+    assert proc.stderr == "session-recall: /dev/zero is not a regular file\n"
+
+
+def test_an_unexpected_error_is_one_line_not_a_traceback(
+    demo_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from langchain_session_recall.backends.base import SessionBackend
+    from langchain_session_recall.cli import EXIT_INTERNAL
+
+    def io_error(self: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(SessionBackend, "stats", io_error)
+    result = run_cli("stats", "--db", demo_db)
+    assert result.code == EXIT_DB
+    assert result.err == f"session-recall: {demo_db}: disk I/O error\n"
+
+    def bug(self: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(SessionBackend, "stats", bug)
+    result = run_cli("stats", "--db", demo_db)
+    assert result.code == EXIT_INTERNAL
+    assert "Traceback" not in result.err and "RuntimeError: a bug" in result.err
+    assert "SESSION_RECALL_DEBUG=1" in result.err
+    monkeypatch.setenv("SESSION_RECALL_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        run_cli("stats", "--db", demo_db)

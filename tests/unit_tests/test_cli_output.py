@@ -1,0 +1,179 @@
+"""What the CLI prints: panels around the match, highlighting, CJK widths, notes, JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from cli_support import run_cli
+from rich.cells import cell_len
+
+from langchain_session_recall import SessionStore
+from langchain_session_recall.cli import EXIT_DB, EXIT_EMPTY, EXIT_OK, EXIT_PARTIAL
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+PGBOUNCER = "20261105_112048_f00d42"
+CJK = "20261118_153009_c4e5f6"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _plain(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+# --------------------------------------------------------------------------- the match is shown
+
+
+def test_search_panel_shows_the_window_around_the_first_match(demo_db: str) -> None:
+    result = run_cli("search", "pool_mode", "--db", demo_db)
+    assert result.code == EXIT_OK
+    assert PGBOUNCER in result.out
+    assert "pool_mode" in result.out
+
+
+def test_a_match_deep_in_a_long_message_is_in_the_panel(tmp_path: Path) -> None:
+    db = tmp_path / "long.db"
+    with SessionStore(db) as store:
+        store.add_session("long", title="A long log")
+        filler = "lorem ipsum dolor sit amet " * 150  # ~4000 characters before the match
+        text = f"{filler} the culprit was zeppelin_timeout=30 in the config {filler}"
+        store.add_messages("long", [{"role": "tool", "content": "x"}])
+        store.add_messages("long", [{"role": "user", "content": text}])
+    result = run_cli("search", "zeppelin_timeout", "--db", str(db))
+    assert result.code == EXIT_OK
+    assert "zeppelin_timeout=30" in result.out
+
+
+def test_matched_terms_are_highlighted(demo_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    result = run_cli("search", "pool_mode", "--db", demo_db, "-k", "1")
+    assert result.code == EXIT_OK
+    # the match is wrapped in a style of its own: an escape sequence right before it
+    assert re.search(r"\x1b\[[0-9;]*m(?i:pool_mode)", result.out), result.out
+
+
+def test_no_colour_without_a_terminal(demo_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    result = run_cli("search", "pool_mode", "--db", demo_db, "-k", "1")
+    assert "\x1b[" not in result.out
+
+
+def test_typo_correction_is_said(demo_db: str) -> None:
+    result = run_cli("search", "pgbouncr", "--db", demo_db, "-k", "1")
+    assert result.code == EXIT_OK
+    assert re.search(r"pgbouncr\W+pgbouncer", result.out), result.out
+
+
+def test_transcript_text_is_not_read_as_markup_or_terminal_codes(tmp_path: Path) -> None:
+    db = tmp_path / "markup.db"
+    with SessionStore(db) as store:
+        store.add_session("m", title="[bold]not markup[/bold]")
+        store.add_messages(
+            "m", [{"role": "user", "content": "quokka [red]stays[/red] \x1b[2Jclear \x07bell"}]
+        )
+    result = run_cli("search", "quokka", "--db", str(db))
+    assert result.code == EXIT_OK
+    assert "[red]stays[/red]" in result.out and "[bold]not markup[/bold]" in result.out
+    assert "\x1b" not in result.out and "\x07" not in result.out
+
+
+# --------------------------------------------------------------------------- widths
+
+
+def _assert_fits(out: str, width: int) -> None:
+    lines = _plain(out).splitlines()
+    assert lines
+    too_wide = [line for line in lines if cell_len(line) > width]
+    assert not too_wide, too_wide
+    # box lines close on the same column as they open
+    for line in lines:
+        if line[:1] in "╭╰":
+            assert cell_len(line) == width, line
+
+
+def test_cjk_titles_fit_the_box(demo_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run_cli("search", "服务端 部署", "--db", demo_db, "-k", "1")
+    assert result.code == EXIT_OK and CJK in result.out
+    _assert_fits(result.out, 80)
+    recent = run_cli("recent", "--db", demo_db, "-k", "5")
+    assert "ログローテーションの設定" in recent.out or "修改youer" in recent.out
+    _assert_fits(recent.out, 80)
+
+
+@pytest.mark.parametrize("columns", [60, 100, 140])
+def test_panels_follow_the_width(
+    demo_db: str, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = run_cli("search", "CORS nginx", "--db", demo_db)
+    _assert_fits(result.out, columns)
+
+
+# --------------------------------------------------------------------------- --json
+
+
+def _json_argvs(demo_db: str, tmp_path: Path) -> list[list[str]]:
+    target = str(tmp_path / "imported.db")
+    return [
+        ["search", "pool_mode", "--db", demo_db],
+        ["search", "zzzqqq", "--db", demo_db],
+        ["recent", "--db", demo_db],
+        ["show", PGBOUNCER, "--db", demo_db],
+        ["show", "no-such-session", "--db", demo_db],
+        ["stats", "--db", demo_db],
+        ["check", "--db", demo_db],
+        ["import", "jsonl", str(DATA / "jsonl"), "--db", target],
+        ["import", "sqlite", demo_db, "--db", target],
+        ["demo", "--db", str(tmp_path / "demo.db")],
+        ["demo", "--db", str(tmp_path / "demo.db"), "--query", "CORS"],
+    ]
+
+
+def test_every_command_prints_one_json_document(demo_db: str, tmp_path: Path) -> None:
+    for argv in _json_argvs(demo_db, tmp_path):
+        result = run_cli(*argv, "--json")
+        assert result.code in (EXIT_OK, EXIT_EMPTY, EXIT_PARTIAL), (argv, result.err)
+        json.loads(result.out)  # one document: a second one or a text line would not parse
+
+
+def test_json_of_nothing_found(demo_db: str) -> None:
+    result = run_cli("search", "zzzqqq", "--db", demo_db, "--json")
+    assert (result.code, json.loads(result.out)) == (EXIT_EMPTY, [])
+    result = run_cli("show", "no-such-session", "--db", demo_db, "--json")
+    assert result.code == EXIT_EMPTY
+    assert json.loads(result.out) == {"session": None, "sessions": [], "messages": []}
+
+
+def test_json_errors_leave_stdout_empty(tmp_path: Path) -> None:
+    result = run_cli("stats", "--db", str(tmp_path / "missing.db"), "--json")
+    assert result.code == EXIT_DB and result.out == ""
+    assert "no such file" in result.err
+
+
+def test_demo_json_holds_every_search_and_the_recent_sessions(tmp_path: Path) -> None:
+    result = run_cli("demo", "--db", str(tmp_path / "demo.db"), "--json", "-k", "1")
+    assert result.code == EXIT_OK
+    payload = json.loads(result.out)
+    assert payload["database"] == str(tmp_path / "demo.db")
+    assert len(payload["searches"]) == 4
+    assert all(len(s["results"]) == 1 for s in payload["searches"])
+    assert payload["recent"] and payload["recent"][0]["metadata"]["mode"] == "recent"
+
+
+def test_chars_applies_under_json_around_the_match(demo_db: str) -> None:
+    whole = json.loads(run_cli("search", "pool_mode", "--db", demo_db, "--json", "-k", "1").out)
+    cut = json.loads(
+        run_cli("search", "pool_mode", "--db", demo_db, "--json", "-k", "1", "--chars", "300").out
+    )
+    assert len(whole[0]["content"]) > 1000  # without --chars: the whole transcript
+    content = cut[0]["content"]
+    assert "pool_mode" in content
+    assert cut[0]["metadata"]["truncated"] is True
+    body = content.replace("...[earlier conversation truncated]...", "").replace(
+        "...[later conversation truncated]...", ""
+    )
+    assert len(body.strip()) <= 300
