@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
@@ -194,6 +193,8 @@ def print_show(
     """A session's head lines and transcript; through a pager on a terminal when taller."""
     lines = [Text(clean(head[0]), style="bold"), *(Text(clean(h), style="dim") for h in head[1:])]
     body = _transcript(transcript)
+    import shutil  # (shutil loads compression modules: only here)
+
     tall = len(lines) + transcript.count("\n") + 2 > shutil.get_terminal_size((100, 40)).lines
     if pager and tall and out is sys.stdout and out.isatty():
         os.environ.setdefault("LESS", "FRX")  # less: keep colours, quit when it fits
