@@ -9,6 +9,7 @@ the OpenAI and Anthropic SDKs alike, plus ``httpx`` and builtin network errors.
 from __future__ import annotations
 
 import asyncio
+import sys
 
 from langchain_session_recall.errors import SessionRecallError
 
@@ -37,13 +38,15 @@ def _network_error_types() -> tuple[type[BaseException], ...]:
         types += [httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError]
     except ImportError:  # pragma: no cover - httpx comes with every supported SDK
         pass
-    try:
-        import openai
-
-        types.append(openai.APIConnectionError)  # APITimeoutError derives from it
-    except ImportError:  # pragma: no cover
-        pass
     return tuple(types)
+
+
+def _is_openai_connection_error(exc: BaseException) -> bool:
+    """``openai.APIConnectionError`` (``APITimeoutError`` derives from it), checked without
+    importing ``openai``: an instance of it can only exist once its module is loaded."""
+    openai = sys.modules.get("openai")
+    error_type = getattr(openai, "APIConnectionError", None)
+    return isinstance(error_type, type) and isinstance(exc, error_type)
 
 
 _NETWORK_ERRORS = _network_error_types()
@@ -61,4 +64,4 @@ def is_retryable(exc: BaseException) -> bool:
     code = _status_code(exc)
     if code is not None:
         return code >= 500 or code in _RETRYABLE_STATUS
-    return isinstance(exc, _NETWORK_ERRORS)
+    return isinstance(exc, _NETWORK_ERRORS) or _is_openai_connection_error(exc)
