@@ -1,0 +1,217 @@
+"""One session's transcript around given messages, bounded in size (``session_show``).
+
+The MCP server's ``session_show`` tool returns :func:`show_session`'s payload. It reads through
+the public store protocol only, so it works on SQLite and PostgreSQL alike, and it is
+tenant-scoped like search: with ``user_id``, a session of another user is "not found" and other
+users' sub-sessions inside the chain are left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.errors import SessionNotFoundError
+from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.transcript import (
+    EARLIER_MARKER,
+    LATER_MARKER,
+    format_transcript,
+    format_when,
+    window,
+)
+
+__all__ = [
+    "SHOW_DEFAULT_CHARS",
+    "SHOW_DEFAULT_CONTEXT",
+    "SHOW_MAX_ANCHORS",
+    "SHOW_MAX_CHARS",
+    "SHOW_MAX_CONTEXT",
+    "SHOW_MIN_CHARS",
+    "show_session",
+]
+
+SHOW_MAX_CHARS = 20_000
+"""Hard bound of the transcript returned by one call (larger ``max_chars`` are clamped)."""
+SHOW_MIN_CHARS = 2_000
+"""Smaller ``max_chars`` are raised to this."""
+SHOW_DEFAULT_CHARS = 8_000
+SHOW_MAX_CONTEXT = 10
+"""Messages shown on each side of a requested message, at most."""
+SHOW_DEFAULT_CONTEXT = 3
+SHOW_MAX_ANCHORS = 5
+"""Message ids honoured per call; further ones are reported as ignored."""
+
+_SEPARATOR = "\n\n"
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(int(value), high))
+
+
+def _omitted(count: int, where: str) -> str:
+    return f"...[{count} {where}message{'s' if count != 1 else ''} not shown]..."
+
+
+def _merge(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Merge overlapping or adjacent ``(low, high, centre)`` index ranges (first centre kept)."""
+    merged: list[tuple[int, int, int]] = []
+    for low, high, centre in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            prev_low, prev_high, prev_centre = merged[-1]
+            merged[-1] = (prev_low, max(prev_high, high), prev_centre)
+        else:
+            merged.append((low, high, centre))
+    return merged
+
+
+def show_session(
+    store: SessionBackend,
+    session_id: str,
+    *,
+    message_ids: Sequence[int] = (),
+    include_start: bool = False,
+    context: int = SHOW_DEFAULT_CONTEXT,
+    max_chars: int = SHOW_DEFAULT_CHARS,
+    user_id: str | None = None,
+    redact: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """A window of one session's chain transcript, as a JSON-ready dict.
+
+    The chain is the session's root and its sub-sessions (as search shows it). Around each
+    requested message, ``context`` messages on each side are shown; without ``message_ids`` (or
+    with ``include_start``) the first ``2 * context + 1`` messages are. Overlapping windows are
+    merged; gaps are marked ``...[N messages not shown]...``; lines carry message ids
+    (``[USER #42]: ...``) so a caller can ask for more around any of them.
+
+    Bounds: ``context`` is clamped to 0..10, ``max_chars`` to 2,000..20,000 and at most 5
+    message ids are honoured. The returned ``transcript`` never exceeds ``max_chars``
+    characters: when the windows are longer, each is cut around its requested message
+    (``truncated`` is then true).
+
+    Args:
+        store: Any session store (SQLite or PostgreSQL).
+        session_id: A session id from search results (a root or any session in its chain).
+        message_ids: Messages to centre on (ids from the ``#42`` tags of recaps).
+        include_start: Also show the start of the session when ``message_ids`` are given.
+        context: Messages shown before and after each requested message.
+        max_chars: Length bound of the transcript.
+        user_id: Tenant scope: another user's session is not found, and other users'
+            sub-sessions are left out of the chain.
+        redact: Applied to every message's text and to the title before formatting
+            (e.g. :func:`~langchain_session_recall.redact_secrets`).
+
+    Raises:
+        SessionNotFoundError: No such session (or it belongs to another user).
+        ValueError: None of ``message_ids`` is in the session (and ``include_start`` is off).
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="Disk full")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": f"step {n}"}
+        ...                               for n in range(20)])
+        >>> shown = show_session(store, "s1", message_ids=[10], context=1)
+        >>> shown["shown"], shown["message_count"]
+        ([{'from': 9, 'to': 11}], 20)
+        >>> [line for line in shown["transcript"].splitlines() if line]
+        ['...[8 earlier messages not shown]...', '[USER #9]: step 8', '[USER #10]: step 9',
+         '[USER #11]: step 10', '...[9 later messages not shown]...']
+    """
+    session_id = str(session_id or "").strip()
+    if not session_id:
+        raise ValueError("session_id is empty: pass a session_id from session_search's results")
+    root = store.root_of(session_id, user_id=user_id)
+    sessions = store.get_sessions(dict.fromkeys([session_id, root]))
+    requested = sessions.get(session_id)
+    if requested is None or (user_id is not None and requested.user_id != user_id):
+        raise SessionNotFoundError(f"no session {session_id!r}")
+    head = sessions.get(root) or requested
+    clean = redact or (lambda text: text)
+    messages = [
+        dataclasses.replace(m, content=clean(m.content or ""))
+        for m in store.chain_messages(root, user_id=user_id)
+    ]
+    index = {m.id: i for i, m in enumerate(messages)}
+
+    context = _clamp(context, 0, SHOW_MAX_CONTEXT)
+    max_chars = _clamp(max_chars, SHOW_MIN_CHARS, SHOW_MAX_CHARS)
+    wanted = list(dict.fromkeys(int(i) for i in message_ids))
+    ignored, wanted = wanted[SHOW_MAX_ANCHORS:], wanted[:SHOW_MAX_ANCHORS]
+    unknown = [i for i in wanted if i not in index]
+    anchors = [index[i] for i in wanted if i in index]
+    if wanted and not anchors and not include_start and messages:
+        raise ValueError(
+            f"message id(s) {unknown} are not in session {root!r} (its messages are "
+            f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
+        )
+
+    n = len(messages)
+    ranges = [(max(0, a - context), min(n - 1, a + context), a) for a in anchors]
+    if n and (include_start or not anchors):
+        ranges.append((0, min(n - 1, 2 * context), 0))
+    merged = _merge(ranges)
+    transcript, truncated = _render(messages, merged, root, max_chars)
+
+    payload: dict[str, Any] = {
+        "success": True,
+        "session_id": root,
+        "requested_session_id": session_id,
+        "title": clean(head.title) if head.title else head.title,
+        "when": format_when(head.started_at),
+        "source": head.source,
+        "model": head.model,
+        "sessions": list(dict.fromkeys(m.session_id for m in messages)) or [root],
+        "message_count": n,
+        "first_message_id": messages[0].id if messages else None,
+        "last_message_id": messages[-1].id if messages else None,
+        "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi, _ in merged],
+        "truncated": truncated,
+        "max_chars": max_chars,
+        "transcript": transcript,
+    }
+    if unknown:
+        payload["unknown_message_ids"] = unknown
+    if ignored:
+        payload["ignored_message_ids"] = ignored
+        payload["message"] = f"at most {SHOW_MAX_ANCHORS} message ids per call; ask again"
+    return payload
+
+
+def _render(
+    messages: list[StoredMessage], ranges: list[tuple[int, int, int]], root: str, max_chars: int
+) -> tuple[str, bool]:
+    """The ranges' transcripts joined by gap markers, within ``max_chars`` in total."""
+    if not ranges:
+        return "", False
+    n = len(messages)
+    gaps: list[str | None] = []  # the marker before each range, then the one after the last
+    previous_high = -1
+    for low, high, _ in ranges:
+        hidden = low - previous_high - 1
+        gaps.append(_omitted(hidden, "earlier " if previous_high < 0 else "") if hidden else None)
+        previous_high = high
+    hidden_after = n - 1 - ranges[-1][1]
+    gaps.append(_omitted(hidden_after, "later ") if hidden_after else None)
+
+    fixed = sum(len(g) for g in gaps if g) + len(_SEPARATOR) * (len(ranges) + len(gaps))
+    budget = (max_chars - fixed) // len(ranges) - len(EARLIER_MARKER) - len(LATER_MARKER)
+    # One session: no session lines. A chain: each window says which session it starts in.
+    chained = any(m.session_id != root for m in messages)
+    parts: list[str] = []
+    truncated = False
+    for (low, high, centre), gap in zip(ranges, gaps):
+        if gap:
+            parts.append(gap)
+        text = format_transcript(
+            messages[low : high + 1], show_ids=True, root_id="" if chained else root
+        )
+        offset = text.offsets.get(messages[centre].id, 0)
+        body, cut = window(text.text, offset, max(budget, 1))
+        truncated = truncated or cut
+        parts.append(body)
+    if gaps[-1]:
+        parts.append(gaps[-1])
+    return _SEPARATOR.join(parts)[:max_chars], truncated
