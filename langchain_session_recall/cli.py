@@ -354,9 +354,7 @@ def _cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
         from langchain_session_recall.mcp_server import serve
     except ImportError as exc:
         raise _MissingFeature(str(exc)) from exc
-    serve(
-        args.db, read_only=args.read_only, user_id=args.user_id, http=args.http, model=args.model
-    )
+    serve(args.db, read_only=args.read_only, user_id=args.user_id, http=args.http, model=args.model)
     return EXIT_OK
 
 

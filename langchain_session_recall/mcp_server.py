@@ -30,7 +30,7 @@ from pydantic import Field, SecretStr
 try:
     from mcp.server.fastmcp import FastMCP
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
-except ImportError as _missing:  # pragma: no cover - exercised by the CLI's install hint
+except ImportError as _missing:  # the CLI turns this into its install hint (tested)
     raise ImportError(
         "the MCP server needs the MCP Python SDK: pip install 'langchain-session-recall[mcp]'"
     ) from _missing
@@ -330,9 +330,7 @@ def serve(
         raise NotASessionDatabaseError(f"no such file: {target}")
     store = open_store(target, read_only=read_only)
     try:
-        server = create_mcp_server(
-            store, llm=llm, user_id=user_id, host=host, port=port, **options
-        )
+        server = create_mcp_server(store, llm=llm, user_id=user_id, host=host, port=port, **options)
         server.run("streamable-http" if http else "stdio")
     finally:
         store.close()

@@ -15,13 +15,7 @@ from typing import Any
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.errors import SessionNotFoundError
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.transcript import (
-    EARLIER_MARKER,
-    LATER_MARKER,
-    format_transcript,
-    format_when,
-    window,
-)
+from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = [
     "SHOW_DEFAULT_CHARS",
@@ -43,6 +37,9 @@ SHOW_MAX_CONTEXT = 10
 SHOW_DEFAULT_CONTEXT = 3
 SHOW_MAX_ANCHORS = 5
 """Message ids honoured per call; further ones are reported as ignored."""
+SHOW_MIN_CLIP = 300
+"""Neighbours are dropped (context shrinks) before messages are clipped shorter than this."""
+_ANCHOR_WEIGHT = 4  # a requested message may keep 4x the text of a neighbour
 
 _SEPARATOR = "\n\n"
 
@@ -55,15 +52,14 @@ def _omitted(count: int, where: str) -> str:
     return f"...[{count} {where}message{'s' if count != 1 else ''} not shown]..."
 
 
-def _merge(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Merge overlapping or adjacent ``(low, high, centre)`` index ranges (first centre kept)."""
-    merged: list[tuple[int, int, int]] = []
-    for low, high, centre in sorted(ranges):
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Merge overlapping or adjacent ``(low, high)`` index ranges."""
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
         if merged and low <= merged[-1][1] + 1:
-            prev_low, prev_high, prev_centre = merged[-1]
-            merged[-1] = (prev_low, max(prev_high, high), prev_centre)
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
         else:
-            merged.append((low, high, centre))
+            merged.append((low, high))
     return merged
 
 
@@ -88,8 +84,11 @@ def show_session(
 
     Bounds: ``context`` is clamped to 0..10, ``max_chars`` to 2,000..20,000 and at most 5
     message ids are honoured. The returned ``transcript`` never exceeds ``max_chars``
-    characters: when the windows are longer, each is cut around its requested message
-    (``truncated`` is then true).
+    characters. When the windows are longer, long messages are clipped (a requested message
+    keeps up to 4x the text of a neighbour; ``...[N characters not shown]`` says what was
+    cut), and if that would leave neighbours under 300 characters, ``context`` shrinks first
+    (the payload's ``context`` is the one used). Every requested message found is shown, with
+    its tag. ``truncated`` is true when anything was clipped or dropped.
 
     Args:
         store: Any session store (SQLite or PostgreSQL).
@@ -148,12 +147,8 @@ def show_session(
             f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
         )
 
-    n = len(messages)
-    ranges = [(max(0, a - context), min(n - 1, a + context), a) for a in anchors]
-    if n and (include_start or not anchors):
-        ranges.append((0, min(n - 1, 2 * context), 0))
-    merged = _merge(ranges)
-    transcript, truncated = _render(messages, merged, root, max_chars)
+    start = bool(messages) and (include_start or not anchors)
+    used, merged, transcript, truncated = _fit(messages, anchors, start, context, root, max_chars)
 
     payload: dict[str, Any] = {
         "success": True,
@@ -164,10 +159,11 @@ def show_session(
         "source": head.source,
         "model": head.model,
         "sessions": list(dict.fromkeys(m.session_id for m in messages)) or [root],
-        "message_count": n,
+        "message_count": len(messages),
         "first_message_id": messages[0].id if messages else None,
         "last_message_id": messages[-1].id if messages else None,
-        "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi, _ in merged],
+        "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi in merged],
+        "context": used,
         "truncated": truncated,
         "max_chars": max_chars,
         "transcript": transcript,
@@ -180,38 +176,78 @@ def show_session(
     return payload
 
 
-def _render(
-    messages: list[StoredMessage], ranges: list[tuple[int, int, int]], root: str, max_chars: int
-) -> tuple[str, bool]:
-    """The ranges' transcripts joined by gap markers, within ``max_chars`` in total."""
-    if not ranges:
-        return "", False
-    n = len(messages)
-    gaps: list[str | None] = []  # the marker before each range, then the one after the last
-    previous_high = -1
-    for low, high, _ in ranges:
-        hidden = low - previous_high - 1
-        gaps.append(_omitted(hidden, "earlier " if previous_high < 0 else "") if hidden else None)
-        previous_high = high
-    hidden_after = n - 1 - ranges[-1][1]
-    gaps.append(_omitted(hidden_after, "later ") if hidden_after else None)
+def _ranges(n: int, anchors: list[int], start: bool, context: int) -> list[tuple[int, int]]:
+    ranges = [(max(0, a - context), min(n - 1, a + context)) for a in anchors]
+    if start:
+        ranges.append((0, min(n - 1, 2 * context)))
+    return _merge(ranges)
 
-    fixed = sum(len(g) for g in gaps if g) + len(_SEPARATOR) * (len(ranges) + len(gaps))
-    budget = (max_chars - fixed) // len(ranges) - len(EARLIER_MARKER) - len(LATER_MARKER)
+
+def _fit(
+    messages: list[StoredMessage],
+    anchors: list[int],
+    start: bool,
+    context: int,
+    root: str,
+    max_chars: int,
+) -> tuple[int, list[tuple[int, int]], str, bool]:
+    """The widest context (down from ``context``) whose windows fit ``max_chars`` with
+    neighbours clipped no shorter than :data:`SHOW_MIN_CLIP`; at context 0, whatever fits.
+
+    Returns the context used, the windows, the transcript, and whether anything was cut.
+    """
+    if not messages:
+        return context, [], "", False
+    requested = {messages[a].id for a in anchors}
+    for used in range(context, -1, -1):
+        ranges = _ranges(len(messages), anchors, start, used)
+        longest = max(len(messages[i].content) for lo, hi in ranges for i in range(lo, hi + 1))
+        if len(_render(messages, ranges, root, requested, longest)) <= max_chars:
+            return used, ranges, _render(messages, ranges, root, requested, longest), used < context
+        low, high = 0, longest  # the largest clip that fits: binary search
+        while low < high:
+            middle = (low + high + 1) // 2
+            if len(_render(messages, ranges, root, requested, middle)) <= max_chars:
+                low = middle
+            else:
+                high = middle - 1
+        if low >= SHOW_MIN_CLIP or used == 0:
+            return used, ranges, _render(messages, ranges, root, requested, low)[:max_chars], True
+    raise AssertionError("unreachable: context 0 always returns")  # pragma: no cover
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit].rstrip()} ...[{len(text) - limit} characters not shown]"
+
+
+def _render(
+    messages: list[StoredMessage],
+    ranges: list[tuple[int, int]],
+    root: str,
+    requested: set[int],
+    clip: int,
+) -> str:
+    """The windows joined by gap markers; message text clipped to ``clip`` characters (4x
+    that for requested messages)."""
     # One session: no session lines. A chain: each window says which session it starts in.
     chained = any(m.session_id != root for m in messages)
     parts: list[str] = []
-    truncated = False
-    for (low, high, centre), gap in zip(ranges, gaps):
-        if gap:
-            parts.append(gap)
-        text = format_transcript(
-            messages[low : high + 1], show_ids=True, root_id="" if chained else root
-        )
-        offset = text.offsets.get(messages[centre].id, 0)
-        body, cut = window(text.text, offset, max(budget, 1))
-        truncated = truncated or cut
-        parts.append(body)
-    if gaps[-1]:
-        parts.append(gaps[-1])
-    return _SEPARATOR.join(parts)[:max_chars], truncated
+    previous_high = -1
+    for low, high in ranges:
+        hidden = low - previous_high - 1
+        if hidden:
+            parts.append(_omitted(hidden, "earlier " if previous_high < 0 else ""))
+        shown = [
+            dataclasses.replace(
+                m, content=_clip(m.content, clip * (_ANCHOR_WEIGHT if m.id in requested else 1))
+            )
+            for m in messages[low : high + 1]
+        ]
+        parts.append(format_transcript(shown, show_ids=True, root_id="" if chained else root).text)
+        previous_high = high
+    hidden = len(messages) - 1 - previous_high
+    if hidden:
+        parts.append(_omitted(hidden, "later "))
+    return _SEPARATOR.join(parts)
