@@ -219,7 +219,9 @@ def _fit(
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
-    return f"{text[:limit].rstrip()} ...[{len(text) - limit} characters not shown]"
+    marker = f"...[{len(text) - limit} characters not shown]"
+    head = text[:limit].rstrip()
+    return f"{head} {marker}" if head else marker
 
 
 def _render(

@@ -204,3 +204,23 @@ def test_cli_reports_bad_input_without_serving(
     monkeypatch.setitem(sys.modules, "mcp.server.fastmcp", None)
     assert main(["mcp", "--db", str(demo_db)]) == 2
     assert "pip install 'langchain-session-recall[mcp]'" in capsys.readouterr().err
+
+
+def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import langchain_session_recall.mcp_server as mcp_server
+
+    calls: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(mcp_server, "serve", lambda db, **kw: calls.append((db, kw)))
+    argv = ["mcp", "--db", str(demo_db), "--read-only", "--user-id", "bob"]
+    assert main([*argv, "--http", "127.0.0.1:8765", "--model", "qwen3"]) == 0
+    assert main(["mcp", "--db", "postgresql://app@db/agents"]) == 0
+    assert calls == [
+        (
+            str(demo_db),
+            {"read_only": True, "user_id": "bob", "http": "127.0.0.1:8765", "model": "qwen3"},
+        ),
+        (
+            "postgresql://app@db/agents",
+            {"read_only": False, "user_id": None, "http": None, "model": None},
+        ),
+    ]
