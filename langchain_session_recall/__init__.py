@@ -6,8 +6,13 @@ Example:
     >>> retriever = SessionRecallRetriever(store=store, k=3)
 """
 
+from langchain_session_recall.backends import (
+    PostgresSessionStore,
+    SessionBackend,
+    SessionStore,
+    open_store,
+)
 from langchain_session_recall.backends.sqlite.fts import to_fts5
-from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.errors import (
     EmptyQueryError,
     InvalidMessageError,
@@ -35,10 +40,12 @@ __all__ = [
     "MessageHit",
     "NotASessionDatabaseError",
     "ParsedQuery",
+    "PostgresSessionStore",
     "ReadOnlyStoreError",
     "RecentSession",
     "SecretPattern",
     "Session",
+    "SessionBackend",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
@@ -49,6 +56,7 @@ __all__ = [
     "StoredMessage",
     "create_session_recall_chain",
     "create_session_search_tool",
+    "open_store",
     "parse_query",
     "redact_secrets",
     "to_fts5",

@@ -31,13 +31,7 @@ from typing import Any, TextIO
 from langchain_core.documents import Document
 from pydantic import SecretStr
 
-from langchain_session_recall.backends import SessionBackend
-from langchain_session_recall.backends.postgres.store import (
-    PostgresSessionStore,
-    is_postgres_dsn,
-    migrate_sqlite_to_postgres,
-)
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.importers import IMPORTERS, ImportSourceError
@@ -121,13 +115,8 @@ def _print_docs(docs: Sequence[Document], args: argparse.Namespace, out: TextIO)
     return EXIT_OK if docs else EXIT_EMPTY
 
 
-def _open(args: argparse.Namespace) -> SessionStore | PostgresSessionStore:
-    if is_postgres_dsn(args.db):
-        return PostgresSessionStore(args.db, read_only=args.read_only)
-    path = Path(args.db).expanduser()
-    if not path.exists():
-        raise NotASessionDatabaseError(f"no such file: {path}")
-    return SessionStore(path, read_only=args.read_only)
+def _open(args: argparse.Namespace) -> SessionBackend:
+    return open_store(args.db, read_only=args.read_only, create=False)
 
 
 def _split(value: str | None) -> list[str]:
@@ -246,25 +235,26 @@ def _when_date(timestamp: float | None) -> str:
 
 
 def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # unreachable
+    if n < 1024:
+        return f"{n} B"
+    size, unit = n / 1024, "KB"
+    for bigger in ("MB", "GB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, bigger
+    return f"{size:.1f} {unit}"
 
 
 def _cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
     with _open(args) as store:
         stats = store.stats()
-    stats["path"] = str(Path(args.db).expanduser())
     if args.json:
         json.dump(stats, out, ensure_ascii=False, indent=2)
         out.write("\n")
         return EXIT_OK
     sources = ", ".join(f"{k} {v}" for k, v in stats["sources"].items()) or "-"
     rows = [
-        ("Database", f"{stats['path']} ({_size(stats['size_bytes'])}, {stats['layout']} schema)"),
+        ("Store", f"{stats['store']} ({_size(stats['size_bytes'])}, {stats['layout']} schema)"),
         ("Sessions", f"{stats['sessions']} ({stats['root_sessions']} root)"),
         ("Messages", str(stats["messages"])),
         ("Sources", sources),
@@ -272,37 +262,33 @@ def _cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
             "Dates",
             f"{_when_date(stats['first_started_at'])} .. {_when_date(stats['last_started_at'])}",
         ),
-        ("Index", stats["index"]),
     ]
     for label, value in rows:
         out.write(f"{label:<9} {value}\n")
     return EXIT_OK
 
 
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args) as store:
+        result = store.check()
+        where = store.describe()
+    if args.json:
+        json.dump(dataclasses.asdict(result), out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        out.write(f"{where}: {'ok' if result.ok else 'PROBLEMS FOUND'}\n")
+        for item in result.checked:
+            out.write(f"  checked {item}\n")
+        for problem in result.problems:
+            out.write(f"  problem: {problem}\n")
+    return EXIT_OK if result.ok else EXIT_DB
+
+
 _DEFAULT_IMPORT_PATHS = {"hermes": "~/.hermes/state.db", "claude-code": "~/.claude/projects"}
 
 
-def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
-    """``import sqlite SRC --db postgresql://...``: copy a SQLite store into PostgreSQL."""
-    if not args.path:
-        raise ValueError("import sqlite needs the SQLite file to copy")
-    report = migrate_sqlite_to_postgres(Path(args.path).expanduser(), args.db)
-    if args.json:
-        json.dump(dataclasses.asdict(report), out, indent=2)
-        out.write("\n")
-    else:
-        out.write(
-            f"sqlite -> postgresql: {report.sessions} sessions, {report.messages} messages "
-            f"copied; skipped {report.skipped_sessions} sessions already there and "
-            f"{report.skipped_messages} invalid messages\n"
-        )
-    return EXIT_PARTIAL if report.skipped_messages else EXIT_OK
-
-
 def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
-    if args.kind == "sqlite" and is_postgres_dsn(args.db):
-        return _cmd_migrate(args, out)
-    # A SQLite store of ours or Hermes' into a SQLite file: the Hermes importer reads both.
+    # A SQLite store of ours or Hermes': the Hermes importer reads both.
     importer = IMPORTERS["hermes" if args.kind == "sqlite" else args.kind]
     options: dict[str, Any] = {"show_progress": True if args.progress else None}
     if args.kind == "jsonl":
@@ -313,8 +299,7 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     path = args.path or _DEFAULT_IMPORT_PATHS.get(args.kind)
     if path is None:
         raise ValueError(f"import {args.kind} needs a PATH to import")
-    db = Path(args.db).expanduser()
-    with SessionStore(db) as store:
+    with open_store(args.db) as store:
         report = importer(store, Path(path).expanduser(), **options)
     if args.json:
         json.dump(report.to_dict(), out, ensure_ascii=False, indent=2)
@@ -434,7 +419,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p_stats = sub.add_parser(
         "stats",
-        help="sessions, messages, sources, date range, size and index health",
+        help="sessions, messages, sources, date range and size (cheap; see check)",
         epilog="examples:\n  session-recall stats --db recall.db\n"
         "  session-recall stats --db ~/.hermes/state.db --read-only --json\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -443,6 +428,17 @@ def _parser() -> argparse.ArgumentParser:
     p_stats.add_argument("--read-only", action="store_true", help="never write to the database")
     p_stats.add_argument("--json", action="store_true", help="print JSON for scripts")
     p_stats.set_defaults(func=_cmd_stats)
+
+    p_check = sub.add_parser(
+        "check",
+        help="check the store's integrity (full-text index, file, message counts)",
+        epilog="examples:\n  session-recall check --db recall.db\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_check.add_argument("--db", required=True, help="session database file or postgresql:// DSN")
+    p_check.add_argument("--read-only", action="store_true", help="never write to the database")
+    p_check.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p_check.set_defaults(func=_cmd_check)
 
     p_import = sub.add_parser(
         "import",

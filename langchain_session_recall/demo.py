@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.backends.sqlite import SessionStore
 
 __all__ = ["DEMO_QUERIES", "build_demo_store", "default_demo_path", "demo_sessions"]
 
@@ -34,7 +34,7 @@ def _session_fields(session: dict[str, Any]) -> dict[str, Any]:
     return {k: session.get(k) for k in keys if session.get(k) is not None}
 
 
-def load_demo(store: SessionStore) -> int:
+def load_demo(store: SessionBackend) -> int:
     """Add the demo sessions to ``store`` (skipping those it has); returns sessions added."""
     added = 0
     for session in demo_sessions():
@@ -67,10 +67,3 @@ def build_demo_store(path: str | os.PathLike[str] = ":memory:") -> SessionStore:
     store = SessionStore(path)
     load_demo(store)
     return store
-
-
-def iter_demo_messages() -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(session_id, message)`` pairs of the demo data, in order."""
-    for session in demo_sessions():
-        for message in session["messages"]:
-            yield session["id"], message

@@ -12,7 +12,6 @@ __all__ = [
     "LineageCycleError",
     "NotASessionDatabaseError",
     "ReadOnlyStoreError",
-    "SessionExistsError",
     "SessionNotFoundError",
     "SessionRecallError",
 ]
@@ -27,10 +26,6 @@ class SessionNotFoundError(SessionRecallError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable.
         return str(self.args[0]) if self.args else "session not found"
-
-
-class SessionExistsError(SessionRecallError):
-    """``add_session`` was called for an id that exists with different attributes."""
 
 
 class InvalidMessageError(SessionRecallError, ValueError):

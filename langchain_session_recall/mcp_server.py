@@ -21,7 +21,6 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio.to_thread
@@ -36,11 +35,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
     ) from _missing
 
 from langchain_session_recall.backends import SessionBackend, open_store
-from langchain_session_recall.errors import (
-    NotASessionDatabaseError,
-    SessionNotFoundError,
-    SessionRecallError,
-)
+from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CHARS,
@@ -325,10 +320,7 @@ def serve(
     """
     host, port = _address(http) if http else ("127.0.0.1", 8000)
     llm = chat_model_from_env(model) if model else None
-    target = str(db)
-    if "://" not in target and target != ":memory:" and not Path(target).expanduser().exists():
-        raise NotASessionDatabaseError(f"no such file: {target}")
-    store = open_store(target, read_only=read_only)
+    store = open_store(db, read_only=read_only, create=False)  # serving never creates a file
     try:
         server = create_mcp_server(store, llm=llm, user_id=user_id, host=host, port=port, **options)
         server.run("streamable-http" if http else "stdio")

@@ -20,7 +20,10 @@ from langchain_core.messages import (
 
 from langchain_session_recall.errors import InvalidMessageError
 
-__all__ = ["ROLES", "MessageRow", "decode_content", "to_row"]
+__all__ = ["ROLES", "MessageLike", "MessageRow", "decode_content", "to_row"]
+
+MessageLike = BaseMessage | Mapping[str, Any]
+"""What the stores accept as a message: a LangChain message or a dict (see :func:`to_row`)."""
 
 ROLES = frozenset({"user", "assistant", "tool", "system"})
 """Roles a stored message may have (the Hermes vocabulary)."""

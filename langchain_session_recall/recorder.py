@@ -1,4 +1,4 @@
-"""``SessionRecorder``: record a running LangChain/LangGraph agent into a :class:`SessionStore`.
+"""``SessionRecorder``: record a running LangChain/LangGraph agent into a session store.
 
 Pass it as a callback and every turn is written as it happens: the new user message(s) when a
 chat model starts, the assistant message (with its tool calls and the model name) when it ends,
@@ -7,13 +7,13 @@ as a node of another graph, or a nested run whose config carries ``metadata={"se
 are written to child sessions
 whose ``parent_session_id`` is the caller's session, so search folds them back into the root.
 
-The recorder never breaks the agent it observes: a storage error is logged, never raised.
+The recorder never breaks the agent it observes: a storage error is counted (``errors``) and
+logged by LangChain's callback manager, and the run goes on.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 import time
 import uuid
@@ -34,11 +34,10 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = ["SessionRecorder"]
 
-logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,22 +48,21 @@ _MAX_SESSIONS = 1024
 _MAX_IDS = 4096
 
 
-def _never_raise(method: F) -> F:
-    """Log any exception of a callback instead of letting it reach the observed run."""
+def _counted(method: F) -> F:
+    """Count a callback's failures in ``errors``, then let them go on.
+
+    LangChain's callback manager already keeps a handler's exception away from the run it
+    observes (``raise_error = False``: it logs ``Error in SessionRecorder.<event> callback``
+    and the run continues); the count is what it does not keep.
+    """
 
     @functools.wraps(method)
     def wrapper(self: SessionRecorder, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
-        except Exception as exc:  # the agent must keep running whatever the store does
+        except Exception:
             self.errors += 1
-            logger.warning(
-                "SessionRecorder could not record %s (the run continues): %s",
-                method.__name__,
-                exc,
-                exc_info=logger.isEnabledFor(logging.DEBUG),
-            )
-            return None
+            raise
 
     return cast(F, wrapper)
 
@@ -134,7 +132,7 @@ class SessionRecorder(BaseCallbackHandler):
     """Record an agent's conversation into a store while it runs.
 
     Args:
-        store: Where to write (a read-write :class:`SessionStore`).
+        store: Where to write (a read-write store, either backend).
         session_id: The session to record into. ``None`` (default) takes the run's
             ``session_id`` metadata or its LangGraph ``thread_id`` (``configurable``), so each
             thread is one session; runs with neither share one session per recorder.
@@ -149,6 +147,7 @@ class SessionRecorder(BaseCallbackHandler):
     Example:
         >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         >>> from langchain_core.messages import AIMessage
+        >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> recorder = SessionRecorder(store, session_id="chat-1")
         >>> model = GenericFakeChatModel(messages=iter([AIMessage("Use CORS middleware.")]))
@@ -162,7 +161,7 @@ class SessionRecorder(BaseCallbackHandler):
 
     def __init__(
         self,
-        store: SessionStore,
+        store: SessionBackend,
         *,
         session_id: str | None = None,
         source: str = "langchain",
@@ -310,7 +309,7 @@ class SessionRecorder(BaseCallbackHandler):
 
     # ------------------------------------------------------------------ callbacks
 
-    @_never_raise
+    @_counted
     def on_chain_start(
         self,
         serialized: dict[str, Any] | None,
@@ -339,19 +338,19 @@ class SessionRecorder(BaseCallbackHandler):
                     self._record(session, new, None)
                     self._state(session).pending_inputs.extend(m.text for m in new)
 
-    @_never_raise
+    @_counted
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the finished run."""
         with self._lock:
             self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed run."""
         with self._lock:
             self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_chat_model_start(
         self,
         serialized: dict[str, Any] | None,
@@ -378,7 +377,7 @@ class SessionRecorder(BaseCallbackHandler):
                     unseen.append(message)
             self._record(session, unseen, run.model)
 
-    @_never_raise
+    @_counted
     def on_llm_start(
         self,
         serialized: dict[str, Any] | None,
@@ -395,7 +394,7 @@ class SessionRecorder(BaseCallbackHandler):
             run = self._register(run_id, parent_run_id, "model", tags=tags, metadata=metadata)
             run.model = _model_name(kwargs.get("invocation_params"), metadata)
 
-    @_never_raise
+    @_counted
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         """Record the assistant message with its tool calls and the model name."""
         with self._lock:
@@ -415,13 +414,13 @@ class SessionRecorder(BaseCallbackHandler):
             finally:
                 self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed model run."""
         with self._lock:
             self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_tool_start(
         self,
         serialized: dict[str, Any] | None,
@@ -443,7 +442,7 @@ class SessionRecorder(BaseCallbackHandler):
             call_id = kwargs.get("tool_call_id")
             run.tool_call_id = str(call_id) if call_id else None
 
-    @_never_raise
+    @_counted
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Record the tool result in the calling agent's session."""
         with self._lock:
@@ -457,7 +456,7 @@ class SessionRecorder(BaseCallbackHandler):
             finally:
                 self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Record the tool's error as its result, so the transcript shows what happened."""
         with self._lock:
@@ -475,7 +474,7 @@ class SessionRecorder(BaseCallbackHandler):
             finally:
                 self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_retriever_start(
         self,
         serialized: dict[str, Any] | None,
@@ -491,13 +490,13 @@ class SessionRecorder(BaseCallbackHandler):
         with self._lock:
             self._register(run_id, parent_run_id, "chain", tags=tags, metadata=metadata)
 
-    @_never_raise
+    @_counted
     def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the finished retriever run."""
         with self._lock:
             self._forget(run_id)
 
-    @_never_raise
+    @_counted
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed retriever run."""
         with self._lock:

@@ -16,7 +16,7 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
-from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
 from langchain_session_recall.search.ranking import RankedSession

@@ -12,7 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
@@ -222,14 +222,14 @@ _SUMMARIZER_OPTIONS = frozenset(SessionSummarizer.model_fields) - {"llm"}
 
 
 def create_session_search_tool(
-    store_or_retriever: SessionStore | SessionRecallRetriever,
+    store_or_retriever: SessionBackend | SessionRecallRetriever,
     llm: BaseChatModel | None = None,
     **options: Any,
 ) -> SessionSearchTool:
     """Build the ``session_search`` tool.
 
     Args:
-        store_or_retriever: A :class:`SessionStore` or a configured retriever.
+        store_or_retriever: A store (either backend) or a configured retriever.
         llm: Chat model for the recaps; without one the tool returns extractive recaps
             (the matched messages with their neighbours), at no LLM cost.
         **options: Retriever fields (``user_id``, ``exclude_sources``, ``max_chars``, ...) and
@@ -257,5 +257,6 @@ def create_session_search_tool(
     else:
         retriever = SessionRecallRetriever(store=store_or_retriever, **retriever_opts)
     summarizer_opts = {k: v for k, v in options.items() if k in _SUMMARIZER_OPTIONS}
+    summarizer_opts.setdefault("store", retriever.store)  # its summary cache outlives the process
     summarizer = SessionSummarizer(llm=llm, **summarizer_opts)
     return SessionSearchTool(retriever=retriever, summarizer=summarizer, **tool_fields)

@@ -18,11 +18,9 @@ rewrites only its section of ``--out``) models a gateway that records an agent t
 transaction while it waits on something else (a model call, a parse): 8 writer processes each
 own one session; every write transaction appends a batch of messages to it and then stays open
 for a fixed hold time (``time.sleep`` inside the transaction) before it commits. 8 reader
-processes run the query mix meanwhile. The transaction is the store's own
-(``SessionStore._transaction()``: ``BEGIN IMMEDIATE`` .. ``COMMIT``;
-``PostgresSessionStore._transaction()``: a pooled connection's transaction), and the insert is
-the store's own insert path (SQLite: ``SessionStore._insert_rows``; PostgreSQL: the statements
-``add_messages`` runs, ``_LOCK_SESSION``, ``_INSERT_MESSAGES``, ``_BUMP_COUNT``). Committed
+processes run the query mix meanwhile. The transaction is the store's public
+``transaction()`` block (SQLite: ``BEGIN IMMEDIATE`` .. ``COMMIT``; PostgreSQL: a pooled
+connection's transaction) around ``add_messages``, the same code on both backends. Committed
 messages are counted in the database afterwards, not only by the writers.
 
     PYTHONPATH=. python benchmarks/postgres/bench.py --dsn "$(cat /tmp/bench-pg/dsn)" \
@@ -45,15 +43,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.backends.postgres.store import (
-    _BUMP_COUNT,
-    _INSERT_MESSAGES,
-    _LOCK_SESSION,
-    PostgresSessionStore,
-    _message_batch,
-)
-from langchain_session_recall.backends.sqlite.store import SessionStore
-from langchain_session_recall.messages import to_row
+from langchain_session_recall.backends import PostgresSessionStore, SessionStore
 from langchain_session_recall.search.pipeline import search_sessions
 
 SESSION_SIZE = 50
@@ -241,18 +231,10 @@ HOLD_MARK_START = "<!-- held-transactions:start -->"
 HOLD_MARK_END = "<!-- held-transactions:end -->"
 
 
-def _hold_write(kind: str, store: Any, sid: str, rows: list[Any], hold_s: float) -> None:
-    """One write transaction: the store's insert path for ``rows``, then ``hold_s`` of waiting."""
-    if kind == "sqlite":
-        with store._transaction() as conn:
-            store._insert_rows(conn, sid, rows)
-            time.sleep(hold_s)
-        return
-    with store._transaction() as conn:
-        if not conn.execute(_LOCK_SESSION, (sid,)).fetchone():
-            raise RuntimeError(f"benchmark session {sid!r} is missing")
-        conn.execute(_INSERT_MESSAGES, _message_batch(sid, rows)).fetchall()
-        conn.execute(_BUMP_COUNT, (len(rows), sid))
+def _hold_write(store: Any, sid: str, rows: list[Any], hold_s: float) -> None:
+    """One write transaction: ``add_messages`` for ``rows``, then ``hold_s`` of waiting."""
+    with store.transaction():
+        store.add_messages(sid, rows)
         time.sleep(hold_s)
 
 
@@ -269,12 +251,12 @@ def _hold_writer(
     while time.monotonic() < end:
         rows = [
             # no word of the query mix: readers do the same work whatever the writers add
-            to_row({"role": "assistant", "content": f"turn {txs} gateway note {rng.random()}"})
+            {"role": "assistant", "content": f"turn {txs} gateway note {rng.random()}"}
             for _ in range(batch)
         ]
         t0 = time.perf_counter()
         try:
-            _hold_write(kind, store, sid, rows, hold_s)
+            _hold_write(store, sid, rows, hold_s)
         except Exception:  # a locked database: counted, not fatal
             errors += 1
             continue

@@ -1,81 +1,89 @@
-"""What the retriever needs from a store, and opening a store from a path or a DSN.
+"""Session stores: one contract (:class:`SessionBackend`), two backends, one way to open them.
 
-:class:`SessionBackend` lists the reads the retriever and the search pipeline make.
-:class:`~langchain_session_recall.backends.sqlite.store.SessionStore` (SQLite) and
-:class:`PostgresSessionStore` (PostgreSQL) both satisfy it,
-so the pipeline is written once.
+``base.py`` holds the contract and everything the backends share; ``sql.py`` the statements
+both run, written for a :class:`~langchain_session_recall.backends.sql.Dialect`; ``sqlite/`` and
+``postgres/`` hold each backend's schema, dialect, full-text search and connections.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from langchain_session_recall.models import RecentSession, Session
-from langchain_session_recall.models import StoredMessage as StoredMessage
-from langchain_session_recall.search.pipeline import SearchBackend
+from langchain_session_recall.backends.base import (
+    CachedSummary,
+    SessionBackend,
+    StoreCheck,
+    SummaryStatus,
+)
+from langchain_session_recall.backends.postgres import (
+    PostgresSessionStore,
+    is_postgres_dsn,
+    redact_dsn,
+)
+from langchain_session_recall.backends.sqlite import SessionStore
+from langchain_session_recall.errors import NotASessionDatabaseError
 
-if TYPE_CHECKING:
-    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
-    from langchain_session_recall.backends.sqlite.store import SessionStore
+__all__ = [
+    "CachedSummary",
+    "PostgresSessionStore",
+    "SessionBackend",
+    "SessionStore",
+    "StoreCheck",
+    "SummaryStatus",
+    "describe_target",
+    "is_postgres_dsn",
+    "open_store",
+]
 
-__all__ = ["SessionBackend", "open_store"]
 
-
-@runtime_checkable
-class SessionBackend(SearchBackend, Protocol):
-    """A searchable session store: what :class:`SessionRecallRetriever` calls.
-
-    The search pipeline's needs (``search.pipeline.SearchBackend``) plus
-    the reads that build Documents and the CLI's ``stats``.
+def describe_target(target: str | os.PathLike[str]) -> str:
+    """``target`` as it may be shown: a DSN without its password, a path as given.
 
     Example:
-        >>> from langchain_session_recall import SessionStore
-        >>> isinstance(SessionStore(":memory:"), SessionBackend)
-        True
+        >>> describe_target("postgresql://app:pw@db/recall")
+        'postgresql://app:***@db/recall'
     """
-
-    store_id: str
-
-    def get_sessions(self, session_ids: Iterable[str]) -> dict[str, Session]: ...
-
-    def chain_messages(
-        self, root_id: str, *, user_id: str | None = None
-    ) -> list[StoredMessage]: ...
-
-    def recent_sessions(
-        self,
-        limit: int = 10,
-        *,
-        exclude_sources: Iterable[str] = ...,
-        exclude_session_ids: Iterable[str] = ...,
-        user_id: str | None = None,
-        after: float | None = None,
-        before: float | None = None,
-    ) -> list[RecentSession]: ...
-
-    def stats(self) -> dict[str, Any]: ...
+    return redact_dsn(str(target)) if is_postgres_dsn(target) else str(target)
 
 
 def open_store(
-    target: str | os.PathLike[str], *, read_only: bool = False
-) -> SessionStore | PostgresSessionStore:
-    """A SQLite store for a file path, a PostgreSQL store for a ``postgresql://`` DSN.
+    target: str | os.PathLike[str], *, read_only: bool = False, create: bool = True
+) -> SessionBackend:
+    """Open the store at a file path, ``":memory:"`` or a ``postgresql://`` DSN.
+
+    Args:
+        target: Where the store is.
+        read_only: Never write to it (a SQLite file keeps every byte; PostgreSQL sessions run
+            read-only transactions).
+        create: Create a SQLite file that does not exist yet (``False``: it must exist).
+
+    Raises:
+        NotASessionDatabaseError: the target does not exist (with ``create=False`` or
+            ``read_only``), is not a regular file, or is not a session store.
 
     Example:
-        >>> open_store(":memory:")  # doctest: +ELLIPSIS
+        >>> open_store(":memory:")
         SessionStore(':memory:', read-write)
+        >>> open_store("/dev/null", read_only=True)
+        Traceback (most recent call last):
+        ...
+        langchain_session_recall.errors.NotASessionDatabaseError: /dev/null is not a regular file
     """
-    from langchain_session_recall.backends.postgres.store import (
-        PostgresSessionStore,
-        is_postgres_dsn,
-    )
-    from langchain_session_recall.backends.sqlite.store import SessionStore
-
     if is_postgres_dsn(target):
         return PostgresSessionStore(str(target), read_only=read_only)
     if str(target) == ":memory:":
         return SessionStore(":memory:", read_only=read_only)
-    return SessionStore(Path(target).expanduser(), read_only=read_only)
+    path = Path(target).expanduser()
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if read_only or not create:
+            raise NotASessionDatabaseError(f"no such file: {path}") from None
+        return SessionStore(path)
+    except OSError as exc:
+        raise NotASessionDatabaseError(f"cannot open {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise NotASessionDatabaseError(f"{path} is not a regular file")
+    return SessionStore(path, read_only=read_only)

@@ -1,7 +1,7 @@
 """What every importer shares: the report, skip bookkeeping, progress and session writing.
 
 An importer turns an outside source into :class:`ImportSession` records (pure parsing), then
-:func:`write_sessions` puts them into a :class:`SessionStore`: parents before children, one
+:func:`write_sessions` puts them into a store (either backend): parents before children, one
 transaction per session batch (its new messages and their ledger rows together), messages
 already in the ledger skipped. Re-running an import therefore adds only what is new.
 """
@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
-from langchain_session_recall.backends.sqlite.store import MessageLike, SessionStore
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.messages import MessageLike
 
 __all__ = [
     "ImportReport",
@@ -239,7 +240,7 @@ def progress(
 
 
 def write_sessions(
-    store: SessionStore,
+    store: SessionBackend,
     sessions: Sequence[ImportSession],
     report: ImportReport,
     *,
@@ -251,6 +252,7 @@ def write_sessions(
     ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
 
     Example:
+        >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> s = ImportSession("chat-1", "import", [("f:1", {"role": "user", "content": "hi"})])
         >>> write_sessions(store, [s], ImportReport("custom")).summary()
@@ -264,7 +266,7 @@ def write_sessions(
         progress(ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress)
     )
     # A transaction per group of sessions: one commit and one index pass per group (see
-    # SessionStore.transaction); a crash loses at most the group, which a re-run adds again.
+    # SessionBackend.transaction); a crash loses at most the group, which a re-run adds again.
     while group := list(itertools.islice(items, SESSIONS_PER_TRANSACTION)):
         with store.transaction():
             for session in group:
@@ -272,7 +274,7 @@ def write_sessions(
     return report
 
 
-def _write_one(store: SessionStore, session: ImportSession, report: ImportReport) -> None:
+def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
     """One session's row, new messages (with ledger rows) and end time."""
     existing = store.get_session(session.id)
     started_at = session.started_at

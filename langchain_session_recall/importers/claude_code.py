@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -231,7 +231,7 @@ def _files(path: Path) -> list[Path]:
 
 
 def import_claude_code(
-    store: SessionStore,
+    store: SessionBackend,
     path: str | os.PathLike[str] | None = None,
     *,
     show_progress: bool | None = None,
@@ -246,6 +246,7 @@ def import_claude_code(
         ...          "message": {"role": "user", "content": "why is CI red?"}}
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "s1.jsonl"
         >>> _ = f.write_text(json.dumps(entry) + "\\n")
+        >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> import_claude_code(store, f.parent).summary()
         'claude-code: 1 sessions (1 new), 1 messages imported'

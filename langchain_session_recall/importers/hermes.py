@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.backends.sqlite import SessionStore
 from langchain_session_recall.errors import NotASessionDatabaseError
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -67,7 +68,7 @@ def read_hermes(source: SessionStore, report: ImportReport) -> list[ImportSessio
 
 
 def import_hermes(
-    store: SessionStore,
+    store: SessionBackend,
     path: str | os.PathLike[str],
     *,
     show_progress: bool | None = None,

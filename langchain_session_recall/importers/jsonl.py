@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -119,7 +119,7 @@ def _files(path: Path) -> list[Path]:
 
 
 def import_jsonl(
-    store: SessionStore,
+    store: SessionBackend,
     path: str | os.PathLike[str],
     *,
     parent_field: str = "parent_session_id",
@@ -132,6 +132,7 @@ def import_jsonl(
         >>> import tempfile, pathlib
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "chat-1.jsonl"
         >>> _ = f.write_text('{"role": "user", "content": "where is the nginx config?"}\\n')
+        >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> import_jsonl(store, f).summary()
         'jsonl: 1 sessions (1 new), 1 messages imported'

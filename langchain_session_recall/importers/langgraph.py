@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langchain_session_recall.backends.sqlite.store import SessionStore
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     ImportReport,
@@ -102,7 +102,7 @@ def _thread(saver: Any, thread_id: str, namespace: str, report: ImportReport) ->
 
 
 def import_langgraph(
-    store: SessionStore,
+    store: SessionBackend,
     path: str | os.PathLike[str],
     *,
     show_progress: bool | None = None,
@@ -114,6 +114,7 @@ def import_langgraph(
         >>> from langgraph.checkpoint.sqlite import SqliteSaver
         >>> path = os.path.join(tempfile.mkdtemp(), "checkpoints.db")
         >>> SqliteSaver(sqlite3.connect(path)).setup()
+        >>> from langchain_session_recall import SessionStore
         >>> import_langgraph(SessionStore(":memory:"), path).sessions
         0
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-__all__ = ["resolve_root", "resolve_roots"]
+__all__ = ["chain_order", "lineage_path", "resolve_root", "resolve_roots"]
 
 
 def resolve_root(session_id: str, parents: Mapping[str, str | None]) -> str:
@@ -47,3 +47,40 @@ def resolve_roots(session_ids: Iterable[str], parents: Mapping[str, str | None])
         if sid not in roots:
             roots[sid] = resolve_root(sid, parents)
     return roots
+
+
+def lineage_path(session_id: str, parents: Mapping[str, str | None]) -> list[str]:
+    """The session, its parent, ... up to the root, given a ``{session: parent}`` map.
+
+    Stops at a parent absent from ``parents`` and before a session it has already listed.
+
+    Example:
+        >>> lineage_path("c", {"a": None, "b": "a", "c": "b"})
+        ['c', 'b', 'a']
+    """
+    out = [session_id]
+    seen = {session_id}
+    while (parent := parents.get(out[-1])) is not None and parent in parents and parent not in seen:
+        out.append(parent)
+        seen.add(parent)
+    return out
+
+
+def chain_order(root: str, pairs: Iterable[tuple[str, str | None]]) -> list[str]:
+    """The root, then its descendants breadth first (siblings by id), from ``(id, parent)`` pairs.
+
+    Example:
+        >>> chain_order("r", [("b", "r"), ("r", None), ("a", "r"), ("c", "a")])
+        ['r', 'a', 'b', 'c']
+    """
+    children: dict[str, list[str]] = {}
+    for sid, parent in pairs:
+        if sid != root and parent is not None:
+            children.setdefault(parent, []).append(sid)
+    out, seen = [root], {root}
+    for current in out:  # grows while iterating: a breadth-first walk
+        for child in sorted(children.get(current, ())):
+            if child not in seen:
+                seen.add(child)
+                out.append(child)
+    return out

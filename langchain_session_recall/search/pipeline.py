@@ -1,8 +1,9 @@
 """The search pipeline, independent of the storage backend.
 
 query text -> parsed query -> message hits -> chain roots (one lineage query) -> ranked
-sessions. A backend provides ``match_messages``, ``parents_of``, ``chain`` and ``root_of``;
-one that also offers ``vocabulary`` (:class:`VocabularyBackend`) gets typo correction.
+sessions. The store is any :class:`~langchain_session_recall.backends.base.SessionBackend`; the
+pipeline uses its ``match_messages``, lineage (``parents_of``, ``root_of``, ``chain``) and,
+for typo correction, ``vocabulary``.
 
 * Syntax the user wrote on purpose (quotes, ``AND``, ``NOT``, ``deploy*``) is honoured first:
   the strict reading, ranked by its message hits. A query that only joins terms with ``OR``
@@ -21,7 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal
 
 from langchain_session_recall.models import MessageHit, SearchFilters
 from langchain_session_recall.search.cjk import has_cjk
@@ -42,12 +43,13 @@ from langchain_session_recall.search.ranking import (
     rank_sessions,
 )
 
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
+
 __all__ = [
     "AUTOMATION_SOURCES",
     "HIT_LIMIT",
-    "SearchBackend",
     "SearchOutcome",
-    "VocabularyBackend",
     "match_terms",
     "search_sessions",
 ]
@@ -60,35 +62,6 @@ _NO_FILTERS = SearchFilters()
 AUTOMATION_SOURCES = ("cron", "kanban")
 """Session sources of unattended runs (matched separately, demoted by ranking)."""
 QueryReading = Literal["natural", "strict", "relaxed"]
-
-
-class SearchBackend(Protocol):
-    """What the pipeline needs from a store."""
-
-    def match_messages(
-        self,
-        query: ParsedQuery,
-        reading: Literal["strict", "relaxed"],
-        *,
-        filters: SearchFilters = ...,
-        limit: int = ...,
-        automation: Sequence[str] = ...,
-    ) -> list[MessageHit]: ...
-
-    def parents_of(
-        self, session_ids: Sequence[str], *, user_id: str | None = None
-    ) -> dict[str, str | None]: ...
-
-    def root_of(self, session_id: str, *, user_id: str | None = None) -> str: ...
-
-    def chain(self, root_id: str, *, user_id: str | None = None) -> list[str]: ...
-
-
-@runtime_checkable
-class VocabularyBackend(Protocol):
-    """Optional backend capability: list indexed words, for typo correction."""
-
-    def vocabulary(self, prefix: str, *, limit: int = ...) -> list[tuple[str, int]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +81,7 @@ class SearchOutcome:
 
 
 def search_sessions(
-    backend: SearchBackend,
+    backend: SessionBackend,
     text: str,
     *,
     role_filter: Sequence[str] = (),
@@ -177,13 +150,13 @@ def _any_of(query: ParsedQuery) -> bool:
 
 
 def _roots(
-    backend: SearchBackend, hits: Sequence[MessageHit], user_id: str | None
+    backend: SessionBackend, hits: Sequence[MessageHit], user_id: str | None
 ) -> dict[str, str]:
     parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
     return resolve_roots((h.session_id for h in hits), parents)
 
 
-def _indexed(backend: SearchBackend, term: Term, filters: SearchFilters) -> bool:
+def _indexed(backend: SessionBackend, term: Term, filters: SearchFilters) -> bool:
     """Whether the word occurs anywhere in the user's scope, whatever the other filters."""
     scope = SearchFilters(user_id=filters.user_id)
     return bool(backend.match_messages(single_term_query(term), "relaxed", filters=scope, limit=1))
@@ -201,20 +174,14 @@ def _prefix_term(term: Term) -> Term | None:
     return Term((word,), prefix=True)
 
 
-def _corrections(backend: SearchBackend, term: Term) -> list[Term]:
+def _corrections(backend: SessionBackend, term: Term) -> list[Term]:
     """The indexed words closest to a misspelt word (index words are often stems).
 
     A slip in the second letter is not corrected (the candidates would be every indexed word
     with the same initial); the prefix fallback may still find the word.
     """
     word = term.tokens[0]
-    if (
-        not isinstance(backend, VocabularyBackend)
-        or term.is_phrase
-        or term.prefix
-        or has_cjk(word)
-        or not word.isalpha()
-    ):
+    if term.is_phrase or term.prefix or has_cjk(word) or not word.isalpha():
         return []
     lower = word.lower()
     # Candidates share the first two letters, or the first and third (the 2nd and 3rd swapped):
@@ -225,7 +192,7 @@ def _corrections(backend: SearchBackend, term: Term) -> list[Term]:
 
 
 def match_terms(
-    backend: SearchBackend,
+    backend: SessionBackend,
     query: ParsedQuery,
     *,
     filters: SearchFilters = _NO_FILTERS,

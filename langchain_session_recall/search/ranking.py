@@ -82,7 +82,6 @@ class RankedSession:
     message_ids: tuple[int, ...]
     session_ids: tuple[str, ...]
     latest_match: float
-    first_match_id: int = field(default=0)
     matched_terms: tuple[str, ...] = ()
     """Query terms found in the chain (term-coverage ranking only), most informative first."""
     coverage: float = 1.0
@@ -146,7 +145,6 @@ def rank_sessions(
                 message_ids=tuple(h.message_id for h in hits_),
                 session_ids=tuple(dict.fromkeys(h.session_id for h in hits_)),
                 latest_match=max(h.timestamp for h in hits_),
-                first_match_id=min(h.message_id for h in hits_),
             )
         )
     ranked.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
@@ -285,7 +283,6 @@ def rank_by_terms(
                 message_ids=tuple(order),
                 session_ids=tuple(dict.fromkeys(hits_by_id[m].session_id for m in order)),
                 latest_match=latest,
-                first_match_id=min(order),
                 matched_terms=tuple(sorted(by_term, key=lambda t: (-term_weight[t], t))),
                 coverage=round(coverage, 4),
             )

@@ -4,8 +4,7 @@ Keys come from :func:`summary_cache_key` (root session, its last message id or a
 normalized query, model, prompt version), so a new message in the session, another model or a new
 prompt simply misses. Three implementations of the two-method :class:`SummaryCache` protocol:
 
-- :class:`StoreSummaryCache` keeps summaries in the session database, through the store's
-  ``get_cached_summary`` / ``put_cached_summary`` (duck typed; any object with them works);
+- :class:`StoreSummaryCache` keeps summaries in the session store (SQLite or PostgreSQL);
 - :class:`InMemorySummaryCache` for no store, or a read-only one;
 - :class:`JsonFileSummaryCache` a side file next to a read-only database.
 """
@@ -19,7 +18,10 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = [
     "InMemorySummaryCache",
@@ -137,26 +139,17 @@ class JsonFileSummaryCache:
 
 
 class StoreSummaryCache:
-    """Adapter to a session store's ``get_cached_summary`` / ``put_cached_summary``."""
+    """The summary cache of a session store (either backend): recaps survive the process.
 
-    def __init__(self, store: Any) -> None:
-        if not is_cache_capable_store(store):
-            raise TypeError(
-                f"{type(store).__name__} has no get_cached_summary/put_cached_summary; "
-                "pass a SessionStore or use InMemorySummaryCache"
-            )
+    Only recaps that passed the quality gate are served (status ``"summarized"``).
+    """
+
+    def __init__(self, store: SessionBackend) -> None:
         self.store = store
 
     def get(self, key: str) -> str | None:
-        value = self.store.get_cached_summary(key)
-        return value if isinstance(value, str) else None
+        cached = self.store.get_cached_summary(key)
+        return cached.summary if cached is not None and cached.status == "summarized" else None
 
     def put(self, key: str, summary: str, *, session_id: str, model: str | None) -> None:
         self.store.put_cached_summary(key, session_id=session_id, summary=summary, model=model)
-
-
-def is_cache_capable_store(store: Any) -> bool:
-    """True when ``store`` offers the two summary-cache methods."""
-    return callable(getattr(store, "get_cached_summary", None)) and callable(
-        getattr(store, "put_cached_summary", None)
-    )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import importlib
 import inspect
 import logging
 import threading
@@ -41,13 +40,13 @@ from langchain_core.runnables.config import patch_config
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
     StoreSummaryCache,
     SummaryCache,
-    is_cache_capable_store,
     summary_cache_key,
 )
 from langchain_session_recall.summarize.extractive import extractive_recap, parse_transcript
@@ -103,7 +102,6 @@ class _Plan:
     cache: SummaryCache | None = None
     cache_key: str | None = None
     result: Document | None = None  # already decided (cache hit, pass-through, no model)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _model_name(llm: Any) -> str | None:
@@ -187,7 +185,8 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     """``True``: the store's summary cache (``store=`` or found through the Documents'
     ``store_id``), else an in-memory one kept by this summarizer. ``False``: off. Or any object
     with ``get(key)`` / ``put(key, summary, *, session_id, model)``."""
-    store: Any = None
+    store: SessionBackend | None = None
+    """The store whose summary cache to use (default: the one the Documents came from)."""
     cache_path: str | None = None
     """Side file (JSON) for summaries of read-only stores; by default they stay in memory."""
     redact: bool = True
@@ -285,11 +284,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         if self.cache is not True:
             return self.cache  # type: ignore[no-any-return]
         store = self.store if self.store is not None else _lookup_store(doc.metadata)
-        if (
-            store is not None
-            and is_cache_capable_store(store)
-            and not getattr(store, "read_only", False)
-        ):
+        if store is not None and not store.read_only:
             return StoreSummaryCache(store)
         # No store, or a read-only one: never write into a database we must not touch.
         if self.cache_path is not None:
@@ -620,17 +615,10 @@ def _documents(value: Any) -> list[Document]:
     return docs
 
 
-def _lookup_store(metadata: Mapping[str, Any]) -> Any:
+def _lookup_store(metadata: Mapping[str, Any]) -> SessionBackend | None:
+    """The open store a Document came from (its ``store_id``), on either backend."""
     store_id = metadata.get("store_id")
-    if not store_id:
-        return None
-    try:
-        # Imported lazily and by name: the summarizer must not pull in SQLite to be used alone.
-        store_module = importlib.import_module("langchain_session_recall.backends.sqlite.store")
-    except ImportError:  # pragma: no cover - the store module ships with the package
-        return None
-    lookup = getattr(getattr(store_module, "SessionStore", None), "lookup", None)
-    return lookup(store_id) if callable(lookup) else None
+    return SessionBackend.lookup(store_id) if isinstance(store_id, str) else None
 
 
 def _safe_cache_get(cache: SummaryCache, key: str) -> str | None:
@@ -671,6 +659,8 @@ def create_session_recall_chain(
             for doc in chain.invoke("docker permission denied"):
                 print(doc.metadata["when"], doc.page_content)
     """
+    if isinstance(retriever, SessionRecallRetriever):
+        summarizer_kwargs.setdefault("store", retriever.store)
     summarizer = SessionSummarizer(llm=llm, **summarizer_kwargs)
     if isinstance(retriever, SessionRecallRetriever) and llm is not None:
         # Message ids in the transcript let the model cite its sources (checked afterwards).

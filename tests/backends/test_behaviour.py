@@ -167,8 +167,9 @@ def test_write_errors_say_what_to_do(store: Any) -> None:
 def test_summary_cache(store: Any) -> None:
     assert store.get_cached_summary("k") is None
     store.put_cached_summary("k", session_id="s", summary="first", model="m")
-    store.put_cached_summary("k", session_id="s", summary="second", model="m")
-    assert store.get_cached_summary("k") == "second"
+    store.put_cached_summary("k", session_id="s", summary="second", model="m", status="rejected")
+    cached = store.get_cached_summary("k")
+    assert (cached.summary, cached.status, cached.model) == ("second", "rejected", "m")
 
 
 # ------------------------------------------------------------------ lineage
@@ -351,3 +352,56 @@ def test_stats(store: Any) -> None:
     assert stats["sources"] == {"cli": 1, "subagent": 1}
     assert (stats["first_started_at"], stats["last_started_at"]) == (10.0, 20.0)
     assert stats["size_bytes"] > 0
+
+
+# ------------------------------------------------------------------ summary cache across processes
+
+_FRESH_PROCESS = r"""
+import json, sys
+from summarizer_support import ScriptedChatModel
+from langchain_session_recall import create_session_search_tool
+from langchain_session_recall.backends import open_store, PostgresSessionStore
+
+target, schema = sys.argv[1], sys.argv[2]
+store = PostgresSessionStore(target, schema=schema) if schema else open_store(target)
+
+
+def recap(messages, n):
+    prompt = str(messages[-1].content)
+    asked = next(ln for ln in prompt.splitlines() if ln.startswith("[USER"))
+    return "The user asked: " + asked.split("]: ", 1)[1] + " The assistant answered it."
+
+
+llm = ScriptedChatModel(script=recap)
+tool = create_session_search_tool(store, llm=llm, max_attempts=1)
+payload = json.loads(tool.invoke({"query": "flamingo migration", "limit": 3}))
+print(json.dumps({"calls": len(llm.calls), "count": payload["count"]}))
+"""
+
+
+def test_summaries_cached_in_the_store_serve_a_fresh_process(store: Any, tmp_path: Any) -> None:
+    """Issue: on PostgreSQL the cache was in memory only. A new process now pays no LLM call."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    for sid, text in (("f1", "the flamingo migration script"), ("f2", "flamingo feeding log")):
+        _say(store, sid, text, "we ran the migration at noon")
+    pg = type(store).__name__ == "PostgresSessionStore"
+    target = os.environ["SESSION_RECALL_PG_DSN"] if pg else store.path
+    schema = store.schema if pg else ""
+    tests = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+    def run() -> dict[str, int]:
+        out = subprocess.run(
+            [sys.executable, "-c", _FRESH_PROCESS, str(target), schema],
+            capture_output=True, text=True, env=env, timeout=120, check=True,
+        )  # fmt: skip
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    assert first == {"calls": 2, "count": 2}
+    assert second == {"calls": 0, "count": 2}

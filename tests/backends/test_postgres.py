@@ -24,16 +24,18 @@ def pg(pg_schema: str):  # type: ignore[no-untyped-def]
         yield store
 
 
-async def test_async_write_and_read(pg) -> None:  # type: ignore[no-untyped-def]
-    await pg.aadd_session("a", title="async")
-    await pg.aadd_session("b", parent_session_id="a")
-    ids = await pg.aadd_messages("b", [{"role": "user", "content": "async pgvector question"}])
-    await pg.aend_session("b", end_reason="done")
-    assert [m.id for m in await pg.aget_messages("b")] == ids
-    session = await pg.aget_session("b")
-    assert session is not None and session.end_reason == "done" and session.message_count == 1
-    assert [r.root_id for r in search_sessions(pg, "pgvector").sessions] == ["a"]
-    await pg.aclose()
+async def test_async_search_runs_in_the_executor(pg) -> None:  # type: ignore[no-untyped-def]
+    """One async model for both backends: the retriever's ainvoke runs the store in threads."""
+    from langchain_session_recall import SessionRecallRetriever
+
+    pg.add_session("a", title="async")
+    pg.add_session("b", parent_session_id="a")
+    pg.add_messages("b", [{"role": "user", "content": "async pgvector question"}])
+    retriever = SessionRecallRetriever(store=pg)
+    docs = await retriever.ainvoke("pgvector")
+    assert [d.metadata["session_id"] for d in docs] == ["a"]
+    batches = await retriever.abatch(["pgvector"] * 4)
+    assert [[d.metadata["session_id"] for d in docs] for docs in batches] == [["a"]] * 4
 
 
 def test_is_a_session_backend_and_opens_from_a_dsn(pg, default_schema: str) -> None:  # type: ignore[no-untyped-def]
@@ -68,11 +70,9 @@ def test_schema_name_is_validated() -> None:
         PostgresSessionStore(PG_DSN, schema='x"; DROP SCHEMA public; --')
 
 
-def test_migrate_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
-    from langchain_session_recall.backends.postgres.store import (
-        PostgresSessionStore,
-        migrate_sqlite_to_postgres,
-    )
+def test_import_a_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
+    from langchain_session_recall.importers import import_hermes
 
     src_path = tmp_path / "state.db"
     with SessionStore(src_path) as src:
@@ -83,23 +83,25 @@ def test_migrate_sqlite_store(tmp_path: Path, pg_schema: str) -> None:
         )
         src.add_messages("child", [{"role": "tool", "content": "unlocked\x00", "tool_name": "tf"}])
         expected = [r.root_id for r in search_sessions(src, "terraform OR unlocked").sessions]
-    report = migrate_sqlite_to_postgres(src_path, PG_DSN, schema=pg_schema)
-    assert (report.sessions, report.messages, report.skipped_sessions) == (2, 2, 0)
-    again = migrate_sqlite_to_postgres(src_path, PG_DSN, schema=pg_schema)
-    assert (again.sessions, again.skipped_sessions) == (0, 2)
     with PostgresSessionStore(PG_DSN, schema=pg_schema) as dst:
+        report = import_hermes(dst, src_path)
+        assert (report.new_sessions, report.messages, report.skipped_total) == (2, 2, 0)
+        again = import_hermes(dst, src_path)
+        assert (again.new_sessions, again.messages, again.already_imported) == (0, 0, 2)
         assert dst.lineage("child") == ["child", "root"]
         assert dst.get_session("root").user_id == "u"
         assert dst.get_session("child").message_count == 1
+        assert dst.get_messages("child")[0].content == "unlocked"  # NUL dropped: PostgreSQL text
         assert [
             r.root_id for r in search_sessions(dst, "terraform OR unlocked").sessions
         ] == expected
 
 
-def test_migrate_hermes_state_db(tmp_path: Path, pg_schema: str) -> None:
+def test_import_a_hermes_state_db(tmp_path: Path, pg_schema: str) -> None:
     from hermes_fixtures import build_hermes_db
 
-    from langchain_session_recall.backends.postgres.store import migrate_sqlite_to_postgres
+    from langchain_session_recall.backends.postgres.store import PostgresSessionStore
+    from langchain_session_recall.importers import import_hermes
 
     path = tmp_path / "state.db"
     build_hermes_db(path, 3)
@@ -107,8 +109,9 @@ def test_migrate_hermes_state_db(tmp_path: Path, pg_schema: str) -> None:
         visible = sum(
             len(src.get_messages(r.id)) for r in src.recent_sessions(1000, exclude_sources=())
         )
-    report = migrate_sqlite_to_postgres(path, PG_DSN, schema=pg_schema)
-    assert report.sessions > 0 and report.messages + report.skipped_messages >= visible
+    with PostgresSessionStore(PG_DSN, schema=pg_schema) as dst:
+        report = import_hermes(dst, path)
+    assert report.sessions > 0 and report.messages + report.skipped_total >= visible
 
 
 @settings(
@@ -207,9 +210,9 @@ def test_cli_import_sqlite_into_a_dsn(default_schema: str, tmp_path: Path) -> No
     build_demo_store(src).close()
     out = io.StringIO()
     assert main(["import", "sqlite", str(src), "--db", PG_DSN], out=out) == EXIT_OK
-    assert out.getvalue().startswith("sqlite -> postgresql: 18 sessions")
+    assert out.getvalue().startswith("hermes: 18 sessions (18 new), 145 messages imported")
     again = io.StringIO()
     assert main(["import", "sqlite", str(src), "--db", PG_DSN], out=again) == EXIT_OK
-    assert "0 sessions" in again.getvalue() and "skipped 18 sessions" in again.getvalue()
+    assert "(0 new), 0 messages imported, 145 already present" in again.getvalue()
     with open_store(PG_DSN) as store:
         assert store.stats()["sessions"] == 18

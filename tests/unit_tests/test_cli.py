@@ -86,7 +86,7 @@ def test_import_errors_have_distinct_exit_codes(
     assert run("import", "hermes", str(hermes), "--db", target, "--source", "x")[0] == EXIT_USAGE
 
 
-def test_stats_reports_counts_sources_dates_size_and_index(db: str) -> None:
+def test_stats_reports_counts_sources_dates_and_size(db: str) -> None:
     code, out = run("stats", "--db", db)
     assert code == EXIT_OK
     lines = dict(line.split(None, 1) for line in out.strip().splitlines())
@@ -94,10 +94,34 @@ def test_stats_reports_counts_sources_dates_size_and_index(db: str) -> None:
     assert lines["Messages"] == str(152 + 7 + 10)
     assert "claude-code 2" in lines["Sources"] and "support-bot 1" in lines["Sources"]
     assert lines["Dates"] == "2026-10-20 .. 2026-11-29"
-    assert lines["Index"] == "ok"
+    assert "Index" not in lines  # stats is cheap: the integrity check is `check`
     code, out = run("stats", "--db", db, "--json")
     stats = json.loads(out)
     assert stats["size_bytes"] > 0 and stats["sources"]["cli"] == 10
+
+
+def test_check_reports_a_healthy_store_and_finds_a_damaged_index(db: str) -> None:
+    import sqlite3
+
+    code, out = run("check", "--db", db)
+    assert code == EXIT_OK
+    assert "ok" in out.splitlines()[0] and "checked full-text index messages_fts" in out
+    # Another client writes a message with the index trigger gone: the index misses it.
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TRIGGER messages_fts_ai")
+    sid = conn.execute("SELECT id FROM sessions LIMIT 1").fetchone()[0]
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'x', 1)",
+        (sid,),
+    )
+    conn.commit()
+    conn.close()
+    code, out = run("check", "--db", db, "--json")
+    report = json.loads(out)
+    assert code == EXIT_DB and report["ok"] is False
+    problems = " ".join(report["problems"])
+    assert "messages_fts is damaged" in problems and "rebuild" in problems
+    assert "message_count disagrees" in problems
 
 
 def test_stats_on_a_missing_file_exits_3(tmp_path: Path) -> None:
@@ -107,7 +131,12 @@ def test_stats_on_a_missing_file_exits_3(tmp_path: Path) -> None:
 def test_stats_of_a_hermes_file_read_only(hermes: Path) -> None:
     code, out = run("stats", "--db", str(hermes), "--read-only", "--json")
     assert code == EXIT_OK
-    assert json.loads(out)["index"] == "not checked (read-only)"
+    stats = json.loads(out)
+    assert (stats["layout"], stats["sessions"]) == ("foreign", 19)
+    code, out = run("check", "--db", str(hermes), "--read-only", "--json")
+    report = json.loads(out)
+    assert code == EXIT_OK and report["ok"] is True
+    assert "full-text index: skipped (the store is open read-only)" in report["checked"]
 
 
 def test_show_prints_the_transcript_with_sub_sessions(db: str) -> None:

@@ -151,7 +151,7 @@ def test_killed_import_leaves_a_consistent_db_and_a_rerun_completes_it(
 
     target = tmp_path / "killed.db"
     store = SessionStore(target)
-    real = SessionStore._insert_rows
+    real = SessionStore._insert_messages
     calls = 0
 
     def dies_before_commit(
@@ -164,7 +164,7 @@ def test_killed_import_leaves_a_consistent_db_and_a_rerun_completes_it(
             raise KeyboardInterrupt  # ...and the process dies before COMMIT
         return ids
 
-    monkeypatch.setattr(SessionStore, "_insert_rows", dies_before_commit)
+    monkeypatch.setattr(SessionStore, "_insert_messages", dies_before_commit)
     # Imports commit a group of sessions at a time: small groups, so some commit before the kill.
     monkeypatch.setattr(importers_base, "SESSIONS_PER_TRANSACTION", 2)
     with pytest.raises(KeyboardInterrupt):

@@ -7,10 +7,12 @@ EXPECTED_ALL = [
     "MessageHit",
     "NotASessionDatabaseError",
     "ParsedQuery",
+    "PostgresSessionStore",
     "ReadOnlyStoreError",
     "RecentSession",
     "SecretPattern",
     "Session",
+    "SessionBackend",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
@@ -21,6 +23,7 @@ EXPECTED_ALL = [
     "StoredMessage",
     "create_session_recall_chain",
     "create_session_search_tool",
+    "open_store",
     "parse_query",
     "redact_secrets",
     "to_fts5",
@@ -30,4 +33,19 @@ EXPECTED_ALL = [
 def test_all_imports() -> None:
     assert sorted(langchain_session_recall.__all__) == sorted(EXPECTED_ALL)
     for name in EXPECTED_ALL:
-        assert getattr(langchain_session_recall, name) is not None
+        # each public name is ours (defined in the package), not a re-export of a dependency
+        module = getattr(langchain_session_recall, name).__module__
+        assert module.startswith("langchain_session_recall."), (name, module)
+
+
+def test_importing_the_package_loads_no_model_or_database_driver() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, langchain_session_recall; "
+        "print(sorted(m for m in ('openai', 'langchain_openai', 'psycopg', 'psycopg_pool') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

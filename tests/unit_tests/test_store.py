@@ -17,6 +17,7 @@ from langchain_session_recall import (
     SessionNotFoundError,
     SessionStore,
 )
+from langchain_session_recall.backends import CachedSummary, SessionBackend
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
 from langchain_session_recall.search.query import parse_query
 
@@ -323,9 +324,14 @@ def test_summary_cache_roundtrip(store: SessionStore) -> None:
     store.add_session("s")
     assert store.get_cached_summary("k") is None
     store.put_cached_summary("k", session_id="s", summary="recap", model="m")
-    assert store.get_cached_summary("k") == "recap"
+    assert store.get_cached_summary("k") == CachedSummary("recap", "summarized", "m")
+    store.put_cached_summary("k", session_id="s", summary="loop", model="m", status="rejected")
+    assert store.get_cached_summary("k") == CachedSummary("loop", "rejected", "m")
 
 
 def test_lookup_registry(store: SessionStore) -> None:
+    assert SessionBackend.lookup(store.store_id) is store
     assert SessionStore.lookup(store.store_id) is store
-    assert SessionStore.lookup("nope") is None
+    assert SessionBackend.lookup("nope") is None
+    store.close()
+    assert SessionBackend.lookup(store.store_id) is None

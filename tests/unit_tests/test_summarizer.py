@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
-import types
 import warnings
 from typing import Any
 
@@ -17,6 +15,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
 
+from langchain_session_recall import SessionStore
 from langchain_session_recall.summarize.cache import InMemorySummaryCache
 from langchain_session_recall.summarize.prompts import PROMPT_VERSION
 from langchain_session_recall.summarize.retry import EmptySummaryError
@@ -348,67 +347,59 @@ async def test_deadline_keeps_finished_and_falls_back_for_the_rest(mode: str) ->
 # -- cache ------------------------------------------------------------------------------------
 
 
-class FakeStore:
-    """Implements the two summary-cache methods of SessionStore."""
-
-    def __init__(self, read_only: bool = False) -> None:
-        self.read_only = read_only
-        self.rows: dict[str, tuple[str, str, str | None]] = {}
-
-    def get_cached_summary(self, key: str) -> str | None:
-        row = self.rows.get(key)
-        return row[1] if row else None
-
-    def put_cached_summary(
-        self, key: str, *, session_id: str, summary: str, model: str | None
-    ) -> None:
-        if self.read_only:
-            raise AssertionError("wrote into a read-only store")
-        self.rows[key] = (session_id, summary, model)
+@pytest.fixture
+def store(tmp_path: Any) -> Any:
+    """A store file holding the five sample sessions' ids (their summaries go in its cache)."""
+    with SessionStore(tmp_path / "recall.db") as s:
+        for doc in sample_documents():
+            s.add_session(doc.metadata["session_id"])
+        yield s
 
 
-def test_cache_in_the_store_makes_a_repeat_free() -> None:
-    store = FakeStore()
+def _cached_rows(path: Any) -> list[tuple[str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT session_id, status FROM summary_cache").fetchall()
+
+
+def test_cache_in_the_store_makes_a_repeat_free(store: SessionStore) -> None:
     llm = ScriptedChatModel(script=echo_summary)
     first = summarizer(llm, store=store).invoke(sample_documents())
     # A different summarizer instance over the same store: still no model call.
     again = summarizer(llm, store=store).invoke(sample_documents())
     assert len(llm.calls) == 5
-    assert len(store.rows) == 5
-    assert {r[0] for r in store.rows.values()} == {d.metadata["session_id"] for d in first}
+    rows = _cached_rows(store.path)
+    assert sorted(r[0] for r in rows) == sorted(d.metadata["session_id"] for d in first)
     assert [d.metadata["summary_status"] for d in again] == ["cached"] * 5
     assert [d.page_content for d in again] == [d.page_content for d in first]
 
 
-def test_store_is_found_through_the_documents_store_id(monkeypatch: pytest.MonkeyPatch) -> None:
-    store = FakeStore()
-    module = types.ModuleType("langchain_session_recall.backends.sqlite.store")
-    module.SessionStore = types.SimpleNamespace(  # type: ignore[attr-defined]
-        lookup=lambda sid: store if sid == "db-1" else None
+def test_store_is_found_through_the_documents_store_id(store: SessionStore) -> None:
+    summarizer(ScriptedChatModel(script=echo_summary)).invoke(
+        sample_documents(store_id=store.store_id)
     )
-    monkeypatch.setitem(sys.modules, "langchain_session_recall.backends.sqlite.store", module)
-    summarizer(ScriptedChatModel(script=echo_summary)).invoke(sample_documents(store_id="db-1"))
-    assert len(store.rows) == 5
+    assert len(_cached_rows(store.path)) == 5
 
 
-def test_read_only_store_keeps_the_cache_in_memory() -> None:
-    store = FakeStore(read_only=True)
+def test_read_only_store_keeps_the_cache_in_memory(store: SessionStore) -> None:
+    reader = SessionStore(store.path, read_only=True)
     llm = ScriptedChatModel(script=echo_summary)
-    s = summarizer(llm, store=store)
+    s = summarizer(llm, store=reader)
     s.invoke(sample_documents())
     again = s.invoke(sample_documents())
-    assert store.rows == {}
+    assert _cached_rows(store.path) == []
     assert len(llm.calls) == 5
     assert [d.metadata["summary_status"] for d in again] == ["cached"] * 5
 
 
-def test_read_only_store_can_use_a_side_file(tmp_path: Any) -> None:
-    store = FakeStore(read_only=True)
+def test_read_only_store_can_use_a_side_file(store: SessionStore, tmp_path: Any) -> None:
+    reader = SessionStore(store.path, read_only=True)
     llm = ScriptedChatModel(script=echo_summary)
     path = tmp_path / "summaries.json"
-    summarizer(llm, store=store, cache_path=str(path)).invoke(sample_documents())
-    again = summarizer(llm, store=store, cache_path=str(path)).invoke(sample_documents())
-    assert path.exists() and store.rows == {}
+    summarizer(llm, store=reader, cache_path=str(path)).invoke(sample_documents())
+    again = summarizer(llm, store=reader, cache_path=str(path)).invoke(sample_documents())
+    assert path.exists() and _cached_rows(store.path) == []
     assert [d.metadata["summary_status"] for d in again] == ["cached"] * 5
 
 

@@ -9,6 +9,8 @@ import openai
 import pytest
 from langchain_core.prompts import ChatPromptTemplate
 
+from langchain_session_recall import SessionStore
+from langchain_session_recall.backends import CachedSummary
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
@@ -94,22 +96,9 @@ def test_prompt_fingerprint_changes_with_a_custom_prompt() -> None:
     assert prompt_fingerprint(a).startswith(PROMPT_VERSION)
 
 
-class FakeStore:
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, object]] = {}
-
-    def get_cached_summary(self, key: str) -> str | None:
-        row = self.rows.get(key)
-        return str(row["summary"]) if row else None
-
-    def put_cached_summary(
-        self, key: str, *, session_id: str, summary: str, model: str | None
-    ) -> None:
-        self.rows[key] = {"session_id": session_id, "summary": summary, "model": model}
-
-
 def test_caches_share_one_protocol(tmp_path: Path) -> None:
-    store = FakeStore()
+    store = SessionStore(tmp_path / "recall.db")
+    store.add_session("s1")
     caches: list[SummaryCache] = [
         InMemorySummaryCache(),
         JsonFileSummaryCache(tmp_path / "side.json"),
@@ -120,13 +109,16 @@ def test_caches_share_one_protocol(tmp_path: Path) -> None:
         assert cache.get("k") is None
         cache.put("k", "summary", session_id="s1", model="m")
         assert cache.get("k") == "summary"
-    assert store.rows["k"] == {"session_id": "s1", "summary": "summary", "model": "m"}
+    assert store.get_cached_summary("k") == CachedSummary("summary", "summarized", "m")
     assert JsonFileSummaryCache(tmp_path / "side.json").get("k") == "summary"  # persisted
 
 
-def test_store_adapter_rejects_objects_without_the_methods() -> None:
-    with pytest.raises(TypeError, match="get_cached_summary"):
-        StoreSummaryCache(object())
+def test_store_cache_never_serves_a_rejected_recap(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "recall.db")
+    store.add_session("s1")
+    store.put_cached_summary("k", session_id="s1", summary="[ERROR] [ERROR]", model="m",
+                             status="rejected")  # fmt: skip
+    assert StoreSummaryCache(store).get("k") is None
 
 
 def test_side_file_survives_garbage(tmp_path: Path) -> None:

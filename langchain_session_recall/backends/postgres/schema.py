@@ -1,8 +1,9 @@
-"""Schema of the PostgreSQL store (DDL only; executed by :mod:`pg_store`).
+"""Schema of the PostgreSQL store (DDL only; run by ``store.py`` when a schema is created or
+older than this library).
 
 The tables mean what they mean in the SQLite store (``sessions``, ``messages``,
-``summary_cache``, ``session_recall_meta``) and live in one schema of their own (default
-``session_recall``), found through ``search_path``.
+``summary_cache``, ``import_ledger``, ``session_recall_meta``) and live in one schema of their
+own (default ``session_recall``), found through ``search_path``.
 
 Full-text search is PostgreSQL's own: ``messages.tsv`` is a generated ``tsvector`` with a GIN
 index. Its text is made to tokenize like SQLite's ``unicode61``: ASCII punctuation becomes
@@ -24,7 +25,7 @@ import string
 
 __all__ = ["PG_SCHEMA_VERSION", "TS_CONFIG", "ddl_statements", "rank_weights"]
 
-PG_SCHEMA_VERSION = 1
+PG_SCHEMA_VERSION = 2
 TS_CONFIG = "recall_english"
 INDEX_CHARS = 100_000
 """Characters of one message that are indexed (a ``tsvector`` is limited to 1 MB)."""
@@ -139,4 +140,19 @@ def ddl_statements() -> list[str]:
             created_at double precision NOT NULL
         )
         """,
+        # version 2: the quality gate's verdict on each cached recap, and the import ledger
+        "ALTER TABLE summary_cache ADD COLUMN IF NOT EXISTS status text NOT NULL "
+        "DEFAULT 'summarized'",
+        """
+        CREATE TABLE IF NOT EXISTS import_ledger (
+            source_kind text NOT NULL,
+            external_key text NOT NULL,
+            session_id text NOT NULL,
+            message_id bigint,
+            imported_at double precision NOT NULL,
+            PRIMARY KEY (source_kind, external_key)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS idx_import_ledger_session "
+        "ON import_ledger(source_kind, session_id)",
     ]

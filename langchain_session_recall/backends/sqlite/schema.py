@@ -22,7 +22,7 @@ __all__ = [
     "detect_layout",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # What the main index sees of a message. Tool output is capped (the transcript shows 500
 # characters of it anyway, and a 1 MB log would otherwise dominate the index); tool-call JSON
@@ -144,18 +144,23 @@ CREATE TABLE IF NOT EXISTS import_ledger (
 );
 CREATE INDEX IF NOT EXISTS idx_import_ledger_session ON import_ledger(source_kind, session_id);
 
--- Summaries cached by the summarizer, keyed by (root, last message id, query, model, prompt).
+-- Recaps cached by the summarizer, keyed by (root, last message id, query, model, prompt),
+-- with the quality gate's verdict ('summarized' or 'rejected').
 CREATE TABLE IF NOT EXISTS summary_cache (
     cache_key TEXT PRIMARY KEY,
     session_id TEXT NOT NULL,
     summary TEXT NOT NULL,
     model TEXT,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    status TEXT NOT NULL DEFAULT 'summarized'
 );
 """
 
-# Migrations from version N to N+1, applied in order inside one transaction each.
-_MIGRATIONS: dict[int, str] = {}
+# Migrations from version N to N+1, applied in order inside the opening transaction (after the
+# CREATE ... IF NOT EXISTS script, which adds the tables a version introduced).
+_MIGRATIONS: dict[int, str] = {
+    1: "ALTER TABLE summary_cache ADD COLUMN status TEXT NOT NULL DEFAULT 'summarized';",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,36 +1,27 @@
-"""``SessionStore``: sessions and messages in one SQLite file with an FTS5 index.
+"""``SessionStore``: the session store in one SQLite file, searched with FTS5.
 
-All SQLite I/O of the package lives here. Each statement is built by a small function or is a
-module constant; values are always bound parameters. Pure logic (query parsing, ranking,
-lineage, formatting) lives in its own module.
+What only SQLite needs: connections (one per thread, WAL, a read-only mode that never writes a
+byte), the schema and its migrations, files of other programs (a Hermes ``state.db``, searched
+read-only as it is), the CJK bigram index filled on insert, bulk loads that index in one pass,
+and the bounded FTS5 ranking of :meth:`SessionStore.match_messages`. Everything else is the
+shared :class:`~langchain_session_recall.backends.base.SessionBackend`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import math
 import os
 import sqlite3
 import threading
-import time
-import uuid
-import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from langchain_core.messages import BaseMessage
-
-from langchain_session_recall.backends.rules import (
-    check_ancestors,
-    check_parent_exists,
-    session_updates,
-    validate_session_args,
-)
+from langchain_session_recall.backends.base import CachedSummary, SessionBackend, StoreCheck
+from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
     FTS_INDEX_SINCE,
@@ -41,173 +32,20 @@ from langchain_session_recall.backends.sqlite.schema import (
     create_or_migrate,
     detect_layout,
 )
-from langchain_session_recall.errors import (
-    NotASessionDatabaseError,
-    ReadOnlyStoreError,
-    SessionNotFoundError,
-    SessionRecallError,
-)
-from langchain_session_recall.messages import MessageRow, decode_content, to_row
-from langchain_session_recall.models import (
-    MessageHit,
-    RecentSession,
-    SearchFilters,
-    Session,
-    StoredMessage,
-    as_float,
-)
+from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.messages import MessageRow, decode_content
+from langchain_session_recall.models import MessageHit, SearchFilters
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.lineage import resolve_root
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import budget_automation
-from langchain_session_recall.transcript import (
-    TOOL_CLIP_MARKER,
-    TOOL_OUTPUT_KEEP,
-    TOOL_OUTPUT_LIMIT,
-    preview,
-)
 
 __all__ = ["SessionStore"]
 
 logger = logging.getLogger(__name__)
 
-MessageLike = BaseMessage | Mapping[str, Any]
 _NO_FILTERS = SearchFilters()
-_MAX_DEPTH = 256  # lineage walks stop here whatever the data says (cycles, runaway chains)
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
-
-
-def _count(value: Any) -> int:
-    number = as_float(value)
-    return int(number) if math.isfinite(number) else 0
-
-
-# --------------------------------------------------------------------------- SQL builders
-
-
-def _session_select(layout: Layout) -> str:
-    cols = ["s.id", "s.source", "s.started_at"] + [
-        layout.session_col(c)
-        for c in (
-            "user_id",
-            "model",
-            "title",
-            "parent_session_id",
-            "ended_at",
-            "end_reason",
-            "message_count",
-        )
-    ]
-    return f"SELECT {', '.join(cols)} FROM sessions s"
-
-
-def _message_select(layout: Layout, *, clip_tools: bool) -> str:
-    content = "m.content"
-    if clip_tools:
-        # Long tool output is clipped in SQL so a million-character log never leaves SQLite.
-        content = (
-            f"CASE WHEN m.role = 'tool' AND length(m.content) > {TOOL_OUTPUT_LIMIT} "
-            f"THEN substr(m.content, 1, {TOOL_OUTPUT_KEEP}) || :clip || "
-            f"substr(m.content, -{TOOL_OUTPUT_KEEP}) ELSE m.content END"
-        )
-    return (
-        f"SELECT m.id, m.session_id, m.role, {content}, m.timestamp, m.tool_call_id, "
-        f"m.tool_calls, m.tool_name FROM messages m"
-    )
-
-
-def _in_clause(column: str, values: Sequence[Any], *, negate: bool = False) -> str:
-    marks = ", ".join("?" for _ in values)
-    return f"{column} {'NOT IN' if negate else 'IN'} ({marks})"
-
-
-def _ancestors_query(n: int, user_scoped: bool) -> str:
-    scope = " AND p.user_id = ?" if user_scoped else ""
-    return f"""
-        WITH RECURSIVE up(id, parent, depth) AS (
-            SELECT id, parent_session_id, 0 FROM sessions WHERE {_in_clause("id", [0] * n)}
-            UNION
-            SELECT p.id, p.parent_session_id, up.depth + 1
-            FROM up JOIN sessions p ON p.id = up.parent
-            WHERE up.depth < {_MAX_DEPTH}{scope}
-        )
-        SELECT DISTINCT id, parent FROM up
-    """
-
-
-def _descendants_query(user_scoped: bool) -> str:
-    scope = " AND c.user_id = ?" if user_scoped else ""
-    return f"""
-        WITH RECURSIVE down(id, depth) AS (
-            SELECT id, 0 FROM sessions WHERE id = ?
-            UNION
-            SELECT c.id, down.depth + 1 FROM down JOIN sessions c ON c.parent_session_id = down.id
-            WHERE down.depth < {_MAX_DEPTH}{scope}
-        )
-        SELECT DISTINCT id FROM down
-    """
-
-
-def _match_query(
-    layout: Layout, fts_table: str, filters: SearchFilters, *, bounded: bool = False
-) -> tuple[str, list[Any]]:
-    """Message hits for one FTS table, best first, with every filter inside the query.
-
-    Parameters: the MATCH expression, then (``bounded``) the rowid the matches must exceed,
-    then ``params``, then the LIMIT.
-    """
-    # ``ORDER BY rank`` (not ``bm25(...)``) lets FTS5 sort its own matches before the joins, so
-    # LIMIT stops the join early; ordering by a function call sorts every joined row first.
-    rank = "rank"
-    where = [f"{fts_table} MATCH ?", layout.visibility]
-    if bounded:  # FTS5 applies a rowid range itself, before it ranks anything
-        where.insert(1, f"{fts_table}.rowid > ?")
-    params: list[Any] = []
-    if filters.role_filter:
-        where.append(_in_clause("m.role", filters.role_filter))
-        params.extend(filters.role_filter)
-    if filters.exclude_sources:
-        where.append(_in_clause("s.source", filters.exclude_sources, negate=True))
-        params.extend(filters.exclude_sources)
-    if filters.exclude_session_ids:
-        where.append(_in_clause("m.session_id", filters.exclude_session_ids, negate=True))
-        params.extend(filters.exclude_session_ids)
-    if filters.user_id is not None:
-        where.append("s.user_id = ?")
-        params.append(filters.user_id)
-    if filters.after is not None:
-        where.append("s.started_at >= ?")
-        params.append(filters.after)
-    if filters.before is not None:
-        where.append("s.started_at < ?")
-        params.append(filters.before)
-    sql = (
-        f"SELECT m.id, m.session_id, m.role, -{rank} AS relevance, s.source, m.timestamp "
-        f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
-        f"JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {' AND '.join(where)} ORDER BY {rank} LIMIT ?"
-    )
-    return sql, params
-
-
-def _window_probe_query(fts_table: str) -> str:
-    """The rowid of the ``OFFSET``-th newest match: FTS5 walks its doclists in rowid order and
-    stops there, without ranking (a few microseconds per row instead of a few per ranked row)."""
-    return (
-        f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? "
-        "ORDER BY rowid DESC LIMIT 1 OFFSET ?"
-    )
-
-
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
-    "timestamp) VALUES "
-)
-_INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES "
-# Rows per multi-row INSERT: 100 rows of up to 7 values stay under SQLite's oldest default
-# limit of 999 bound parameters.
-_ROWS_PER_INSERT = 100
 
 
 @dataclass(slots=True)
@@ -227,31 +65,27 @@ def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any
     statement per row would write (and later merge) one segment per message; one statement per
     chunk cuts ingest time by a third or more.
     """
-    width = len(rows[0])
-    one = "(" + ", ".join("?" * width) + ")"
-    for start in range(0, len(rows), _ROWS_PER_INSERT):
-        chunk = rows[start : start + _ROWS_PER_INSERT]
+    one = "(" + ", ".join("?" * len(rows[0])) + ")"
+    for start in range(0, len(rows), st.ROWS_PER_INSERT):
+        chunk = rows[start : start + st.ROWS_PER_INSERT]
         conn.execute(insert + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
 
-_CREATE_VOCAB = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.session_recall_vocab "
-    "USING fts5vocab(main, messages_fts, row)"
-)
-_VOCAB_QUERY = (
-    "SELECT term, doc FROM temp.session_recall_vocab WHERE term >= ? AND term < ? LIMIT ?"
-)
+def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int, str]]:
+    # isascii() is a C-speed scan that settles most messages without the regex
+    return [
+        (mid, bigram_text(text))
+        for mid, text in zip(ids, texts, strict=True)
+        if text and not text.isascii() and has_cjk(text)
+    ]
 
 
-# --------------------------------------------------------------------------- the store
-
-
-class SessionStore:
+class SessionStore(SessionBackend):
     """Sessions and messages in one SQLite file, searchable with FTS5.
 
-    Opening a path creates the schema when the file is new (WAL journal, foreign keys on). Each
-    thread gets its own connection, writes are serialized by a lock and a busy timeout, so
-    several threads can read while one writes.
+    Opening a path creates the schema when the file is new (WAL journal, foreign keys on) and
+    migrates an older version of ours. Each thread gets its own connection; writes are
+    serialized by a lock and SQLite's busy timeout, so several threads read while one writes.
 
     Args:
         path: Database file, or ``":memory:"`` for a private in-memory store.
@@ -271,10 +105,6 @@ class SessionStore:
     """Most rows one full-text query ranks (see :meth:`match_messages`); set it per instance to
     trade latency on very common words for exhaustiveness."""
 
-    _registry: ClassVar[weakref.WeakValueDictionary[str, SessionStore]] = (
-        weakref.WeakValueDictionary()
-    )
-
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
@@ -283,10 +113,11 @@ class SessionStore:
         busy_timeout: float = 5.0,
     ) -> None:
         self.path = str(path)
-        self.read_only = read_only
         self.busy_timeout = busy_timeout
-        self.store_id = uuid.uuid4().hex
         self._memory = self.path == ":memory:"
+        if self._memory and read_only:
+            raise ValueError("an in-memory store cannot be read-only")
+        super().__init__(read_only=read_only)
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._all_conns: list[sqlite3.Connection] = []
@@ -294,32 +125,38 @@ class SessionStore:
         self._generation = 0
         self._immutable = False
         self._file_state: tuple[int, int, int] | None = None
-        self._closed = False
-        if self._memory and read_only:
-            raise ValueError("an in-memory store cannot be read-only")
+        self._shared: sqlite3.Connection | None = None
+        try:
+            self.layout: Layout = self._open(read_only)
+        except BaseException:
+            self.close()
+            raise
+        self._dialect = st.SqliteDialect(self.layout)
+
+    def _open(self, read_only: bool) -> Layout:
+        """Check (read-only) or create and migrate (writable) the file; its layout."""
         if read_only:
             self._check_file()
-        self._shared: sqlite3.Connection | None = None
         conn = self._conn()
         layout = self._detect(conn)
         if not read_only:
-            if layout is None or layout.own:
-                if layout is not None and (layout.version or 0) > SCHEMA_VERSION:
-                    raise NotASessionDatabaseError(
-                        f"{self.path} has schema version {layout.version}, newer than this "
-                        f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
-                    )
-                with self._write_lock:
-                    if not self._memory:  # persistent; set only once the file is known ours
-                        conn.execute("PRAGMA journal_mode = WAL")
-                    create_or_migrate(conn)
-                layout = self._detect(conn)
-            else:
+            if layout is not None and not layout.own:
                 raise NotASessionDatabaseError(
                     f"{self.path} is a session database of another program (e.g. a Hermes "
-                    "state.db); open it with SessionStore(path, read_only=True) or "
-                    "SessionStore.open_hermes(path), or import it into a store of your own"
+                    "state.db); open it read-only (SessionStore(path, read_only=True), "
+                    "SessionStore.open_hermes(path), or --read-only on the command line), "
+                    "or import it into a store of your own"
                 )
+            if layout is not None and (layout.version or 0) > SCHEMA_VERSION:
+                raise NotASessionDatabaseError(
+                    f"{self.path} has schema version {layout.version}, newer than this "
+                    f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
+                )
+            with self._write_lock:
+                if not self._memory:  # persistent; set only once the file is known ours
+                    conn.execute("PRAGMA journal_mode = WAL")
+                create_or_migrate(conn)
+            layout = self._detect(conn)
         if layout is None:
             raise NotASessionDatabaseError(
                 f"{self.path} is not a session database: it has no 'sessions' and 'messages' tables"
@@ -328,10 +165,7 @@ class SessionStore:
             raise NotASessionDatabaseError(
                 f"{self.path} has no 'messages_fts' full-text index; it cannot be searched"
             )
-        self.layout: Layout = layout
-        SessionStore._registry[self.store_id] = self
-
-    # ------------------------------------------------------------------ opening
+        return layout
 
     @classmethod
     def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SessionStore:
@@ -343,14 +177,22 @@ class SessionStore:
             ...
             langchain_session_recall.errors.NotASessionDatabaseError: no such file: ...
         """
-        if path is None:
-            path = Path.home() / ".hermes" / "state.db"
-        return cls(path, read_only=True)
+        return cls(Path.home() / ".hermes" / "state.db" if path is None else path, read_only=True)
 
-    @classmethod
-    def lookup(cls, store_id: str | None) -> SessionStore | None:
-        """The live store with this ``store_id`` (as found in Document metadata), if any."""
-        return cls._registry.get(store_id) if store_id else None
+    @property
+    def dialect(self) -> st.SqliteDialect:
+        return self._dialect
+
+    def describe(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return f"SessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
+
+    def _layout_name(self) -> str:
+        return "own" if self.layout.own else "foreign"
+
+    # ------------------------------------------------------------------ connections
 
     def _check_file(self) -> None:
         path = Path(self.path)
@@ -369,10 +211,10 @@ class SessionStore:
 
     def _stat_file(self) -> tuple[int, int, int] | None:
         try:
-            st = os.stat(self.path)
+            stat = os.stat(self.path)
         except OSError:
             return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
     def _uri(self) -> str:
         quoted = Path(self.path).resolve().as_posix().replace("?", "%3f").replace("#", "%23")
@@ -412,8 +254,7 @@ class SessionStore:
         return conn
 
     def _conn(self) -> sqlite3.Connection:
-        if self._closed:
-            raise SessionRecallError("this SessionStore is closed")
+        self._check_open()
         if self._memory:
             if self._shared is None:
                 self._shared = self._open_connection()
@@ -452,7 +293,7 @@ class SessionStore:
             raise NotASessionDatabaseError(f"not a readable SQLite database: {exc}") from exc
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _connection(self) -> Iterator[sqlite3.Connection]:
         # In-memory stores share one connection, so reads take the lock too.
         if self._memory:
             with self._write_lock:
@@ -461,11 +302,7 @@ class SessionStore:
             yield self._conn()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        if self.read_only:
-            raise ReadOnlyStoreError(
-                f"{self.path} was opened read-only; open a store of your own to write"
-            )
+    def _write_transaction(self) -> Iterator[sqlite3.Connection]:
         with self._write_lock:
             conn = self._conn()
             # Inside transaction() on this thread: a savepoint, so a failed write still leaves
@@ -484,46 +321,22 @@ class SessionStore:
                 raise
             conn.execute("RELEASE session_recall" if nested else "COMMIT")
 
+    def _in_block(self) -> bool:
+        return getattr(self._local, "block", None) is not None
+
     @contextmanager
-    def transaction(self) -> Iterator[SessionStore]:
-        """Make every write inside the block one transaction: all of it lands, or none.
+    def _block(self, conn: sqlite3.Connection) -> Iterator[None]:
+        block = _Block()
+        self._local.block = block
+        try:
+            yield
+        finally:
+            self._local.block = None
+        if block.indexed_through is not None:
+            conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
+            conn.execute(FTS_INSERT_TRIGGER)
 
-        Bulk loads go faster this way: one commit for many sessions, and from the second
-        batch of messages on, the full-text index is built in one pass when the block ends
-        instead of one small index segment per call (searches see the block's messages once
-        it has ended; so do other connections, as with any transaction). Writes from other
-        threads wait until the block ends; a write that fails inside it is rolled back on its
-        own (a savepoint), so catching its error and going on is safe. Blocks nest.
-
-        Raises:
-            ReadOnlyStoreError: the store was opened read-only.
-
-        Example:
-            >>> from langchain_session_recall.search.query import parse_query
-            >>> store = SessionStore(":memory:")
-            >>> with store.transaction():
-            ...     for n in range(3):
-            ...         _ = store.add_session(f"s{n}")
-            ...         _ = store.add_messages(f"s{n}", [{"role": "user", "content": "hi"}])
-            >>> store.stats()["messages"], len(store.match_messages(parse_query("hi"), "relaxed"))
-            (3, 3)
-        """
-        if getattr(self._local, "block", None) is not None:  # nested: a savepoint
-            with self._transaction():
-                yield self
-            return
-        with self._transaction() as conn:
-            block = _Block()
-            self._local.block = block
-            try:
-                yield self
-            finally:
-                self._local.block = None
-            if block.indexed_through is not None:
-                conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
-                conn.execute(FTS_INSERT_TRIGGER)
-
-    def _defer_indexing(self) -> None:
+    def _before_batch(self) -> None:
         """Inside :meth:`transaction`, from its second batch of messages on, leave indexing to
         the end of the block: the insert trigger is dropped for the block's duration (inside
         its transaction, so no other connection ever sees it missing, and a rollback restores
@@ -537,525 +350,98 @@ class SessionStore:
         if block.batches < 2:
             return
         conn = self._conn()
-        if not conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?",
-            (FTS_INSERT_TRIGGER_NAME,),
-        ).fetchone():
+        if not conn.execute(st.HAS_TRIGGER, {"name": FTS_INSERT_TRIGGER_NAME}).fetchone():
             return  # someone removed it: index nothing behind their back
-        (block.indexed_through,) = conn.execute(
-            "SELECT coalesce(max(id), 0) FROM messages"
-        ).fetchone()
+        (block.indexed_through,) = conn.execute(st.MAX_MESSAGE_ID).fetchone()
         conn.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER_NAME}")
 
-    def close(self) -> None:
-        """Close every connection this store opened (idempotent)."""
-        self._closed = True
+    def _close(self) -> None:
         with self._conns_lock:
             for conn in self._all_conns:
                 with contextlib.suppress(sqlite3.Error):  # closing is best effort
                     conn.close()
             self._all_conns.clear()
-        SessionStore._registry.pop(self.store_id, None)
 
-    def __enter__(self) -> SessionStore:
-        return self
+    def get_cached_summary(self, key: str) -> CachedSummary | None:
+        # A foreign file has no cache; a version-1 file opened read-only has one without
+        # verdicts (a writable open migrates it), and read-only stores cache in memory anyway.
+        if not self.layout.has_summary_cache or (self.layout.version or 0) < 2:
+            return None
+        return super().get_cached_summary(key)
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        mode = "read-only" if self.read_only else "read-write"
-        return f"SessionStore({self.path!r}, {mode})"
+    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
+        return super().imported_keys(source_kind, session_id) if self.layout.own else set()
 
     # ------------------------------------------------------------------ writing
 
-    def add_session(
-        self,
-        session_id: str,
-        *,
-        source: str = "cli",
-        parent_session_id: str | None = None,
-        model: str | None = None,
-        title: str | None = None,
-        user_id: str | None = None,
-        started_at: float | None = None,
-        end_reason: str | None = None,
-    ) -> Session:
-        """Create a session, or update the given fields of an existing one.
-
-        Raises:
-            SessionNotFoundError: ``parent_session_id`` does not exist.
-            LineageCycleError: the parent would make the session its own ancestor.
-        """
-        validate_session_args(session_id, source)
-        with self._transaction() as conn:
-            exists = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if parent_session_id is not None:
-                self._check_parent(conn, session_id, parent_session_id)
-            if exists:
-                sets = session_updates(
-                    source, parent_session_id, model, title, user_id, started_at, end_reason
-                )
-                if sets:
-                    assignments = ", ".join(f"{k} = ?" for k in sets)
-                    conn.execute(
-                        f"UPDATE sessions SET {assignments} WHERE id = ?",
-                        (*sets.values(), session_id),
-                    )
-            else:
-                conn.execute(
-                    "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, "
-                    "started_at, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        session_id,
-                        source,
-                        user_id,
-                        model,
-                        title,
-                        parent_session_id,
-                        time.time() if started_at is None else float(started_at),
-                        end_reason,
-                    ),
-                )
-        session = self.get_session(session_id)
-        assert session is not None
-        return session
-
-    def _check_parent(self, conn: sqlite3.Connection, session_id: str, parent: str) -> None:
-        found = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchone()
-        check_parent_exists(session_id, parent, found)
-        rows = conn.execute(_ancestors_query(1, False), (parent,)).fetchall()
-        check_ancestors(session_id, parent, (r[0] for r in rows))
-
-    def add_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
-        """Append messages to a session in one transaction; returns their ids.
-
-        Every message is validated before anything is written: an invalid one raises
-        :class:`InvalidMessageError` and nothing of the batch is stored.
-        """
-        now = time.time()
-        rows: list[MessageRow] = [to_row(m, now=now) for m in messages]
-        self._defer_indexing()
-        with self._transaction() as conn:
-            return self._insert_rows(conn, session_id, rows)
-
-    def import_messages(
-        self,
-        session_id: str,
-        messages: Sequence[tuple[str, MessageLike]],
-        *,
-        source_kind: str,
-    ) -> list[int]:
-        """Add ``(external_key, message)`` pairs not imported before, with their ledger rows.
-
-        Messages and ledger rows go in one transaction, so an import killed half-way leaves a
-        consistent database and re-running it adds exactly what is missing. Pairs whose key is
-        already in the ledger for ``source_kind`` (in any session) are skipped. Returns the ids
-        of the messages added.
-
-        Example:
-            >>> store = SessionStore(":memory:")
-            >>> _ = store.add_session("s1")
-            >>> pairs = [("line-1", {"role": "user", "content": "hi"})]
-            >>> len(store.import_messages("s1", pairs, source_kind="jsonl"))
-            1
-            >>> store.import_messages("s1", pairs, source_kind="jsonl")
-            []
-        """
-        now = time.time()
-        converted = [(key, to_row(m, now=now)) for key, m in messages]
-        self._defer_indexing()
-        with self._transaction() as conn:
-            seen: set[str] = set()
-            keys = list(dict.fromkeys(key for key, _ in converted))
-            for start in range(0, len(keys), 500):  # stay under SQLite's bound-variable limit
-                chunk = keys[start : start + 500]
-                seen.update(
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT external_key FROM import_ledger WHERE source_kind = ? AND "
-                        + _in_clause("external_key", chunk),
-                        (source_kind, *chunk),
-                    )
-                )
-            fresh: dict[str, MessageRow] = {}
-            for key, row in converted:
-                if key not in seen and key not in fresh:
-                    fresh[key] = row
-            ids = self._insert_rows(conn, session_id, list(fresh.values()))
-            conn.executemany(
-                "INSERT OR IGNORE INTO import_ledger (source_kind, external_key, session_id, "
-                "message_id, imported_at) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (source_kind, key, session_id, mid, now)
-                    for key, mid in zip(fresh, ids, strict=True)
-                ],
-            )
-        return ids
-
-    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
-        """External keys already imported into ``session_id`` from ``source_kind``.
-
-        Example:
-            >>> store = SessionStore(":memory:")
-            >>> _ = store.add_session("s1")
-            >>> _ = store.import_messages("s1", [("a:1", {"role": "user", "content": "hi"})],
-            ...                           source_kind="jsonl")
-            >>> store.imported_keys("jsonl", "s1")
-            {'a:1'}
-        """
-        with self._read() as conn:
-            try:
-                rows = conn.execute(
-                    "SELECT external_key FROM import_ledger WHERE source_kind = ? "
-                    "AND session_id = ?",
-                    (source_kind, session_id),
-                ).fetchall()
-            except sqlite3.OperationalError:  # a foreign (Hermes) file has no ledger
-                return set()
-        return {r[0] for r in rows}
-
-    def _insert_rows(
+    def _insert_messages(
         self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow]
     ) -> list[int]:
-        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-            raise SessionNotFoundError(
-                f"session {session_id!r} does not exist; call add_session() first"
-            )
-        if not rows:
-            return []
         values = [
-            (
-                session_id,
-                row.role,
-                row.content,
-                row.tool_call_id,
-                row.tool_calls,
-                row.tool_name,
-                row.timestamp,
-            )
-            for row in rows
+            (session_id, r.role, r.content, r.tool_call_id, r.tool_calls, r.tool_name, r.timestamp)
+            for r in rows
         ]
         # Inside our write transaction nothing else can insert, and AUTOINCREMENT never reuses
         # ids, so the batch's ids are the consecutive run ending at last_insert_rowid() (the FTS
         # trigger's own inserts do not change it: SQLite restores it when a trigger ends).
-        _insert_many(conn, _INSERT_MESSAGE, values)
-        last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+        _insert_many(conn, st.INSERT_MESSAGES, values)
+        last = int(conn.execute(st.LAST_ROWID).fetchone()[0])
         ids = list(range(last - len(rows) + 1, last + 1))
-        cjk = [
-            (message_id, bigram_text(row.content))
-            for message_id, row in zip(ids, rows, strict=True)
-            # isascii() is a C-speed scan that settles most messages without the regex
-            if row.content and not row.content.isascii() and has_cjk(row.content)
-        ]
+        cjk = _cjk_rows(ids, [r.content for r in rows])
         if cjk:
-            _insert_many(conn, _INSERT_CJK, cjk)
-        conn.execute(
-            "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
-            (len(rows), session_id),
-        )
+            _insert_many(conn, st.INSERT_CJK, cjk)
         return ids
-
-    def end_session(
-        self, session_id: str, *, end_reason: str | None = None, ended_at: float | None = None
-    ) -> None:
-        """Mark a session ended (``ended_at`` defaults to now)."""
-        with self._transaction() as conn:
-            cur = conn.execute(
-                "UPDATE sessions SET ended_at = ?, end_reason = coalesce(?, end_reason) "
-                "WHERE id = ?",
-                (time.time() if ended_at is None else ended_at, end_reason, session_id),
-            )
-            if cur.rowcount == 0:
-                raise SessionNotFoundError(f"session {session_id!r} does not exist")
 
     def reindex_cjk(self) -> int:
         """Fill the CJK bigram index for messages written by other SQLite clients.
 
         Returns the number of messages indexed.
         """
-        with self._transaction() as conn:
-            rows = conn.execute(
-                "SELECT m.id, m.content FROM messages m LEFT JOIN messages_cjk c "
-                "ON c.message_id = m.id WHERE c.message_id IS NULL AND m.content IS NOT NULL"
-            ).fetchall()
-            texts = ((message_id, decode_content(content)) for message_id, content in rows)
-            found = [(mid, bigram_text(text)) for mid, text in texts if has_cjk(text)]
+        with self._write() as conn:
+            rows = conn.execute(st.UNINDEXED_CJK).fetchall()
+            found = _cjk_rows([r[0] for r in rows], [decode_content(r[1]) for r in rows])
             if found:
-                _insert_many(conn, _INSERT_CJK, found)
+                _insert_many(conn, st.INSERT_CJK, found)
         return len(found)
 
     def optimize(self) -> None:
         """Merge the full-text index segments and refresh planner statistics."""
-        with self._transaction() as conn:
-            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+        with self._write() as conn:
+            conn.execute(st.fts_command("messages_fts", "optimize"))
             if self.layout.has_cjk:
-                conn.execute("INSERT INTO messages_cjk_fts(messages_cjk_fts) VALUES ('optimize')")
+                conn.execute(st.fts_command("messages_cjk_fts", "optimize"))
         with self._read() as conn:
             conn.execute("PRAGMA optimize")
 
-    # ------------------------------------------------------------------ reading
+    # ------------------------------------------------------------------ statistics
 
-    @staticmethod
-    def _session(row: Sequence[Any]) -> Session:
-        return Session(
-            id=row[0],
-            source=row[1] or "unknown",
-            started_at=as_float(row[2]),
-            user_id=row[3],
-            model=row[4],
-            title=row[5],
-            parent_session_id=row[6],
-            ended_at=row[7],
-            end_reason=row[8],
-            message_count=_count(row[9]),
-        )
+    def _size_bytes(self, conn: sqlite3.Connection) -> int:
+        return int(conn.execute(st.SIZE).fetchone()[0])
 
-    @staticmethod
-    def _message(row: Sequence[Any]) -> StoredMessage:
-        calls: Any = None
-        if row[6]:
-            try:
-                calls = json.loads(row[6])
-            except (ValueError, TypeError, RecursionError):
-                calls = None  # malformed JSON from another writer: show no calls, keep the row
-        return StoredMessage(
-            id=int(row[0]),
-            session_id=row[1],
-            role=str(row[2] or "unknown").lower(),
-            content=decode_content(row[3]),
-            timestamp=as_float(row[4]),
-            tool_call_id=row[5],
-            tool_calls=calls if isinstance(calls, list) else None,
-            tool_name=row[7],
-        )
-
-    def get_session(self, session_id: str) -> Session | None:
-        """The session with this id, or ``None``."""
+    def _index_check(self) -> StoreCheck:
+        checked, problems = ["file (PRAGMA quick_check)"], []
         with self._read() as conn:
-            row = conn.execute(
-                _session_select(self.layout) + " WHERE s.id = ?", (session_id,)
-            ).fetchone()
-        return self._session(row) if row else None
+            result = [str(r[0]) for r in conn.execute(st.QUICK_CHECK)]
+            if result != ["ok"]:
+                problems.append("file: " + "; ".join(result[:5]))
+            if self.read_only:
+                # FTS5's integrity-check is a write statement: a read-only store cannot run it.
+                checked.append("full-text index: skipped (the store is open read-only)")
+            else:
+                tables = ["messages_fts"] + (["messages_cjk_fts"] if self.layout.has_cjk else [])
+                for table in tables:
+                    checked.append(f"full-text index {table}")
+                    try:
+                        # compares the index with its content (the messages view)
+                        conn.execute(st.fts_command(table, "integrity-check"))
+                    except sqlite3.DatabaseError as exc:
+                        problems.append(
+                            f"{table} is damaged ({exc}); rebuild it with: "
+                            f"{st.fts_command(table, 'rebuild')}"
+                        )
+        return StoreCheck(ok=not problems, checked=tuple(checked), problems=tuple(problems))
 
-    def get_sessions(self, session_ids: Iterable[str]) -> dict[str, Session]:
-        """Sessions by id (one query); unknown ids are absent from the result."""
-        ids = list(dict.fromkeys(session_ids))
-        if not ids:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute(
-                _session_select(self.layout) + f" WHERE {_in_clause('s.id', ids)}", ids
-            ).fetchall()
-        return {row[0]: self._session(row) for row in rows}
-
-    def all_session_ids(self) -> list[str]:
-        """Ids of every session, oldest first.
-
-        Example:
-            >>> store = SessionStore(":memory:")
-            >>> _ = store.add_session("b", started_at=2.0)
-            >>> _ = store.add_session("a", started_at=1.0)
-            >>> store.all_session_ids()
-            ['a', 'b']
-        """
-        with self._read() as conn:
-            rows = conn.execute("SELECT id FROM sessions ORDER BY started_at, id").fetchall()
-        return [r[0] for r in rows]
-
-    def stats(self) -> dict[str, Any]:
-        """Counts, sources, date range, file size and full-text index health.
-
-        Example:
-            >>> SessionStore(":memory:").stats()["sessions"]
-            0
-        """
-        with self._read() as conn:
-            sessions, first, last = conn.execute(
-                "SELECT count(*), min(started_at), max(started_at) FROM sessions"
-            ).fetchone()
-            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-            sources = dict(
-                conn.execute(
-                    "SELECT source, count(*) FROM sessions GROUP BY source ORDER BY 2 DESC"
-                ).fetchall()
-            )
-            roots = conn.execute(
-                "SELECT count(*) FROM sessions s LEFT JOIN sessions p "
-                "ON p.id = s.parent_session_id WHERE s.parent_session_id IS NULL OR p.id IS NULL"
-            ).fetchone()[0]
-            index = "not checked (read-only)" if self.read_only else self._index_health(conn)
-            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-            pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        return {
-            "sessions": int(sessions),
-            "root_sessions": int(roots),
-            "messages": int(messages),
-            "sources": {str(k): int(v) for k, v in sources.items()},
-            "first_started_at": first,
-            "last_started_at": last,
-            "size_bytes": int(page_size) * int(pages),
-            "index": index,
-            "layout": "own" if self.layout.own else "foreign",
-        }
-
-    @staticmethod
-    def _index_health(conn: sqlite3.Connection) -> str:
-        try:
-            # 'integrity-check' compares the index with its content (the messages view).
-            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
-        except sqlite3.DatabaseError as exc:
-            return (
-                f"damaged ({exc}); rebuild it with: "
-                "INSERT INTO messages_fts(messages_fts) VALUES('rebuild')"
-            )
-        return "ok"
-
-    def get_messages(self, session_id: str) -> list[StoredMessage]:
-        """All visible messages of one session, oldest first."""
-        sql = (
-            _message_select(self.layout, clip_tools=False)
-            + f" WHERE m.session_id = ? AND {self.layout.visibility} ORDER BY m.timestamp, m.id"
-        )
-        with self._read() as conn:
-            rows = conn.execute(sql, (session_id,)).fetchall()
-        return [self._message(r) for r in rows]
-
-    def chain_messages(self, root_id: str, *, user_id: str | None = None) -> list[StoredMessage]:
-        """Messages of a root session and all its descendants, in time order.
-
-        Tool output is clipped to its first and last 250 characters in SQL. With ``user_id``,
-        sessions of other users are left out even when they sit inside the chain.
-        """
-        ids = self.chain(root_id, user_id=user_id)
-        if not ids:
-            return []
-        sql = (
-            _message_select(self.layout, clip_tools=True)
-            + f" WHERE {_in_clause('m.session_id', ids)} AND {self.layout.visibility}"
-            " ORDER BY m.timestamp, m.id"
-        )
-        sql = sql.replace(":clip", "?", 1)
-        with self._read() as conn:
-            rows = conn.execute(sql, (TOOL_CLIP_MARKER, *ids)).fetchall()
-        return [self._message(r) for r in rows]
-
-    def recent_sessions(
-        self,
-        limit: int = 10,
-        *,
-        exclude_sources: Iterable[str] = ("tool",),
-        exclude_session_ids: Iterable[str] = (),
-        user_id: str | None = None,
-        after: float | None = None,
-        before: float | None = None,
-    ) -> list[RecentSession]:
-        """Most recent root sessions with a preview of their first user message.
-
-        The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
-        """
-        excluded_roots = {self.root_of(sid, user_id=user_id) for sid in exclude_session_ids}
-        where = ["(s.parent_session_id IS NULL OR p.id IS NULL)"]
-        params: list[Any] = []
-        sources = list(exclude_sources)
-        if sources:
-            where.append(_in_clause("s.source", sources, negate=True))
-            params.extend(sources)
-        if excluded_roots:
-            where.append(_in_clause("s.id", sorted(excluded_roots), negate=True))
-            params.extend(sorted(excluded_roots))
-        if user_id is not None:
-            where.append("s.user_id = ?")
-            params.append(user_id)
-        if after is not None:
-            where.append("s.started_at >= ?")
-            params.append(after)
-        if before is not None:
-            where.append("s.started_at < ?")
-            params.append(before)
-        vis = self.layout.visibility
-        sql = (
-            _session_select(self.layout).replace(
-                " FROM sessions s",
-                ", (SELECT substr(m.content, 1, 600) FROM messages m WHERE m.session_id = s.id "
-                f"AND m.role = 'user' AND {vis} ORDER BY m.timestamp, m.id LIMIT 1), "
-                f"(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id) "
-                "FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id",
-            )
-            + f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id LIMIT ?"
-        )
-        with self._read() as conn:
-            rows = conn.execute(sql, (*params, max(0, int(limit)))).fetchall()
-        out = []
-        for row in rows:
-            session = self._session(row)
-            out.append(
-                RecentSession(
-                    id=session.id,
-                    source=session.source,
-                    started_at=session.started_at,
-                    title=session.title,
-                    model=session.model,
-                    message_count=session.message_count,
-                    preview=preview([decode_content(row[10])]),
-                    user_id=session.user_id,
-                    last_active=row[11],
-                )
-            )
-        return out
-
-    # ------------------------------------------------------------------ lineage
-
-    def parents_of(
-        self, session_ids: Iterable[str], *, user_id: str | None = None
-    ) -> dict[str, str | None]:
-        """``{session: parent}`` for the given sessions and all their ancestors (one query).
-
-        With ``user_id``, the walk stops at a session of another user.
-        """
-        ids = list(dict.fromkeys(session_ids))
-        if not ids:
-            return {}
-        params: list[Any] = [*ids]
-        if user_id is not None:
-            params.append(user_id)
-        with self._read() as conn:
-            rows = conn.execute(_ancestors_query(len(ids), user_id is not None), params).fetchall()
-        parents: dict[str, str | None] = {}
-        for sid, parent in rows:
-            parents[sid] = parent
-        return parents
-
-    def root_of(self, session_id: str, *, user_id: str | None = None) -> str:
-        """Root of the session's chain (itself when it has no parent)."""
-        return resolve_root(session_id, self.parents_of([session_id], user_id=user_id))
-
-    def lineage(self, session_id: str) -> list[str]:
-        """The session, its parent, ... up to the root (cycle-safe)."""
-        parents = self.parents_of([session_id])
-        out = [session_id]
-        while (parent := parents.get(out[-1])) is not None and parent in parents:
-            if parent in out:
-                break
-            out.append(parent)
-        return out
-
-    def chain(self, root_id: str, *, user_id: str | None = None) -> list[str]:
-        """The root and all its descendants (cycle-safe), root first."""
-        params: list[Any] = [root_id]
-        if user_id is not None:
-            params.append(user_id)
-        with self._read() as conn:
-            if user_id is not None:
-                owner = conn.execute(
-                    "SELECT user_id FROM sessions WHERE id = ?", (root_id,)
-                ).fetchone()
-                if owner is None or owner[0] != user_id:
-                    return []
-            rows = conn.execute(_descendants_query(user_id is not None), params).fetchall()
-        return [r[0] for r in rows]
-
-    # ------------------------------------------------------------------ search primitives
+    # ------------------------------------------------------------------ search
 
     def match_messages(
         self,
@@ -1072,8 +458,16 @@ class SessionStore:
         found by both keeps its best relevance. Ranking is bounded to ``rank_window`` rows per
         index: see :meth:`_rank_plans` for what happens to queries of very common words.
         Messages of ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`), taken from the same
-        ranked pass.
+        (:func:`~langchain_session_recall.search.ranking.budget_automation`), taken from the
+        same ranked pass.
+
+        Example:
+            >>> from langchain_session_recall.search.query import parse_query
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "hi"}])
+            >>> [h.session_id for h in store.match_messages(parse_query("hi"), "relaxed")]
+            ['s1']
         """
         best: dict[int, MessageHit] = {}
         targets = [("messages_fts", False)]
@@ -1085,10 +479,9 @@ class SessionStore:
                 for expression, bound in self._rank_plans(conn, table, query, reading, cjk=cjk):
                     if len(found) >= limit:
                         break
-                    ranked = self._ranked(
+                    for hit in self._ranked(
                         conn, table, expression, bound, filters, limit, automation
-                    )
-                    for hit in ranked:
+                    ):
                         found.add(hit.message_id)
                         prev = best.get(hit.message_id)
                         if prev is None or hit.relevance > prev.relevance:
@@ -1105,19 +498,14 @@ class SessionStore:
         limit: int,
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
-        sql, params = _match_query(self.layout, table, filters, bounded=bound is not None)
+        statement, params = st.match_query(self.dialect, table, filters, bounded=bound is not None)
         # With an automation budget the ranked rows are read lazily (no LIMIT) until the
         # budget is settled: FTS5 has sorted its matches already, so reading on costs only the
         # joins of the rows read.
-        args = (
-            expression,
-            *(() if bound is None else (bound,)),
-            *params,
-            -1 if automation else limit,
-        )
+        params.update(expr=expression, bound=bound, limit=-1 if automation else limit)
         cursor = conn.cursor()
         try:
-            hits = map(MessageHit.from_row, cursor.execute(sql, args))
+            hits = map(MessageHit.from_row, cursor.execute(statement, params))
             return budget_automation(hits, limit, set(automation)) if automation else list(hits)
         except sqlite3.OperationalError as exc:
             # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
@@ -1132,7 +520,7 @@ class SessionStore:
         above which the newest ``rank_window`` matches lie."""
         try:
             row = conn.execute(
-                _window_probe_query(table), (expression, self.rank_window)
+                st.window_probe_query(table), {"expr": expression, "offset": self.rank_window}
             ).fetchone()
         except sqlite3.OperationalError as exc:
             raise SessionRecallError(
@@ -1203,43 +591,11 @@ class SessionStore:
             if self.read_only:
                 conn.execute("PRAGMA query_only = 0")
             try:
-                conn.execute(_CREATE_VOCAB)
+                conn.execute(st.CREATE_VOCAB)
             finally:
                 if self.read_only:
                     conn.execute("PRAGMA query_only = 1")
-            rows = conn.execute(_VOCAB_QUERY, (prefix, prefix + "\U0010ffff", limit)).fetchall()
+            rows = conn.execute(
+                st.VOCAB, {"lo": prefix, "hi": prefix + "\U0010ffff", "n": limit}
+            ).fetchall()
         return [(str(r[0]), int(r[1])) for r in rows]
-
-    def last_message_id(self, session_ids: Sequence[str]) -> int:
-        """Largest message id among these sessions (0 when they have none)."""
-        if not session_ids:
-            return 0
-        with self._read() as conn:
-            row = conn.execute(
-                f"SELECT max(id) FROM messages WHERE {_in_clause('session_id', session_ids)}",
-                list(session_ids),
-            ).fetchone()
-        return int(row[0] or 0)
-
-    # ------------------------------------------------------------------ summary cache
-
-    def get_cached_summary(self, key: str) -> str | None:
-        """A summary cached under ``key``, or ``None``."""
-        if not self.layout.has_summary_cache:
-            return None
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT summary FROM summary_cache WHERE cache_key = ?", (key,)
-            ).fetchone()
-        return str(row[0]) if row else None
-
-    def put_cached_summary(
-        self, key: str, *, session_id: str, summary: str, model: str | None
-    ) -> None:
-        """Cache a summary. Raises :class:`ReadOnlyStoreError` on a read-only store."""
-        with self._transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO summary_cache (cache_key, session_id, summary, model, "
-                "created_at) VALUES (?, ?, ?, ?, ?)",
-                (key, session_id, summary, model, time.time()),
-            )

@@ -1,0 +1,726 @@
+"""The session store contract, and everything both backends share.
+
+:class:`SessionBackend` is what the retriever, summarizer, tool, recorder, importers and CLI
+call; :class:`~langchain_session_recall.backends.sqlite.SessionStore` and
+:class:`~langchain_session_recall.backends.postgres.PostgresSessionStore` are its two
+implementations. Everything that is not dialect is written here once: the rules of the write
+path (argument checks, parent and cycle checks, updates), the import ledger, the summary cache,
+lineage, row decoding, recent sessions, statistics, transactions and closing. A backend
+supplies its connections, its :class:`~langchain_session_recall.backends.sql.Dialect`, its bulk
+message insert and its full-text search.
+
+One async model for both backends: the store's I/O is synchronous, and the async paths of the
+retriever, summarizer and tool run it in LangChain's executor (``run_in_executor``), each
+thread with its own SQLite connection or pooled PostgreSQL connection.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import uuid
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from langchain_session_recall.backends import sql
+from langchain_session_recall.errors import (
+    LineageCycleError,
+    ReadOnlyStoreError,
+    SessionNotFoundError,
+    SessionRecallError,
+)
+from langchain_session_recall.messages import MessageLike, MessageRow, decode_content, to_row
+from langchain_session_recall.models import (
+    MessageHit,
+    RecentSession,
+    SearchFilters,
+    Session,
+    StoredMessage,
+    as_float,
+)
+from langchain_session_recall.search.lineage import chain_order, lineage_path, resolve_root
+from langchain_session_recall.search.query import ParsedQuery
+from langchain_session_recall.transcript import preview
+
+__all__ = ["CachedSummary", "SessionBackend", "StoreCheck", "SummaryStatus"]
+
+SummaryStatus = Literal["summarized", "rejected"]
+_NO_FILTERS = SearchFilters()
+_LEDGER_CHUNK = 500  # keys looked up per ledger query
+
+
+@dataclass(frozen=True, slots=True)
+class CachedSummary:
+    """A recap kept in the store's summary cache, with the verdict it got when it was made.
+
+    ``status`` is ``"summarized"`` for a recap that passed the quality gate, ``"rejected"``
+    for one that did not (kept so a repeated search does not pay the model again, never served
+    as a summary).
+    """
+
+    summary: str
+    status: SummaryStatus = "summarized"
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCheck:
+    """What :meth:`SessionBackend.check` looked at, and what it found wrong."""
+
+    ok: bool
+    checked: tuple[str, ...]
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _count(value: Any) -> int:
+    number = as_float(value)
+    return int(number) if math.isfinite(number) else 0
+
+
+def _session(row: Sequence[Any]) -> Session:
+    """A ``sessions`` row (columns of :data:`sql.SESSION_FIELDS`); junk values never raise."""
+    return Session(
+        id=str(row[0]),
+        source=str(row[1] or "unknown"),
+        started_at=as_float(row[2]),
+        user_id=row[3],
+        model=row[4],
+        title=row[5],
+        parent_session_id=row[6],
+        ended_at=None if row[7] is None else as_float(row[7]),
+        end_reason=row[8],
+        message_count=_count(row[9]),
+    )
+
+
+def _message(row: Sequence[Any]) -> StoredMessage:
+    """A ``messages`` row; malformed tool-call JSON from another writer shows no calls."""
+    calls: Any = None
+    if row[6]:
+        try:
+            calls = json.loads(row[6])
+        except (ValueError, TypeError, RecursionError):
+            calls = None
+    return StoredMessage(
+        id=int(row[0]),
+        session_id=str(row[1]),
+        role=str(row[2] or "unknown").lower(),
+        content=decode_content(row[3]),
+        timestamp=as_float(row[4]),
+        tool_call_id=row[5],
+        tool_calls=calls if isinstance(calls, list) else None,
+        tool_name=row[7],
+    )
+
+
+def _validate_session_args(session_id: object, source: object) -> None:
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError("session_id must be a non-empty string")
+    if not isinstance(source, str) or not source:
+        raise ValueError("source must be a non-empty string")
+
+
+def _session_updates(**given: Any) -> dict[str, Any]:
+    """The columns ``add_session`` changes on an existing session: those given (the default
+    ``source="cli"`` counts as not given)."""
+    if given.get("source") == "cli":
+        given["source"] = None
+    if given.get("started_at") is not None:
+        given["started_at"] = float(given["started_at"])
+    return {k: v for k, v in given.items() if v is not None}
+
+
+class SessionBackend(ABC):
+    """A session store: sessions and messages with a full-text index, and their chains.
+
+    The complete contract the rest of the library uses, typed, with everything that does not
+    depend on the SQL dialect implemented here. Subclasses implement the hooks marked abstract.
+
+    Writes validate their input before they touch the store and run in one transaction each;
+    :meth:`transaction` groups several. A store opened ``read_only`` refuses every write with
+    :class:`ReadOnlyStoreError` and never changes the database.
+
+    Example:
+        >>> from langchain_session_recall.backends import open_store
+        >>> store = open_store(":memory:")
+        >>> isinstance(store, SessionBackend), store.add_session("s1").id
+        (True, 's1')
+    """
+
+    _registry: ClassVar[weakref.WeakValueDictionary[str, SessionBackend]] = (
+        weakref.WeakValueDictionary()
+    )
+
+    def __init__(self, *, read_only: bool) -> None:
+        self.read_only = read_only
+        self.store_id = uuid.uuid4().hex
+        """Identifies this open store in Document metadata (see :meth:`lookup`)."""
+        self._closed = False
+        SessionBackend._registry[self.store_id] = self
+
+    # ------------------------------------------------------------------ backend hooks
+
+    @property
+    @abstractmethod
+    def dialect(self) -> sql.Dialect:
+        """How this backend writes the shared statements."""
+
+    @abstractmethod
+    def _connection(self) -> Any:
+        """A context manager giving a connection for reads (inside :meth:`transaction` on
+        this thread, the block's own connection, so reads see its writes)."""
+
+    @abstractmethod
+    def _write_transaction(self) -> Any:
+        """A context manager giving a connection inside one transaction, or a savepoint when
+        this thread is inside :meth:`transaction` already."""
+
+    @abstractmethod
+    def _block(self, conn: Any) -> Any:
+        """A context manager around the body of an outermost :meth:`transaction` block."""
+
+    @abstractmethod
+    def _in_block(self) -> bool:
+        """Whether this thread is inside :meth:`transaction`."""
+
+    @abstractmethod
+    def _insert_messages(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
+        """Insert a batch into ``messages`` (and the backend's CJK index); their ids, in order."""
+
+    def _before_batch(self) -> None:  # noqa: B027 - an optional hook
+        """Called before each batch of messages is written, outside its transaction."""
+
+    @abstractmethod
+    def _size_bytes(self, conn: Any) -> int:
+        """Space the store takes on disk."""
+
+    @abstractmethod
+    def _index_check(self) -> StoreCheck:
+        """The backend's own integrity checks (full-text index, file)."""
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Release every connection."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Where the store lives, for messages and ``repr``; never shows a password."""
+
+    @abstractmethod
+    def match_messages(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = _NO_FILTERS,
+        limit: int = 200,
+        automation: Sequence[str] = (),
+    ) -> list[MessageHit]:
+        """Messages matching one reading of the query, best first, with every filter applied
+        inside the full-text query. Messages of ``automation`` sources get a budget of their
+        own (:func:`~langchain_session_recall.search.ranking.budget_automation`)."""
+
+    @abstractmethod
+    def optimize(self) -> None:
+        """Maintenance: merge index segments, refresh planner statistics."""
+
+    def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
+        """Indexed words starting with ``prefix`` with their document counts, for typo
+        correction; a backend that cannot list its vocabulary cheaply returns ``[]``."""
+        return []
+
+    # ------------------------------------------------------------------ opening and closing
+
+    @classmethod
+    def lookup(cls, store_id: str | None) -> SessionBackend | None:
+        """The open store with this ``store_id`` (as found in Document metadata), if any.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> SessionBackend.lookup(store.store_id) is store, SessionBackend.lookup("x")
+            (True, None)
+        """
+        found = cls._registry.get(store_id) if store_id else None
+        return found if isinstance(found, cls) else None
+
+    def close(self) -> None:
+        """Close every connection this store opened (idempotent)."""
+        self._closed = True
+        SessionBackend._registry.pop(self.store_id, None)
+        self._close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionRecallError(f"{type(self).__name__} is closed")
+
+    def __enter__(self) -> SessionBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.read_only else "read-write"
+        return f"{type(self).__name__}({self.describe()}, {mode})"
+
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        self._check_open()
+        with self._connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        self._check_open()
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self.describe()} was opened read-only; open it without read_only=True "
+                "(or --read-only) to write"
+            )
+        with self._write_transaction() as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[SessionBackend]:
+        """Make every write inside the block one transaction: all of it lands, or none.
+
+        A write that fails inside the block is rolled back on its own (a savepoint), so
+        catching its error and going on is safe; an exception that leaves the block undoes it
+        all. Reads inside the block on the same thread see its writes; other connections see
+        them when it ends. Blocks nest. Bulk loads go faster this way (one commit for many
+        sessions; SQLite also indexes the block's messages in one pass when it ends).
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> with store.transaction():
+            ...     for n in range(3):
+            ...         _ = store.add_session(f"s{n}")
+            ...         _ = store.add_messages(f"s{n}", [{"role": "user", "content": "hi"}])
+            >>> store.stats()["messages"]
+            3
+        """
+        if self._in_block():
+            with self._write():
+                yield self
+            return
+        with self._write() as conn, self._block(conn):
+            yield self
+
+    # ------------------------------------------------------------------ writing
+
+    def add_session(
+        self,
+        session_id: str,
+        *,
+        source: str = "cli",
+        parent_session_id: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+        user_id: str | None = None,
+        started_at: float | None = None,
+        end_reason: str | None = None,
+    ) -> Session:
+        """Create a session, or update the given fields of an existing one.
+
+        Raises:
+            ValueError: ``session_id`` or ``source`` is empty.
+            SessionNotFoundError: ``parent_session_id`` does not exist.
+            LineageCycleError: the parent would make the session its own ancestor.
+        """
+        _validate_session_args(session_id, source)
+        d = self.dialect
+        with self._write() as conn:
+            exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+            if parent_session_id is not None:
+                self._check_parent(conn, session_id, parent_session_id)
+            if not exists:
+                inserted = conn.execute(
+                    sql.insert_session(d),
+                    {
+                        "id": session_id,
+                        "source": d.text(source),
+                        "user_id": d.text(user_id),
+                        "model": d.text(model),
+                        "title": d.text(title),
+                        "parent_session_id": parent_session_id,
+                        "started_at": time.time() if started_at is None else float(started_at),
+                        "end_reason": d.text(end_reason),
+                    },
+                )
+                exists = inserted.rowcount == 0  # created meanwhile by another writer
+            if exists:
+                updates = _session_updates(
+                    source=d.text(source),
+                    parent_session_id=parent_session_id,
+                    model=d.text(model),
+                    title=d.text(title),
+                    user_id=d.text(user_id),
+                    started_at=started_at,
+                    end_reason=d.text(end_reason),
+                )
+                if updates:
+                    conn.execute(
+                        sql.update_session(d, list(updates)), {**updates, "id": session_id}
+                    )
+            row = conn.execute(sql.session_by_id(d), {"id": session_id}).fetchone()
+        return _session(row)
+
+    def _check_parent(self, conn: Any, session_id: str, parent: str) -> None:
+        if parent == session_id:
+            raise LineageCycleError(f"session {session_id!r} cannot be its own parent")
+        d = self.dialect
+        if not conn.execute(sql.session_exists(d), {"id": parent}).fetchone():
+            raise SessionNotFoundError(
+                f"parent session {parent!r} does not exist; add it before its children"
+            )
+        rows = conn.execute(
+            sql.ancestors(d, user_scoped=False), {"ids": d.array([parent])}
+        ).fetchall()
+        if session_id in {r[0] for r in rows}:
+            raise LineageCycleError(
+                f"making {parent!r} the parent of {session_id!r} would create a cycle: "
+                f"{session_id!r} is already an ancestor of {parent!r}"
+            )
+
+    def add_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
+        """Append messages to a session in one transaction; returns their ids.
+
+        Every message is validated before anything is written: an invalid one raises
+        :class:`~langchain_session_recall.errors.InvalidMessageError` and nothing of the batch
+        is stored.
+
+        Raises:
+            SessionNotFoundError: the session does not exist (call :meth:`add_session`).
+        """
+        now = time.time()
+        rows = [to_row(m, now=now) for m in messages]
+        self._before_batch()
+        with self._write() as conn:
+            return self._append(conn, session_id, rows)
+
+    def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
+        d = self.dialect
+        if not conn.execute(sql.session_exists(d), {"id": session_id}).fetchone():
+            raise SessionNotFoundError(
+                f"session {session_id!r} does not exist; call add_session() first"
+            )
+        if not rows:
+            return []
+        ids = self._insert_messages(conn, session_id, rows)
+        conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        return ids
+
+    def import_messages(
+        self,
+        session_id: str,
+        messages: Sequence[tuple[str, MessageLike]],
+        *,
+        source_kind: str,
+    ) -> list[int]:
+        """Add ``(external_key, message)`` pairs not imported before, with their ledger rows.
+
+        Messages and ledger rows go in one transaction, so an import killed half-way leaves a
+        consistent store and re-running it adds exactly what is missing. Pairs whose key the
+        ledger already holds for ``source_kind`` (in any session) are skipped. Returns the ids
+        of the messages added.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> pairs = [("line-1", {"role": "user", "content": "hi"})]
+            >>> len(store.import_messages("s1", pairs, source_kind="jsonl"))
+            1
+            >>> store.import_messages("s1", pairs, source_kind="jsonl")
+            []
+        """
+        now = time.time()
+        converted = [(key, to_row(m, now=now)) for key, m in messages]
+        d = self.dialect
+        self._before_batch()
+        with self._write() as conn:
+            keys = list(dict.fromkeys(key for key, _ in converted))
+            seen: set[str] = set()
+            for start in range(0, len(keys), _LEDGER_CHUNK):
+                chunk = keys[start : start + _LEDGER_CHUNK]
+                params = {"kind": source_kind, "keys": d.array(chunk)}
+                seen.update(r[0] for r in conn.execute(sql.ledger_keys(d), params))
+            fresh: dict[str, MessageRow] = {}
+            for key, row in converted:
+                if key not in seen and key not in fresh:
+                    fresh[key] = row
+            ids = self._append(conn, session_id, list(fresh.values()))
+            if ids:
+                conn.cursor().executemany(
+                    sql.insert_ledger(d),
+                    [
+                        {
+                            "source_kind": source_kind,
+                            "external_key": key,
+                            "session_id": session_id,
+                            "message_id": mid,
+                            "imported_at": now,
+                        }
+                        for key, mid in zip(fresh, ids, strict=True)
+                    ],
+                )
+        return ids
+
+    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
+        """External keys already imported into ``session_id`` from ``source_kind``."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sql.imported_keys(self.dialect), {"kind": source_kind, "sid": session_id}
+            ).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def end_session(
+        self, session_id: str, *, end_reason: str | None = None, ended_at: float | None = None
+    ) -> None:
+        """Mark a session ended (``ended_at`` defaults to now).
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        with self._write() as conn:
+            cur = conn.execute(
+                sql.end_session(self.dialect),
+                {
+                    "ended_at": time.time() if ended_at is None else float(ended_at),
+                    "end_reason": self.dialect.text(end_reason),
+                    "id": session_id,
+                },
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(f"session {session_id!r} does not exist")
+
+    # ------------------------------------------------------------------ reading
+
+    def get_session(self, session_id: str) -> Session | None:
+        """The session with this id, or ``None``."""
+        with self._read() as conn:
+            row = conn.execute(sql.session_by_id(self.dialect), {"id": session_id}).fetchone()
+        return _session(row) if row else None
+
+    def get_sessions(self, session_ids: Iterable[str]) -> dict[str, Session]:
+        """Sessions by id (one query); unknown ids are absent from the result."""
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            return {}
+        d = self.dialect
+        with self._read() as conn:
+            rows = conn.execute(sql.sessions_by_id(d), {"ids": d.array(ids)}).fetchall()
+        return {str(row[0]): _session(row) for row in rows}
+
+    def all_session_ids(self) -> list[str]:
+        """Ids of every session, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(sql.all_session_ids(self.dialect)).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def get_messages(self, session_id: str) -> list[StoredMessage]:
+        """All visible messages of one session, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(sql.session_messages(self.dialect), {"sid": session_id}).fetchall()
+        return [_message(r) for r in rows]
+
+    def chain_messages(self, root_id: str, *, user_id: str | None = None) -> list[StoredMessage]:
+        """Messages of a root session and all its descendants, in time order.
+
+        Tool output is clipped to its first and last 250 characters in SQL. With ``user_id``,
+        sessions of other users are left out even when they sit inside the chain.
+        """
+        ids = self.chain(root_id, user_id=user_id)
+        if not ids:
+            return []
+        d = self.dialect
+        statement, params = sql.chain_messages(d)
+        with self._read() as conn:
+            rows = conn.execute(statement, {**params, "ids": d.array(ids)}).fetchall()
+        return [_message(r) for r in rows]
+
+    def recent_sessions(
+        self,
+        limit: int = 10,
+        *,
+        exclude_sources: Iterable[str] = ("tool",),
+        exclude_session_ids: Iterable[str] = (),
+        user_id: str | None = None,
+        after: float | None = None,
+        before: float | None = None,
+    ) -> list[RecentSession]:
+        """Most recent root sessions with a preview of their first user message.
+
+        The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
+        """
+        excluded = sorted({self.root_of(sid, user_id=user_id) for sid in exclude_session_ids})
+        filters = SearchFilters(
+            exclude_sources=tuple(exclude_sources), user_id=user_id, after=after, before=before
+        )
+        statement, params = sql.recent_sessions(self.dialect, filters, excluded, limit)
+        with self._read() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        out = []
+        for row in rows:
+            session = _session(row)
+            out.append(
+                RecentSession(
+                    id=session.id,
+                    source=session.source,
+                    started_at=session.started_at,
+                    title=session.title,
+                    model=session.model,
+                    message_count=session.message_count,
+                    preview=preview([decode_content(row[10])]),
+                    user_id=session.user_id,
+                    last_active=None if row[11] is None else as_float(row[11]),
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ lineage
+
+    def parents_of(
+        self, session_ids: Iterable[str], *, user_id: str | None = None
+    ) -> dict[str, str | None]:
+        """``{session: parent}`` for the given sessions and all their ancestors (one query).
+
+        With ``user_id``, the walk stops at a session of another user.
+        """
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            return {}
+        d = self.dialect
+        params: dict[str, Any] = {"ids": d.array(ids)}
+        if user_id is not None:
+            params["user_id"] = user_id
+        with self._read() as conn:
+            rows = conn.execute(sql.ancestors(d, user_scoped=user_id is not None), params)
+            return {str(sid): parent for sid, parent in rows}
+
+    def root_of(self, session_id: str, *, user_id: str | None = None) -> str:
+        """Root of the session's chain (itself when it has no parent)."""
+        return resolve_root(session_id, self.parents_of([session_id], user_id=user_id))
+
+    def lineage(self, session_id: str) -> list[str]:
+        """The session, its parent, ... up to the root (cycle-safe)."""
+        return lineage_path(session_id, self.parents_of([session_id]))
+
+    def chain(self, root_id: str, *, user_id: str | None = None) -> list[str]:
+        """The root and all its descendants (cycle-safe), root first.
+
+        With ``user_id``, empty unless the root belongs to that user, and sessions of other
+        users (and what hangs below them) are left out.
+        """
+        d = self.dialect
+        params: dict[str, Any] = {"root": root_id}
+        with self._read() as conn:
+            if user_id is not None:
+                owner = conn.execute(sql.session_owner(d), {"id": root_id}).fetchone()
+                if owner is None or owner[0] != user_id:
+                    return []
+                params["user_id"] = user_id
+            rows = conn.execute(sql.descendants(d, user_scoped=user_id is not None), params)
+            pairs = [(str(sid), parent) for sid, parent in rows]
+        return chain_order(root_id, pairs) if pairs else []
+
+    # ------------------------------------------------------------------ summary cache
+
+    def get_cached_summary(self, key: str) -> CachedSummary | None:
+        """The recap cached under ``key``, with its status, or ``None``."""
+        with self._read() as conn:
+            row = conn.execute(sql.get_summary(self.dialect), {"key": key}).fetchone()
+        if row is None:
+            return None
+        status: SummaryStatus = "rejected" if row[1] == "rejected" else "summarized"
+        return CachedSummary(summary=str(row[0]), status=status, model=row[2])
+
+    def put_cached_summary(
+        self,
+        key: str,
+        *,
+        session_id: str,
+        summary: str,
+        model: str | None,
+        status: SummaryStatus = "summarized",
+    ) -> None:
+        """Cache a recap under ``key``. Raises :class:`ReadOnlyStoreError` on a read-only
+        store (the summarizer then caches in memory instead)."""
+        with self._write() as conn:
+            conn.execute(
+                sql.put_summary(self.dialect),
+                {
+                    "cache_key": key,
+                    "session_id": session_id,
+                    "summary": self.dialect.text(summary),
+                    "model": model,
+                    "status": status,
+                    "created_at": time.time(),
+                },
+            )
+
+    # ------------------------------------------------------------------ statistics
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, sources, date range and size: cheap, whatever the store's size (no
+        integrity check; see :meth:`check`).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> open_store(":memory:").stats()["sessions"]
+            0
+        """
+        with self._read() as conn:
+            sessions, first, last = conn.execute(sql.SESSION_COUNTS).fetchone()
+            messages = conn.execute(sql.MESSAGE_COUNT).fetchone()[0]
+            sources = conn.execute(sql.SOURCE_COUNTS).fetchall()
+            roots = conn.execute(sql.ROOT_COUNT).fetchone()[0]
+            size = self._size_bytes(conn)
+        return {
+            "store": self.describe(),
+            "backend": self.dialect.name,
+            "sessions": _count(sessions),
+            "root_sessions": _count(roots),
+            "messages": _count(messages),
+            "sources": {str(k): _count(v) for k, v in sources},
+            "first_started_at": None if first is None else as_float(first),
+            "last_started_at": None if last is None else as_float(last),
+            "size_bytes": int(size),
+            "layout": self._layout_name(),
+        }
+
+    def _layout_name(self) -> str:
+        return "own"
+
+    def check(self) -> StoreCheck:
+        """Check the store's integrity: its full-text index against the messages, the file
+        (SQLite), and that each session's ``message_count`` matches its messages. Its cost
+        grows with the store; :meth:`stats` is the cheap view.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> open_store(":memory:").check().ok
+            True
+        """
+        index = self._index_check()
+        checked, problems = list(index.checked), list(index.problems)
+        if self._layout_name() == "own":  # foreign files count messages their own way
+            with self._read() as conn:
+                wrong = [str(r[0]) for r in conn.execute(sql.WRONG_MESSAGE_COUNTS)]
+            checked.append("session message counts")
+            if wrong:
+                problems.append(
+                    "message_count disagrees with the stored messages for session(s) "
+                    + ", ".join(wrong)
+                )
+        return StoreCheck(ok=not problems, checked=tuple(checked), problems=tuple(problems))

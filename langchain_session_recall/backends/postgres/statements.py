@@ -1,0 +1,115 @@
+"""PostgreSQL's dialect and the statements only PostgreSQL runs (tsquery search, bulk insert).
+
+Lists are bound as PostgreSQL arrays (``= ANY(%(name)s)``), values always as parameters;
+schema names are validated identifiers (see ``store.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_session_recall.backends.postgres.schema import TS_CONFIG
+from langchain_session_recall.backends.sql import Dialect, filter_clauses
+from langchain_session_recall.models import SearchFilters
+
+__all__ = ["INSERT_MESSAGES", "PostgresDialect", "match_query"]
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's way of writing the shared statements.
+
+    Example:
+        >>> PostgresDialect().member("s.id", "ids"), PostgresDialect().tail("m.content", 250)
+        ('s.id = ANY(%(ids)s)', 'right(m.content, 250)')
+    """
+
+    name = "postgresql"
+    for_update = " FOR UPDATE"
+
+    def param(self, name: str) -> str:
+        return f"%({name})s"
+
+    def member(self, column: str, name: str) -> str:
+        return f"{column} = ANY(%({name})s)"
+
+    def array(self, values: Sequence[Any]) -> Any:
+        return list(values)
+
+    def tail(self, expr: str, n: int) -> str:
+        return f"right({expr}, {int(n)})"
+
+    def text(self, value: str | None) -> str | None:
+        # PostgreSQL text cannot hold NUL characters; SQLite can.
+        return value.replace("\x00", "") if value else value
+
+
+def match_query(
+    d: PostgresDialect, filters: SearchFilters, *, cjk: bool, automation: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """Message hits of one tsvector column, best first, every filter inside the query.
+
+    Bound: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``limit``, the filters', and with
+    ``automation`` the ``automation`` sources: then the best ``limit`` hits of those sources and
+    the best ``limit`` of the others come back (one ranking pass), for
+    :func:`~langchain_session_recall.search.ranking.budget_automation` to settle.
+    """
+    column = "m.cjk_tsv" if cjk else "m.tsv"
+    where, params = filter_clauses(d, filters)
+    ranked = (
+        f"SELECT m.id, m.session_id, m.role, "
+        f"ts_rank_cd(%(weights)s::float4[], {column}, q.q, 1) AS relevance, "
+        f"s.source, m.timestamp "
+        f"FROM (SELECT to_tsquery('{TS_CONFIG}', %(tsquery)s) AS q) q "
+        f"CROSS JOIN messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {' AND '.join([f'{column} @@ q.q', *where])}"
+    )
+    if not automation:
+        return f"{ranked} ORDER BY relevance DESC, m.id LIMIT %(limit)s", params
+    sql = (
+        "SELECT x.id, x.session_id, x.role, x.relevance, x.source, x.timestamp FROM ("
+        "SELECT r.*, row_number() OVER (PARTITION BY r.source = ANY(%(automation)s) "
+        f"ORDER BY r.relevance DESC, r.id) AS n FROM ({ranked}) r"
+        ") x WHERE x.n <= %(limit)s ORDER BY x.relevance DESC, x.id"
+    )
+    return sql, params
+
+
+INSERT_MESSAGES = f"""
+    WITH rows AS (
+        SELECT * FROM unnest(
+            %(role)s::text[], %(content)s::text[], %(tool_call_id)s::text[],
+            %(tool_calls)s::text[], %(tool_name)s::text[], %(ts)s::float8[], %(cjk)s::text[]
+        ) WITH ORDINALITY AS r(role, content, tool_call_id, tool_calls, tool_name, ts, cjk, n)
+    )
+    INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
+                          timestamp, cjk_tsv)
+    SELECT %(session_id)s, role, content, tool_call_id, tool_calls, tool_name, ts,
+           CASE WHEN cjk IS NULL THEN NULL ELSE to_tsvector('{TS_CONFIG}', cjk) END
+    FROM rows ORDER BY n
+    RETURNING id
+"""
+"""One statement for a whole batch: arrays in, ids out (sorted by the caller)."""
+
+HAS_TABLES = (
+    "SELECT count(*) FROM pg_tables WHERE schemaname = %s "
+    "AND tablename IN ('sessions', 'messages', 'session_recall_meta')"
+)
+GET_VERSION = "SELECT value FROM {}.session_recall_meta WHERE key = 'schema_version'"
+GET_META = "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
+PUT_META = (
+    "INSERT INTO session_recall_meta (key, value) VALUES ('schema_version', %s) "
+    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+)
+SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langchain_session_recall:' || %s))"
+SIZE = (
+    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+)
+UNINDEXED = (
+    "SELECT count(*) FROM messages WHERE tsv IS NULL OR "
+    "(cjk_tsv IS NULL AND content ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]')"
+)
+"""Messages the full-text index misses (a search would never find them)."""
+ANALYZE = ("ANALYZE sessions", "ANALYZE messages")

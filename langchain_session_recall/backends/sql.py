@@ -1,0 +1,355 @@
+"""The SQL both backends share, rendered for a dialect (pure: builds text, runs nothing).
+
+Every statement here is plain SQL that SQLite (3.24 or newer) and PostgreSQL both run. What
+differs between them is small and lives in the backend's :class:`Dialect`: how a bound
+parameter is written (``:name`` / ``%(name)s``), how a list is bound (a JSON array read by
+``json_each`` / a PostgreSQL array), the last ``n`` characters of a text, row locking, and the
+columns and visibility rule of the file being read (a Hermes ``state.db`` lacks some columns
+and hides rewound messages). Values are always bound parameters; identifiers come from fixed
+lists in this module.
+
+A statement builder returns SQL text, or ``(sql, params)`` when the shape depends on its
+arguments. The full-text queries are not here: each backend renders its own
+(``sqlite/statements.py``, ``postgres/statements.py``), using :func:`filter_clauses` for the
+restrictions both share.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_session_recall.models import SearchFilters
+from langchain_session_recall.transcript import (
+    TOOL_CLIP_MARKER,
+    TOOL_OUTPUT_KEEP,
+    TOOL_OUTPUT_LIMIT,
+)
+
+__all__ = [
+    "SESSION_FIELDS",
+    "UPDATABLE_FIELDS",
+    "Dialect",
+    "ancestors",
+    "filter_clauses",
+    "recent_sessions",
+]
+
+SESSION_FIELDS = (
+    "id",
+    "source",
+    "started_at",
+    "user_id",
+    "model",
+    "title",
+    "parent_session_id",
+    "ended_at",
+    "end_reason",
+    "message_count",
+)
+"""Columns of ``sessions`` in the order every session query selects them."""
+UPDATABLE_FIELDS = frozenset(
+    {"source", "parent_session_id", "model", "title", "user_id", "started_at", "end_reason"}
+)
+"""Columns ``add_session`` may change on an existing session (never user input)."""
+
+
+class Dialect(ABC):
+    """What differs between the SQL of two backends.
+
+    Example:
+        >>> from langchain_session_recall.backends.sqlite.statements import SqliteDialect
+        >>> SqliteDialect().param("id"), SqliteDialect().member("s.id", "ids")
+        (':id', 's.id IN (SELECT value FROM json_each(:ids))')
+    """
+
+    name: str
+    """``"sqlite"`` or ``"postgresql"``."""
+    for_update: str = ""
+    """Suffix that locks the selected rows until the transaction ends (PostgreSQL)."""
+
+    @abstractmethod
+    def param(self, name: str) -> str:
+        """A named bound parameter."""
+
+    @abstractmethod
+    def member(self, column: str, name: str) -> str:
+        """``column`` is one of the list bound as ``name`` (see :meth:`array`)."""
+
+    @abstractmethod
+    def array(self, values: Sequence[Any]) -> Any:
+        """A Python list as the value :meth:`member` binds."""
+
+    @abstractmethod
+    def tail(self, expr: str, n: int) -> str:
+        """The last ``n`` characters of a text expression."""
+
+    def text(self, value: str | None) -> str | None:
+        """A text value as this database can store it."""
+        return value
+
+    def session_column(self, name: str) -> str:
+        """``s.<name>``, or ``NULL`` for a column the file lacks (older Hermes files)."""
+        return f"s.{name}"
+
+    @property
+    def visibility(self) -> str:
+        """Condition on ``m`` that leaves out messages the file hides (Hermes rewinds)."""
+        return "1 = 1"
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def session_select(d: Dialect) -> str:
+    """``SELECT <SESSION_FIELDS> FROM sessions s`` (add a ``WHERE``)."""
+    return f"SELECT {', '.join(d.session_column(c) for c in SESSION_FIELDS)} FROM sessions s"
+
+
+def session_by_id(d: Dialect) -> str:
+    return f"{session_select(d)} WHERE s.id = {d.param('id')}"
+
+
+def sessions_by_id(d: Dialect) -> str:
+    return f"{session_select(d)} WHERE {d.member('s.id', 'ids')}"
+
+
+def all_session_ids(d: Dialect) -> str:
+    return "SELECT id FROM sessions ORDER BY started_at, id"
+
+
+def _message_select(d: Dialect, *, clip_tools: bool) -> str:
+    content = "m.content"
+    if clip_tools:
+        # Long tool output is clipped in SQL, so a million-character log never leaves the store.
+        content = (
+            f"CASE WHEN m.role = 'tool' AND length(m.content) > {TOOL_OUTPUT_LIMIT} "
+            f"THEN substr(m.content, 1, {TOOL_OUTPUT_KEEP}) || {d.param('clip')} || "
+            f"{d.tail('m.content', TOOL_OUTPUT_KEEP)} ELSE m.content END"
+        )
+    return (
+        f"SELECT m.id, m.session_id, m.role, {content}, m.timestamp, m.tool_call_id, "
+        "m.tool_calls, m.tool_name FROM messages m"
+    )
+
+
+def session_messages(d: Dialect) -> str:
+    """Visible messages of one session (``sid``), oldest first."""
+    return (
+        f"{_message_select(d, clip_tools=False)} WHERE m.session_id = {d.param('sid')} "
+        f"AND {d.visibility} ORDER BY m.timestamp, m.id"
+    )
+
+
+def chain_messages(d: Dialect) -> tuple[str, dict[str, Any]]:
+    """Visible messages of several sessions (``ids``), tool output clipped, in time order."""
+    sql = (
+        f"{_message_select(d, clip_tools=True)} WHERE {d.member('m.session_id', 'ids')} "
+        f"AND {d.visibility} ORDER BY m.timestamp, m.id"
+    )
+    return sql, {"clip": TOOL_CLIP_MARKER}
+
+
+def session_owner(d: Dialect) -> str:
+    return f"SELECT {d.session_column('user_id')} FROM sessions s WHERE s.id = {d.param('id')}"
+
+
+def ancestors(d: Dialect, *, user_scoped: bool) -> str:
+    """``(id, parent)`` of the sessions bound as ``ids`` and of all their ancestors.
+
+    ``UNION`` (not ``UNION ALL``) makes the walk stop at a row it has seen: a cycle written by
+    another client ends the recursion, and no depth limit cuts a long chain short. With
+    ``user_scoped`` the walk stops at a session of another user (``user_id``).
+    """
+    scope = f" AND p.user_id = {d.param('user_id')}" if user_scoped else ""
+    return f"""
+        WITH RECURSIVE up(id, parent) AS (
+            SELECT id, parent_session_id FROM sessions WHERE {d.member("id", "ids")}
+            UNION
+            SELECT p.id, p.parent_session_id FROM up JOIN sessions p ON p.id = up.parent{scope}
+        )
+        SELECT id, parent FROM up
+    """
+
+
+def descendants(d: Dialect, *, user_scoped: bool) -> str:
+    """``(id, parent)`` of the session bound as ``root`` and of everything below it.
+
+    Cycle-safe and unbounded like :func:`ancestors`; the order is settled in Python
+    (:func:`~langchain_session_recall.search.lineage.chain_order`).
+    """
+    scope = f" AND c.user_id = {d.param('user_id')}" if user_scoped else ""
+    return f"""
+        WITH RECURSIVE down(id, parent) AS (
+            SELECT id, parent_session_id FROM sessions WHERE id = {d.param("root")}
+            UNION
+            SELECT c.id, c.parent_session_id FROM down
+            JOIN sessions c ON c.parent_session_id = down.id{scope}
+        )
+        SELECT id, parent FROM down
+    """
+
+
+def filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str], dict[str, Any]]:
+    """Search restrictions as ``WHERE`` conditions on ``m`` (messages) and ``s`` (sessions).
+
+    The one place filters become SQL: both backends' full-text queries and the recent-sessions
+    listing use it. ``role_filter`` and ``exclude_session_ids`` need the ``m`` alias.
+
+    Example:
+        >>> from langchain_session_recall.backends.sqlite.statements import SqliteDialect
+        >>> filter_clauses(SqliteDialect(), SearchFilters(user_id="u", after=5.0))
+        (['s.user_id = :f_user', 's.started_at >= :f_after'], {'f_user': 'u', 'f_after': 5.0})
+    """
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if filters.role_filter:
+        where.append(d.member("m.role", "f_roles"))
+        params["f_roles"] = d.array(filters.role_filter)
+    if filters.exclude_sources:
+        where.append(f"NOT {d.member('s.source', 'f_sources')}")
+        params["f_sources"] = d.array(filters.exclude_sources)
+    if filters.exclude_session_ids:
+        where.append(f"NOT {d.member('m.session_id', 'f_sessions')}")
+        params["f_sessions"] = d.array(filters.exclude_session_ids)
+    if filters.user_id is not None:
+        where.append(f"s.user_id = {d.param('f_user')}")
+        params["f_user"] = filters.user_id
+    if filters.after is not None:
+        where.append(f"s.started_at >= {d.param('f_after')}")
+        params["f_after"] = filters.after
+    if filters.before is not None:
+        where.append(f"s.started_at < {d.param('f_before')}")
+        params["f_before"] = filters.before
+    return where, params
+
+
+_ROOT = "(s.parent_session_id IS NULL OR p.id IS NULL)"
+"""A chain root: no parent, or a parent the store does not hold."""
+
+
+def recent_sessions(
+    d: Dialect, filters: SearchFilters, excluded_roots: Sequence[str], limit: int
+) -> tuple[str, dict[str, Any]]:
+    """Most recent root sessions, each with its first user message and last activity.
+
+    ``filters`` may restrict sources, user and dates (its message-level fields are ignored).
+    """
+    where, params = filter_clauses(
+        d,
+        SearchFilters(
+            exclude_sources=filters.exclude_sources,
+            user_id=filters.user_id,
+            after=filters.after,
+            before=filters.before,
+        ),
+    )
+    where.insert(0, _ROOT)
+    if excluded_roots:
+        where.append(f"NOT {d.member('s.id', 'excluded')}")
+        params["excluded"] = d.array(excluded_roots)
+    params["limit"] = max(0, int(limit))
+    sql = (
+        f"SELECT {', '.join(d.session_column(c) for c in SESSION_FIELDS)}, "
+        "(SELECT substr(m.content, 1, 600) FROM messages m WHERE m.session_id = s.id "
+        f"AND m.role = 'user' AND {d.visibility} ORDER BY m.timestamp, m.id LIMIT 1), "
+        "(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id) "
+        "FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id "
+        f"WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id LIMIT {d.param('limit')}"
+    )
+    return sql, params
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def session_exists(d: Dialect) -> str:
+    """One row when the session ``id`` exists (locked for the transaction where that exists)."""
+    return f"SELECT 1 FROM sessions WHERE id = {d.param('id')}{d.for_update}"
+
+
+def insert_session(d: Dialect) -> str:
+    """A new session; a concurrent creator of the same id makes it a no-op (rowcount 0)."""
+    names = ("id", "source", "user_id", "model", "title", "parent_session_id", "started_at")
+    values = ", ".join(d.param(n) for n in (*names, "end_reason"))
+    return (
+        f"INSERT INTO sessions ({', '.join(names)}, end_reason) VALUES ({values}) "
+        "ON CONFLICT (id) DO NOTHING"
+    )
+
+
+def update_session(d: Dialect, columns: Sequence[str]) -> str:
+    """``UPDATE sessions SET <columns> WHERE id = :id``; columns from :data:`UPDATABLE_FIELDS`."""
+    unknown = set(columns) - UPDATABLE_FIELDS
+    if unknown:
+        raise ValueError(f"not updatable: {sorted(unknown)}")
+    assignments = ", ".join(f"{c} = {d.param(c)}" for c in columns)
+    return f"UPDATE sessions SET {assignments} WHERE id = {d.param('id')}"
+
+
+def end_session(d: Dialect) -> str:
+    return (
+        f"UPDATE sessions SET ended_at = {d.param('ended_at')}, "
+        f"end_reason = coalesce({d.param('end_reason')}, end_reason) WHERE id = {d.param('id')}"
+    )
+
+
+def bump_message_count(d: Dialect) -> str:
+    return (
+        f"UPDATE sessions SET message_count = message_count + {d.param('n')} "
+        f"WHERE id = {d.param('id')}"
+    )
+
+
+def ledger_keys(d: Dialect) -> str:
+    """Which of the keys bound as ``keys`` the ledger holds for ``kind``."""
+    return (
+        "SELECT external_key FROM import_ledger WHERE source_kind = "
+        f"{d.param('kind')} AND {d.member('external_key', 'keys')}"
+    )
+
+
+def insert_ledger(d: Dialect) -> str:
+    names = ("source_kind", "external_key", "session_id", "message_id", "imported_at")
+    return (
+        f"INSERT INTO import_ledger ({', '.join(names)}) "
+        f"VALUES ({', '.join(d.param(n) for n in names)}) ON CONFLICT DO NOTHING"
+    )
+
+
+def imported_keys(d: Dialect) -> str:
+    return (
+        "SELECT external_key FROM import_ledger WHERE source_kind = "
+        f"{d.param('kind')} AND session_id = {d.param('sid')}"
+    )
+
+
+def get_summary(d: Dialect) -> str:
+    return f"SELECT summary, status, model FROM summary_cache WHERE cache_key = {d.param('key')}"
+
+
+def put_summary(d: Dialect) -> str:
+    names = ("cache_key", "session_id", "summary", "model", "status", "created_at")
+    updates = ", ".join(f"{n} = excluded.{n}" for n in names[1:])
+    return (
+        f"INSERT INTO summary_cache ({', '.join(names)}) "
+        f"VALUES ({', '.join(d.param(n) for n in names)}) "
+        f"ON CONFLICT (cache_key) DO UPDATE SET {updates}"
+    )
+
+
+# --------------------------------------------------------------------------- statistics
+
+SESSION_COUNTS = "SELECT count(*), min(started_at), max(started_at) FROM sessions"
+MESSAGE_COUNT = "SELECT count(*) FROM messages"
+SOURCE_COUNTS = "SELECT source, count(*) FROM sessions GROUP BY source ORDER BY 2 DESC, 1"
+ROOT_COUNT = (
+    "SELECT count(*) FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id "
+    f"WHERE {_ROOT}"
+)
+WRONG_MESSAGE_COUNTS = (
+    "SELECT s.id FROM sessions s WHERE s.message_count <> "
+    "(SELECT count(*) FROM messages m WHERE m.session_id = s.id) ORDER BY s.id LIMIT 20"
+)
+"""Sessions whose ``message_count`` disagrees with their messages (for ``check()``)."""

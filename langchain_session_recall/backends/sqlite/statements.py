@@ -1,0 +1,124 @@
+"""SQLite's dialect and the statements only SQLite runs (FTS5 search, bulk inserts).
+
+Lists are bound as one JSON array and read with ``json_each``: one statement shape whatever the
+list's length, and no limit on bound variables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_session_recall.backends.sql import Dialect, filter_clauses
+from langchain_session_recall.backends.sqlite.schema import Layout
+from langchain_session_recall.models import SearchFilters
+
+__all__ = ["SqliteDialect", "match_query", "window_probe_query"]
+
+
+class SqliteDialect(Dialect):
+    """SQLite's way of writing the shared statements, for a file of a given :class:`Layout`
+    (a Hermes ``state.db`` lacks some session columns and hides rewound messages).
+
+    Example:
+        >>> SqliteDialect().tail("m.content", 250)
+        'substr(m.content, -250)'
+    """
+
+    name = "sqlite"
+
+    def __init__(self, layout: Layout | None = None) -> None:
+        self.layout = layout
+
+    def param(self, name: str) -> str:
+        return f":{name}"
+
+    def member(self, column: str, name: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each(:{name}))"
+
+    def array(self, values: Sequence[Any]) -> Any:
+        return json.dumps(list(values), ensure_ascii=False)
+
+    def tail(self, expr: str, n: int) -> str:
+        return f"substr({expr}, -{int(n)})"
+
+    def session_column(self, name: str) -> str:
+        if self.layout is None or name in self.layout.session_columns:
+            return f"s.{name}"
+        return "NULL"
+
+    @property
+    def visibility(self) -> str:
+        return "1 = 1" if self.layout is None else self.layout.visibility
+
+
+def match_query(
+    d: SqliteDialect, fts_table: str, filters: SearchFilters, *, bounded: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """Message hits of one FTS5 table, best first, every filter inside the query.
+
+    Bound: ``expr`` (the MATCH expression), ``bound`` (with ``bounded``: the rowid the matches
+    must exceed, a range FTS5 applies before it ranks), ``limit`` (-1: read lazily), and the
+    filters'. ``ORDER BY rank`` lets FTS5 sort its own matches before the joins, so ``LIMIT``
+    stops the join early; ordering by a function call would sort every joined row first.
+    """
+    where, params = filter_clauses(d, filters)
+    head = [f"{fts_table} MATCH :expr"]
+    if bounded:
+        head.append(f"{fts_table}.rowid > :bound")
+    sql = (
+        "SELECT m.id, m.session_id, m.role, -rank AS relevance, s.source, m.timestamp "
+        f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
+        "JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {' AND '.join([*head, d.visibility, *where])} ORDER BY rank LIMIT :limit"
+    )
+    return sql, params
+
+
+def window_probe_query(fts_table: str) -> str:
+    """The rowid of the ``offset``-th newest match of ``expr``: FTS5 walks its doclists in rowid
+    order and stops there, without ranking (a few microseconds per row)."""
+    return (
+        f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH :expr "
+        "ORDER BY rowid DESC LIMIT 1 OFFSET :offset"
+    )
+
+
+INSERT_MESSAGES = (
+    "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
+    "timestamp) VALUES "
+)
+INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES "
+ROWS_PER_INSERT = 100
+"""Rows per multi-row ``INSERT``: 100 rows of up to 7 values stay under SQLite's oldest
+default limit of 999 bound variables."""
+
+LAST_ROWID = "SELECT last_insert_rowid()"
+MAX_MESSAGE_ID = "SELECT coalesce(max(id), 0) FROM messages"
+HAS_TRIGGER = "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = :name"
+UNINDEXED_CJK = (
+    "SELECT m.id, m.content FROM messages m LEFT JOIN messages_cjk c "
+    "ON c.message_id = m.id WHERE c.message_id IS NULL AND m.content IS NOT NULL"
+)
+CREATE_VOCAB = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.session_recall_vocab "
+    "USING fts5vocab(main, messages_fts, row)"
+)
+VOCAB = "SELECT term, doc FROM temp.session_recall_vocab WHERE term >= :lo AND term < :hi LIMIT :n"
+SIZE = "SELECT page_size * page_count FROM pragma_page_size(), pragma_page_count()"
+QUICK_CHECK = "PRAGMA quick_check"
+
+
+def fts_command(fts_table: str, command: str) -> str:
+    """An FTS5 special command (``optimize``, ``integrity-check``, ``rebuild``).
+
+    ``integrity-check`` is given ``rank = 1``: FTS5 then also compares the index with its
+    external content (the messages), so a message another client wrote behind the index's back
+    is found.
+    """
+    if command not in {"optimize", "integrity-check", "rebuild"}:
+        raise ValueError(f"not an FTS5 command: {command!r}")
+    if command == "integrity-check":
+        return f"INSERT INTO {fts_table}({fts_table}, rank) VALUES ('integrity-check', 1)"
+    return f"INSERT INTO {fts_table}({fts_table}) VALUES ('{command}')"

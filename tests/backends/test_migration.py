@@ -1,0 +1,79 @@
+"""A store made by version 0.1.0 (schema version 1) opens with this library and is migrated."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from pg_support import PG_DSN, SKIP_PG
+
+from langchain_session_recall import SessionStore
+from langchain_session_recall.backends import CachedSummary
+from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _v1_sqlite(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.executescript((DATA / "sqlite_schema_v1.sql").read_text())
+        conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('old', 'cli', 1.0)")
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('old', 'user', 'the walrus deployment', 1.0)"
+        )
+        conn.execute("UPDATE sessions SET message_count = 1")
+        conn.execute(
+            "INSERT INTO summary_cache (cache_key, session_id, summary, model, created_at) "
+            "VALUES ('k', 'old', 'an old recap', 'm', 1.0)"
+        )
+
+
+def test_a_version_1_sqlite_file_is_migrated_when_opened_writable(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    _v1_sqlite(path)
+    with SessionStore(path, read_only=True) as reader:  # read-only: searched, never changed
+        assert reader.layout.version == 1
+        assert [h.session_id for h in reader.match_messages(_q("walrus"), "relaxed")] == ["old"]
+        assert reader.get_cached_summary("k") is None
+    with SessionStore(path) as store:
+        assert store.layout.version == SCHEMA_VERSION
+        assert store.get_cached_summary("k") == CachedSummary("an old recap", "summarized", "m")
+        store.put_cached_summary("k2", session_id="old", summary="x", model=None, status="rejected")
+        assert store.get_cached_summary("k2") == CachedSummary("x", "rejected", None)
+        assert store.check().ok
+
+
+def _q(text: str):  # type: ignore[no-untyped-def]
+    from langchain_session_recall.search.query import parse_query
+
+    return parse_query(text)
+
+
+@pytest.mark.skipif(not PG_DSN, reason=SKIP_PG)
+@pytest.mark.enable_socket
+def test_a_version_1_postgres_schema_is_migrated(pg_schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    from langchain_session_recall import PostgresSessionStore
+
+    statements = (DATA / "postgres_schema_v1.sql").read_text().split("\n--;\n")
+    with psycopg.connect(PG_DSN, autocommit=True) as conn, conn.transaction():
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(pg_schema)))
+        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(pg_schema)))
+        for statement in statements:
+            body = "\n".join(ln for ln in statement.splitlines() if not ln.startswith("-- "))
+            if body.strip():
+                conn.execute(body)
+        conn.execute(
+            "INSERT INTO summary_cache (cache_key, session_id, summary, model, created_at) "
+            "VALUES ('k', 'old', 'an old recap', 'm', 1.0)"
+        )
+    with PostgresSessionStore(PG_DSN, schema=pg_schema, max_size=2) as store:
+        assert store.get_cached_summary("k") == CachedSummary("an old recap", "summarized", "m")
+        store.add_session("s1")
+        pairs = [("line-1", {"role": "user", "content": "walrus"})]
+        assert len(store.import_messages("s1", pairs, source_kind="jsonl")) == 1  # ledger exists
+        assert store.import_messages("s1", pairs, source_kind="jsonl") == []
