@@ -669,3 +669,48 @@ def demo(
     print_lines(console, [Text("━━ recent sessions (empty query, no LLM)", style="bold")])
     print_recent(console, latest)
     return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- mcp
+
+
+@app.command(
+    epilog="""Examples:
+
+\b
+  session-recall mcp --db recall.db --read-only
+  session-recall mcp --db recall.db --read-only --http 127.0.0.1:8765
+  OPENAI_API_KEY=sk-... session-recall mcp --db recall.db --model gpt-4.1-mini
+
+See docs/mcp.md for the Claude Code and Cursor set-up.
+"""
+)
+@db_option()
+@read_only_option
+@user_option
+@click.option(
+    "--http",
+    metavar="HOST:PORT",
+    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no authentication: "
+    "keep it on 127.0.0.1)",
+)
+@click.option(
+    "--model",
+    metavar="M",
+    help="chat model for recaps (OPENAI_API_KEY, OPENAI_BASE_URL); default: extractive recaps",
+)
+def mcp(db: str, read_only: bool, user: str | None, http: str | None, model: str | None) -> int:
+    """Serve session_search and session_show to MCP clients (Claude Code, Cursor).
+
+    Over stdio (what a client starts as a subprocess) unless --http is given; runs until
+    stopped. Needs the [mcp] extra.
+    """
+    try:
+        from langchain_session_recall.mcp_server import serve
+    except ImportError as exc:
+        raise MissingFeatureError(str(exc)) from exc
+    try:
+        serve(db, read_only=read_only, user_id=user, http=http, model=model)
+    except ValueError as exc:  # a malformed --http, --model without credentials
+        raise click.UsageError(str(exc)) from exc
+    return EXIT_OK
