@@ -131,9 +131,13 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
     if start > 0 and text[start - 1] != "\n":
         brk = text.find("\n", start, min(center, start + slack))
         start = brk + 1 if brk >= 0 else start
+        while brk >= 0 and start < center and text[start] == "\n":
+            start += 1  # a blank line between messages: start at the next one
     if end < len(text) and text[end] != "\n":
         brk = text.rfind("\n", max(center, end - slack), end)
         end = brk if brk >= 0 else end
+        while brk >= 0 and end > center and text[end - 1] == "\n":
+            end -= 1
     prefix = EARLIER_MARKER if start > 0 else ""
     suffix = LATER_MARKER if end < len(text) else ""
     return prefix + text[start:end] + suffix, True
@@ -141,14 +145,22 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
 
 # Tokens as the full-text index sees them: letters and digits ('_' and punctuation split).
 _TOKEN = re.compile(r"[^\W_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Kana, CJK ideographs (and extension A), Hangul, compatibility ideographs. Checked by code point:
+# a regular expression of these ranges takes milliseconds to compile, on every start-up.
+_CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+)
 # Endings a stemmer strips: "painted" is found as "paint...", "errors" as "error...".
 _ENDINGS = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "er", "ly", "s")
 _MIN_STEM = 4
 
 
 def _token_pattern(token: str) -> str:
-    if _CJK.search(token):
+    if any(low <= ord(c) <= high for c in token for low, high in _CJK_RANGES):
         return re.escape(token)  # CJK is written without spaces: match it anywhere
     stem = token
     for ending in _ENDINGS:
