@@ -176,34 +176,42 @@ def search(
     """Past sessions matching QUERY, best first.
 
     QUERY: keywords, a question, "an exact phrase", a OR b, a NOT b, prefix*. Each session is
-    shown around its first match, with the matched words highlighted.
+    shown around its first match, with the matched words highlighted. An empty QUERY ("")
+    lists recent sessions, as `recent` does.
     """
     if summarize and not model:
         raise click.UsageError("--summarize needs --model (e.g. --model gpt-4.1-mini)")
     if (model or base_url) and not summarize:
         raise click.UsageError("--model and --base-url go with --summarize")
+    browse = not query.strip()  # as the retriever: an empty query lists recent sessions
     with _open(db, read_only) as store:
-        results = search_results(
-            store,
-            query,
-            k,
-            role_filter=role,
-            exclude_sources=_excluded_sources(store, source, exclude_source),
-            current_session_id=exclude_session,
-            user_id=user,
-            after=after,
-            before=before,
-            max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000),
-            show_message_ids=summarize,
-        )
+        scope: dict[str, Any] = {
+            "exclude_sources": _excluded_sources(store, source, exclude_source),
+            "current_session_id": exclude_session,
+            "user_id": user,
+            "after": after,
+            "before": before,
+        }
+        if browse:
+            results = recent_results(store, k, **scope)
+        else:
+            results = search_results(
+                store,
+                query,
+                k,
+                role_filter=role,
+                max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000),
+                show_message_ids=summarize,
+                **scope,
+            )
         if summarize and results:
             results = _summarize(results, model or "", base_url)
     if as_json:
         state.json(_json_results(results))
     else:
-        from langchain_session_recall.cli.output import print_search
+        from langchain_session_recall.cli.output import print_recent, print_search
 
-        print_search(state.console(), results)
+        (print_recent if browse else print_search)(state.console(), results)
     return EXIT_OK if results else EXIT_EMPTY
 
 

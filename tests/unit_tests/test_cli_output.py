@@ -177,3 +177,14 @@ def test_chars_applies_under_json_around_the_match(demo_db: str) -> None:
         "...[later conversation truncated]...", ""
     )
     assert len(body.strip()) <= 300
+
+
+def test_an_empty_query_lists_recent_sessions_as_the_retriever_does(demo_db: str) -> None:
+    result = run_cli("search", "", "--db", demo_db, "--json", "-k", "2")
+    assert result.code == EXIT_OK, result.err
+    assert [d["metadata"]["mode"] for d in json.loads(result.out)] == ["recent", "recent"]
+    text = run_cli("search", "  ", "--db", demo_db, "-k", "2")
+    assert text.code == EXIT_OK and "session" in text.out
+    # text with nothing searchable in it is a usage error, said as such
+    bad = run_cli("search", "?!", "--db", demo_db)
+    assert bad.code == 2 and "nothing to search" in bad.err
