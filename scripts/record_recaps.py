@@ -7,7 +7,8 @@ project's own text), retrieved the way the summarizer sees them, and are stored 
 the corpus does not move when the retriever's windowing changes. Labels (good/bad and why) are
 added by hand afterwards (``label``/``why``/``expected_reasons``); re-recording drops them.
 
-    python scripts/record_recaps.py --model smollm2-135m --server "llama.cpp (llama-cpp-python 0.3.36) serving SmolLM2-135M-Instruct Q4_1"
+    python scripts/record_recaps.py --model smollm2-135m \\
+        --server "llama.cpp (llama-cpp-python 0.3.36) serving SmolLM2-135M-Instruct Q4_1"
 """
 
 from __future__ import annotations
@@ -115,9 +116,8 @@ def main() -> None:
                 continue
             messages = DEFAULT_SUMMARY_PROMPT.invoke(prompt_vars(t)).to_messages()
             started = time.monotonic()
-            answer = llm.bind(temperature=temperature, extra_body={"max_tokens": max_tokens}).invoke(
-                messages
-            )
+            bound = llm.bind(temperature=temperature, extra_body={"max_tokens": max_tokens})
+            answer = bound.invoke(messages)
             meta = answer.response_metadata
             recordings.append(
                 {

@@ -19,7 +19,9 @@ Reason codes (stable; they end up in ``summary_rejected_because``), in the order
     ``[ASSISTANT]:``): the model went on writing the conversation instead of recapping it.
 ``echo``
     ``echo`` or more of the recap's words lie in runs of ``echo_ngram`` consecutive words (twice
-    as many characters for CJK text) copied verbatim from the transcript or from the prompt.
+    as many characters for CJK text) copied verbatim from the transcript or from the prompt; or
+    ``echo_prompt_words`` or more of its content words are the prompt's own words (instructions,
+    query, title) rather than the transcript's: the recap talks about the task, not the session.
 ``loop``
     ``loop`` or more of the recap's word trigrams repeat an earlier one, one line of 12+
     characters occurs ``loop_lines`` times, or a sentence of ``loop_sentence_words`` or more
@@ -38,7 +40,8 @@ Reason codes (stable; they end up in ``summary_rejected_because``), in the order
     Content not in the transcript: fewer than ``grounded`` of the recap's content words (with
     at least ``min_content_words`` of them) occur in the transcript, or ``invented_specifics``
     or more *specifics* (numbers, paths, identifiers, quoted code, names) occur neither in the
-    transcript nor in the prompt and make up ``invented_specifics_share`` of the specifics.
+    transcript nor in the prompt and make up ``invented_specifics_share`` of the specifics, or
+    ``invented_numbers`` specifics with two or more digits (a version, port, size or date) do.
     Content words exclude stop words and the prompt's own words; a word matches a transcript
     word by its first five letters (``renamed`` matches ``renaming``); CJK text counts by
     character bigrams. The word share is not measured when the recap is in another language
@@ -48,8 +51,9 @@ Reason codes (stable; they end up in ``summary_rejected_because``), in the order
     although the transcript offers ``vague_source_specifics`` or more: it restates the topic
     and says nothing an agent could use.
 
-Citations (``[#42]``, ``[#42, #43]``, ``(#7)``, inline ``[USER #3]``) are removed before any
-measure, so they are neither copied words, loops, nor invented words.
+Citations (``[#42]``, ``[#42, #43]``, ``(#7)``, inline ``[USER #3]``, ``(USER #4, TOOL #6)``;
+any ``#<id>``) are removed before any measure: they are neither copied words, loops, nor
+invented words.
 
 Calibration: the defaults of :class:`RecapThresholds` were set on ``tests/data/recaps/``: real
 answers of SmolLM2-135M-Instruct and Gemma 3 270M (llama.cpp) to the summarizer's prompt on the
@@ -122,10 +126,13 @@ REASONS = (
 class RecapThresholds:
     """Where each check draws its line (defaults calibrated on ``tests/data/recaps/``)."""
 
-    echo: float = 0.6
+    echo: float = 0.65
     """``echo``: share of the recap's words copied in runs of ``echo_ngram`` words."""
     echo_ngram: int = 6
-    loop: float = 0.3
+    echo_prompt_words: float = 0.4
+    """``echo``: share of the content words that are the prompt's own (instructions, title),
+    with at least ``min_content_words`` of them: the recap talks about the task."""
+    loop: float = 0.2
     """``loop``: share of the recap's word trigrams that repeat an earlier one."""
     loop_lines: int = 3
     """``loop``: occurrences of one line (12+ characters)."""
@@ -143,6 +150,9 @@ class RecapThresholds:
     """``invented``: specifics found neither in the transcript nor in the prompt ..."""
     invented_specifics_share: float = 0.5
     """... when they are at least this share of the recap's specifics."""
+    invented_numbers: int = 1
+    """``invented``: specifics with two or more digits (versions, ports, sizes, dates) found
+    neither in the transcript nor in the prompt. Recall must keep numbers exact."""
     vague_source_specifics: int = 3
     """``vague`` applies only when the transcript offers this many specifics of its own."""
 
@@ -162,6 +172,8 @@ class RecapVerdict:
     """Share of those words inside a verbatim run from the transcript or the prompt."""
     copied_from_transcript: float = 0.0
     copied_from_prompt: float = 0.0
+    prompt_words: float = 0.0
+    """Share of the content words that come from the prompt's other text, not the transcript."""
     repetition: float = 0.0
     """Share of word trigrams repeating an earlier one."""
     grounded: float | None = None
@@ -193,6 +205,7 @@ class RecapVerdict:
             "copied": round(self.copied, 3),
             "copied_from_transcript": round(self.copied_from_transcript, 3),
             "copied_from_prompt": round(self.copied_from_prompt, 3),
+            "prompt_words": round(self.prompt_words, 3),
             "repetition": round(self.repetition, 3),
             "grounded": None if self.grounded is None else round(self.grounded, 3),
             "content_words": self.content_words,
@@ -217,6 +230,8 @@ _TEMPLATE_TOKEN = re.compile(
 _CITATION = re.compile(
     r"[\[(]\s*(?:[A-Z]+(?::[^\]#\n]+)?\s+)?#\s*\d+(?:\s*[,;]\s*#?\s*\d+)*\s*[\])]"
 )
+# Any other message reference: `#54`, `USER #54`, `TOOL:terminal #56` (in any brackets)
+_LOOSE_CITATION = re.compile(r"(?:\b[A-Z]{2,}(?::[\w-]+)?\s+)?#\s*\d+\b")
 # `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line
 _TAG_LINE = re.compile(
     r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #\d+)?\]:", re.MULTILINE
@@ -241,6 +256,7 @@ def is_length_stop(finish_reason: str | None) -> bool:
 
 def _strip_markup(text: str) -> str:
     text = _CITATION.sub(" ", text)
+    text = _LOOSE_CITATION.sub(" ", text)
     text = _TAG_LINE.sub(" ", text)
     return _TEMPLATE_TOKEN.sub(" ", text)
 
@@ -395,6 +411,7 @@ def _content_units(tokens: list[str], neutral: set[str]) -> list[str]:
 
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _CANDIDATE = re.compile(f"[^\\s{_CJK}\u3000-\u303f\uff00-\uffef]+")
+_NUMBER = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,:/-]\d+)*(?![A-Za-z\d])")
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "a.m", "p.m", "u.s"})
 _EDGE_PUNCT = "\"'“”‘’()[]{}<>,;!?*"
 _INNER_PUNCT = re.compile(r"[\w~][._/:@=+%][\w~/]|^--?[a-z]\w")
@@ -421,7 +438,7 @@ def _specifics(text: str) -> list[str]:
             found.append(code)
     rest = _CODE_SPAN.sub(" ", text)
     for m in _CANDIDATE.finditer(rest):
-        word = m.group(0).strip(_EDGE_PUNCT).rstrip(".:")
+        word = m.group(0).strip(_EDGE_PUNCT).rstrip(".:").strip(_EDGE_PUNCT)
         if not word or word.lower() in _ABBREVIATIONS:
             continue
         digits = sum(c.isdigit() for c in word)
@@ -442,15 +459,24 @@ def _specifics(text: str) -> list[str]:
     return found
 
 
+def _verbatim(source: str, text: str) -> bool:
+    return bool(re.search(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", source))
+
+
 def _mentions(source: str, source_vocab: set[str], specific: str) -> bool:
     """Whether the lower-cased ``source`` (with its vocabulary) mentions ``specific``: a name by
-    its stem; anything else verbatim, or else each of its words (``-1/-2`` for ``-1, -2``)."""
+    its stem; anything else verbatim, or else each of its words with each number verbatim
+    (``-1/-2`` for ``-1, -2``; not ``pillow-11.0.2`` for ``pillow-11.0.0``)."""
     if specific.isalpha():
         return _stem(specific) in source_vocab
-    if re.search(rf"(?<!\w){re.escape(specific)}(?!\w)", source):
+    if _verbatim(source, specific):
         return True
-    words = _tokens(specific)
-    return bool(words) and all(w in source_vocab or _stem(w) in source_vocab for w in words)
+    words = [w for w in _tokens(specific) if not w.isdigit()]
+    numbers = _NUMBER.findall(specific)
+    return bool(words or numbers) and (
+        all(w in source_vocab or _stem(w) in source_vocab for w in words)
+        and all(_verbatim(source, n) for n in numbers)
+    )
 
 
 # -- the gate ------------------------------------------------------------------------------------
@@ -526,10 +552,21 @@ def assess_recap(
     from_transcript = _coverage(words, transcript_grams, n)
     from_prompt = _coverage(words, prompt_grams, n)
     copied = _coverage(words, transcript_grams | prompt_grams, n)
+    source_vocab = _vocabulary(transcript_tokens)
+    neutral = _vocabulary(around_tokens) - source_vocab
+    plain = [w for w in words if len(w) >= 3 and w not in _FUNCTION_WORDS and w.isalpha()]
+    prompt_words = sum(_stem(w) in neutral for w in plain) / len(plain) if plain else 0.0
     if words and copied >= thresholds.echo:
         reasons.append(ECHO)
         source = "the prompt" if from_prompt > from_transcript else "the transcript"
         details[ECHO] = f"{copied:.0%} of the words copied verbatim, mostly from {source}"
+    elif (
+        len(plain) >= thresholds.min_content_words and prompt_words >= thresholds.echo_prompt_words
+    ):
+        reasons.append(ECHO)
+        details[ECHO] = (
+            f"{prompt_words:.0%} of the content words are the prompt's, not the session's"
+        )
 
     # -- loop --------------------------------------------------------------------------------
     repetition = _repetition(words) if len(words) >= thresholds.min_loop_words else 0.0
@@ -565,8 +602,6 @@ def assess_recap(
     cross_lingual = language is not None and bool(decided) and language not in decided
 
     # -- invented: content words ------------------------------------------------------------
-    source_vocab = _vocabulary(transcript_tokens)
-    neutral = _vocabulary(around_tokens) - source_vocab
     units = _content_units(words, neutral)
     grounded: float | None = None
     invented_why = ""
@@ -586,10 +621,13 @@ def assess_recap(
     in_around = {s for s in specifics if _mentions(around_lower, around_vocab, s)}
     new = [s for s in in_source if s not in in_around]
     invented = [s for s in specifics if s not in in_source and s not in in_around]
-    if len(invented) >= thresholds.invented_specifics and len(
-        invented
-    ) >= thresholds.invented_specifics_share * len(specifics):
-        shown = ", ".join(invented[:4])
+    numbers = [s for s in invented if sum(c.isdigit() for c in s) >= 2]
+    many = len(invented) >= thresholds.invented_specifics
+    most = len(invented) >= thresholds.invented_specifics_share * len(specifics)
+    if (many and most) or (
+        thresholds.invented_numbers and len(numbers) >= thresholds.invented_numbers
+    ):
+        shown = ", ".join([*numbers, *(s for s in invented if s not in numbers)][:4])
         invented_why = "; ".join(
             filter(None, [invented_why, f"{len(invented)} specifics not in the source: {shown}"])
         )
@@ -614,6 +652,7 @@ def assess_recap(
         copied=copied,
         copied_from_transcript=from_transcript,
         copied_from_prompt=from_prompt,
+        prompt_words=prompt_words,
         repetition=repetition,
         grounded=grounded,
         content_words=len(units),
