@@ -92,12 +92,17 @@ from langchain_session_recall.summarize.language import (
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "GATE_VERSION",
     "REASONS",
     "RecapThresholds",
     "RecapVerdict",
     "assess_recap",
     "is_length_stop",
 ]
+
+GATE_VERSION = "recap-gate-v1"
+"""Bump when a check changes meaning. A cache that stores the gate's decision should store this
+(with the thresholds) so that decisions made by another gate are taken again."""
 
 EMPTY = "empty"
 TEMPLATE_TOKENS = "template_tokens"
