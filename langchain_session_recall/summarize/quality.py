@@ -55,13 +55,22 @@ Citations (``[#42]``, ``[#42, #43]``, ``(#7)``, inline ``[USER #3]``, ``(USER #4
 any ``#<id>``) are removed before any measure: they are neither copied words, loops, nor
 invented words.
 
-Calibration: the defaults of :class:`RecapThresholds` were set on ``tests/data/recaps/``: real
-answers of SmolLM2-135M-Instruct and Gemma 3 270M (llama.cpp) to the summarizer's prompt on the
-demo transcripts, at several ``max_tokens`` and temperatures, labelled by hand, plus hand-written
-reference recaps of the same transcripts. docs/summarizer.md ("Quality gate") gives the precision
-and recall of each check on that corpus. What the gate cannot see: a recap built from the
-transcript's own words and specifics that states something the transcript does not (right words,
-wrong story) passes. The gate rejects what is visibly not a summary.
+Calibration (``tests/data/recaps/``; ``scripts/recap_gate_report.py`` prints the figures): 140
+real answers to the summarizer's prompt on 10 demo transcripts, recorded against llama.cpp at
+``max_tokens`` 32/128/384 and temperature 0.1/0.8, labelled by hand (139 bad, 1 good), and 26
+hand-written reference recaps. The thresholds were set on the 70 SmolLM2-135M-Instruct answers
+and 18 references; the 70 Gemma 3 270M answers and 8 later references were held out. Result:
+all 139 bad answers rejected, each for a defect it was labelled with; all 27 good recaps
+accepted. Every check fired only on bad answers (precision 100%); recall against the defects
+labelled: ``template_tokens`` 1/1, ``transcript_format`` 54/64, ``echo`` 81/84, ``loop`` 20/21,
+``truncated`` 110/114, ``invented`` 45/63, ``vague`` 23/25 (no recording was empty or in
+another language: the fuzz tests cover those). Where the good recaps sit: at most 59% copied
+words (``echo`` 65%), 13% prompt words (40%), 12% repeated trigrams (``loop`` 20%); at least
+73% grounded content words (``grounded`` 50%) and 2 new specifics; no invented specific. The
+good side is small and mostly hand-written: false rejections of a strong model's recaps are
+not measured. What the gate cannot see: a recap built from the transcript's own words and
+specifics that states something the transcript does not (right words, wrong story) passes.
+The gate rejects what is visibly not a summary.
 
 Example:
     >>> transcript = (
