@@ -88,6 +88,9 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -106,6 +109,7 @@ __all__ = [
     "RecapThresholds",
     "RecapVerdict",
     "assess_recap",
+    "gate_fingerprint",
     "is_length_stop",
 ]
 
@@ -172,6 +176,22 @@ class RecapThresholds:
 
 
 DEFAULT_THRESHOLDS = RecapThresholds()
+
+
+def gate_fingerprint(thresholds: RecapThresholds = DEFAULT_THRESHOLDS) -> str:
+    """:data:`GATE_VERSION`, plus a hash of ``thresholds`` when they are not the defaults: what a
+    cached verdict was decided under.
+
+    Example:
+        >>> gate_fingerprint()
+        'recap-gate-v1'
+        >>> gate_fingerprint(RecapThresholds(loop=0.3)).startswith("recap-gate-v1+")
+        True
+    """
+    if thresholds == DEFAULT_THRESHOLDS:
+        return GATE_VERSION
+    blob = json.dumps(dataclasses.asdict(thresholds), sort_keys=True).encode("utf-8")
+    return f"{GATE_VERSION}+{hashlib.sha256(blob).hexdigest()[:12]}"
 
 
 @dataclass(frozen=True, slots=True)

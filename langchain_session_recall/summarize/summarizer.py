@@ -48,6 +48,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.models import CachedSummary, CacheStatus
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -68,6 +69,7 @@ from langchain_session_recall.summarize.quality import (
     RecapThresholds,
     RecapVerdict,
     assess_recap,
+    gate_fingerprint,
 )
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
@@ -288,6 +290,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         docs, query_override = _coerce_input(input)
         model = _model_name(self.llm)
         version = prompt_fingerprint(self.prompt)
+        gate = gate_fingerprint(self.quality_thresholds) if self.quality_gate else "no-gate"
         plans: list[_Plan] = []
         for doc in docs:
             meta = doc.metadata
@@ -312,14 +315,14 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                     query=query,
                     model=model,
                     prompt_version=version,
+                    gate_version=gate,
                 )
                 cached = _safe_cache_get(plan.cache, plan.cache_key)
-                if cached is not None and self._gate(plan, cached, None) is None:
-                    plan.result = self._summary_doc(plan, cached, "cached", None)
-                elif cached is not None:  # cached before the gate existed, or under another
-                    logger.info(
-                        "cached summary of session %s fails the quality gate; asking the model",
-                        meta.get("session_id"),
+                if cached is not None and cached.status == "summarized":
+                    plan.result = self._summary_doc(plan, cached.summary, "cached", None)
+                elif cached is not None:  # the model's answer was rejected: not asked again
+                    plan.result = self._rejected(
+                        plan, cached.summary, cached.reasons or ("rejected",), cached=True
                     )
         return plans
 
@@ -425,20 +428,29 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         return self._redact(text)[0]
 
     def _rejected(
-        self, plan: _Plan, outcome: _Outcome, text: str, verdict: RecapVerdict
+        self,
+        plan: _Plan,
+        text: str,
+        reasons: Sequence[str],
+        *,
+        verdict: RecapVerdict | None = None,
+        usage: dict[str, int] | None = None,
+        cached: bool = False,
     ) -> Document:
-        reasons = list(verdict.reasons)
         meta: dict[str, Any] = {
             **plan.doc.metadata,
             "summary_status": "rejected",
             "summary_model": _model_name(self.llm),
-            "summary_rejected_because": reasons,
+            "summary_rejected_because": list(reasons),
             "summary_rejected_text": self._redact(text)[0][:REJECTED_TEXT_CHARS],
-            "summary_quality": verdict.scores(),
             "redacted_secrets": plan.redactions,
         }
-        if outcome.usage:
-            meta["token_usage"] = outcome.usage
+        if verdict is not None:
+            meta["summary_quality"] = verdict.scores()
+        if cached:
+            meta["summary_from_cache"] = True
+        if usage:
+            meta["token_usage"] = usage
         content = self._extractive(plan, f"model recap rejected: {', '.join(reasons)}")
         return Document(page_content=content, metadata=meta, id=plan.doc.id)
 
@@ -486,19 +498,35 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                     plan.doc.metadata.get("session_id"),
                     ", ".join(verdict.reasons),
                 )
-                # Never cached: a repeated search asks the model again.
-                out.append(self._rejected(plan, outcome, outcome.text, verdict))
-            else:
-                if plan.cache is not None and plan.cache_key is not None:
-                    _safe_cache_put(
-                        plan.cache,
-                        plan.cache_key,
-                        outcome.text,
-                        session_id=str(plan.doc.metadata.get("session_id", "")),
-                        model=_model_name(self.llm),
+                # Cached as rejected: a repeated search shows the extractive recap again and
+                # does not pay the model for the same answer.
+                self._cache_put(plan, outcome.text, "rejected", verdict.reasons)
+                out.append(
+                    self._rejected(
+                        plan, outcome.text, verdict.reasons, verdict=verdict, usage=outcome.usage
                     )
+                )
+            else:
+                self._cache_put(plan, outcome.text, "summarized", ())
                 out.append(self._summary_doc(plan, outcome.text, "summarized", outcome.usage))
         return out
+
+    def _cache_put(
+        self, plan: _Plan, text: str, status: CacheStatus, reasons: Sequence[str]
+    ) -> None:
+        if plan.cache is None or plan.cache_key is None:
+            return
+        try:
+            plan.cache.put(
+                plan.cache_key,
+                text,
+                session_id=str(plan.doc.metadata.get("session_id", "")),
+                model=_model_name(self.llm),
+                status=status,
+                reasons=reasons,
+            )
+        except Exception as exc:  # a broken cache must not cost the summary
+            logger.warning("summary cache write failed: %s", _describe(exc))
 
     # -- the map ----------------------------------------------------------------------------
 
@@ -738,21 +766,12 @@ def _lookup_store(metadata: Mapping[str, Any]) -> SessionBackend | None:
     return SessionBackend.lookup(store_id) if isinstance(store_id, str) else None
 
 
-def _safe_cache_get(cache: SummaryCache, key: str) -> str | None:
+def _safe_cache_get(cache: SummaryCache, key: str) -> CachedSummary | None:
     try:
         return cache.get(key)
     except Exception as exc:  # a broken cache must not cost the summary
         logger.warning("summary cache read failed: %s", _describe(exc))
         return None
-
-
-def _safe_cache_put(
-    cache: SummaryCache, key: str, summary: str, *, session_id: str, model: str | None
-) -> None:
-    try:
-        cache.put(key, summary, session_id=session_id, model=model)
-    except Exception as exc:
-        logger.warning("summary cache write failed: %s", _describe(exc))
 
 
 def create_session_recall_chain(

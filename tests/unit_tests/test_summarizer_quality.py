@@ -10,8 +10,10 @@ import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from langchain_session_recall.models import CachedSummary
 from langchain_session_recall.summarize.cache import InMemorySummaryCache, summary_cache_key
 from langchain_session_recall.summarize.prompts import prompt_fingerprint
+from langchain_session_recall.summarize.quality import gate_fingerprint
 from langchain_session_recall.summarize.summarizer import REJECTED_TEXT_CHARS, SessionSummarizer
 from tests.summarizer_support import SECRETS, ScriptedChatModel, echo_summary, sample_documents
 
@@ -70,7 +72,7 @@ def test_the_rejected_text_is_redacted_and_bounded() -> None:
     assert len(text) <= REJECTED_TEXT_CHARS
 
 
-def test_a_rejected_answer_is_never_cached() -> None:
+def test_a_rejected_answer_is_cached_as_rejected_and_never_served_as_a_summary() -> None:
     cache = InMemorySummaryCache()
     llm = ScriptedChatModel(script=garbage_for(DOCKER))
     summarizer = SessionSummarizer(llm=llm, cache=cache, **FAST)
@@ -79,30 +81,39 @@ def test_a_rejected_answer_is_never_cached() -> None:
     again = summarizer.invoke(docs)
     assert [d.metadata["summary_status"] for d in first] == ["rejected"] + ["summarized"] * 4
     assert [d.metadata["summary_status"] for d in again] == ["rejected"] + ["cached"] * 4
-    assert len(cache) == 4  # the four summaries, not the rejected answer
+    assert again[0].metadata["summary_from_cache"] is True
+    assert (
+        again[0].metadata["summary_rejected_because"]
+        == first[0].metadata["summary_rejected_because"]
+    )
+    assert again[0].page_content == first[0].page_content  # the extractive recap again
+    statuses = sorted(entry.status for entry in cache._data.values())
+    assert statuses == ["rejected"] + ["summarized"] * 4
     titles = [c for c in llm.calls if f"Session title: {DOCKER}" in c]
-    assert len(titles) == 2  # the repeated search asked the model again
+    assert len(titles) == 1  # the repeated search did not pay for the same garbage
 
 
-def test_a_cached_summary_the_gate_rejects_is_not_served() -> None:
-    # A cache written before the gate existed (or by another version) may hold garbage.
+def test_an_entry_cached_under_another_gate_is_not_served() -> None:
+    # A cache written before the gate existed (its key has no gate version) may hold garbage.
     doc = sample_documents()[0]
     cache = InMemorySummaryCache()
     llm = ScriptedChatModel(script=echo_summary)
     summarizer = SessionSummarizer(llm=llm, cache=cache, **FAST)
-    key = summary_cache_key(
-        session_id=doc.metadata["session_id"],
-        last_message_id=doc.metadata["last_message_id"],
-        transcript=doc.page_content,
-        query=doc.metadata["query"],
-        model="ScriptedChatModel",
-        prompt_version=prompt_fingerprint(summarizer.prompt),
-    )
-    cache.put(key, " <<SYS>>\n[USER #101]: docker ps fails", session_id="s", model=None)
+    fields = {
+        "session_id": doc.metadata["session_id"],
+        "last_message_id": doc.metadata["last_message_id"],
+        "transcript": doc.page_content,
+        "query": doc.metadata["query"],
+        "model": "ScriptedChatModel",
+        "prompt_version": prompt_fingerprint(summarizer.prompt),
+    }
+    old = summary_cache_key(**fields)
+    cache.put(old, " <<SYS>>\n[USER #101]: docker ps fails", session_id="s", model=None)
     [out] = summarizer.invoke([doc])
     assert out.metadata["summary_status"] == "summarized"
     assert len(llm.calls) == 1
-    assert cache.get(key) == out.page_content  # replaced by the good one
+    new = summary_cache_key(**fields, gate_version=gate_fingerprint())
+    assert cache.get(new) == CachedSummary(out.page_content, "summarized", "ScriptedChatModel")
 
 
 def test_finish_reason_length_from_the_response_is_used() -> None:
