@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from langchain_session_recall.transcript import format_transcript, format_when, 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
 
 DEFAULT_MAX_K = 5
-_CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id"})
+_CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id", "now"})
 
 
 def _roles(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -33,6 +34,19 @@ def _roles(value: str | Sequence[str] | None) -> tuple[str, ...]:
         return ()
     items = value.split(",") if isinstance(value, str) else list(value)
     return tuple(dict.fromkeys(r.strip().lower() for r in items if r and r.strip()))
+
+
+def _time_hint(outcome: SearchOutcome) -> dict[str, Any] | None:
+    hint = outcome.time_hint
+    if hint is None:
+        return None
+    return {
+        "from": format_when(hint.start),
+        "to": format_when(hint.end),
+        "text": hint.text,
+        "start": hint.start,
+        "end": hint.end,
+    }
 
 
 class SessionRecallRetriever(BaseRetriever):
@@ -79,6 +93,11 @@ class SessionRecallRetriever(BaseRetriever):
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
     """Message hits gathered per index before sessions are ranked."""
+    now: float | datetime.datetime | str | None = None
+    """The moment relative time words in a query ("last week", "yesterday") refer to: Unix
+    seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)
+    for reproducible results. A time the query names is a soft prior on session start times,
+    never a filter (``after``/``before`` are the filters)."""
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -129,6 +148,7 @@ class SessionRecallRetriever(BaseRetriever):
         roles = _roles(kwargs["role_filter"]) if "role_filter" in kwargs else self.role_filter
         after = to_timestamp(kwargs.get("after"))
         before = to_timestamp(kwargs.get("before"))
+        now = to_timestamp(kwargs.get("now", self.now))
         if not isinstance(query, str) or not query.strip():
             return self._recent(k, current, after, before)
         outcome = search_sessions(
@@ -141,6 +161,7 @@ class SessionRecallRetriever(BaseRetriever):
             after=after,
             before=before,
             hit_limit=self.hit_limit,
+            now=now,
         )
         return self._documents(query, outcome, k)
 
@@ -196,6 +217,7 @@ class SessionRecallRetriever(BaseRetriever):
                 "matched_terms": list(ranked.matched_terms),
                 "coverage": ranked.coverage,
                 "query_expansions": dict(outcome.expansions),
+                "time_hint": _time_hint(outcome),
                 "query": query,
                 "query_reading": outcome.reading,
                 "sessions_searched": outcome.sessions_searched,

@@ -42,9 +42,11 @@ from langchain_session_recall.models import (
     RecentSession,
     SearchFilters,
     Session,
+    SessionHit,
     StoredMessage,
     as_float,
 )
+from langchain_session_recall.search.headers import session_header
 from langchain_session_recall.search.lineage import chain_order, lineage_path, resolve_root
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.transcript import preview
@@ -176,8 +178,15 @@ class SessionBackend(ABC):
         """Whether this thread is inside :meth:`transaction`."""
 
     @abstractmethod
-    def _insert_messages(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
-        """Insert a batch into ``messages`` (and the backend's CJK index); their ids, in order."""
+    def _insert_messages(
+        self, conn: Any, session_id: str, rows: Sequence[MessageRow], first: int
+    ) -> list[int]:
+        """Insert a batch into ``messages`` (and the backend's CJK index), at positions
+        ``first``, ``first + 1``, ... of the session; their ids, in order."""
+
+    @abstractmethod
+    def _put_header(self, conn: Any, session_id: str, header: str) -> None:
+        """Index the session's header (title and date words, see ``search/headers.py``)."""
 
     def _before_batch(self) -> None:  # noqa: B027 - an optional hook
         """Called before each batch of messages is written, outside its transaction."""
@@ -215,6 +224,18 @@ class SessionBackend(ABC):
     @abstractmethod
     def optimize(self) -> None:
         """Maintenance: merge index segments, refresh planner statistics."""
+
+    @abstractmethod
+    def match_sessions(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = _NO_FILTERS,
+        limit: int = 200,
+    ) -> list[SessionHit]:
+        """Sessions whose header (title, start date in words) matches one reading of the
+        query, best first; a file without headers (e.g. a Hermes ``state.db``) has none."""
 
     def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
         """Indexed words starting with ``prefix`` with their document counts, for typo
@@ -359,8 +380,9 @@ class SessionBackend(ABC):
                     conn.execute(
                         sql.update_session(d, list(updates)), {**updates, "id": session_id}
                     )
-            row = conn.execute(sql.session_by_id(d), {"id": session_id}).fetchone()
-        return _session(row)
+            session = _session(conn.execute(sql.session_by_id(d), {"id": session_id}).fetchone())
+            self._put_header(conn, session_id, session_header(session.title, session.started_at))
+        return session
 
     def _check_parent(self, conn: Any, session_id: str, parent: str) -> None:
         if parent == session_id:
@@ -397,13 +419,14 @@ class SessionBackend(ABC):
 
     def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
         d = self.dialect
-        if not conn.execute(sql.session_exists(d), {"id": session_id}).fetchone():
+        found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+        if not found:
             raise SessionNotFoundError(
                 f"session {session_id!r} does not exist; call add_session() first"
             )
         if not rows:
             return []
-        ids = self._insert_messages(conn, session_id, rows)
+        ids = self._insert_messages(conn, session_id, rows, _count(found[0]))
         conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
         return ids
 

@@ -93,6 +93,10 @@ class Dialect(ABC):
         """``s.<name>``, or ``NULL`` for a column the file lacks (older Hermes files)."""
         return f"s.{name}"
 
+    def message_column(self, name: str) -> str:
+        """``m.<name>``, or ``NULL`` for a column the file lacks (``seq`` in Hermes files)."""
+        return f"m.{name}"
+
     @property
     def visibility(self) -> str:
         """Condition on ``m`` that leaves out messages the file hides (Hermes rewinds)."""
@@ -265,8 +269,38 @@ def recent_sessions(
 
 
 def session_exists(d: Dialect) -> str:
-    """One row when the session ``id`` exists (locked for the transaction where that exists)."""
-    return f"SELECT 1 FROM sessions WHERE id = {d.param('id')}{d.for_update}"
+    """One row, its ``message_count``, when the session ``id`` exists (locked for the
+    transaction where that exists): the next message's position in the session."""
+    return f"SELECT message_count FROM sessions WHERE id = {d.param('id')}{d.for_update}"
+
+
+def hit_columns(d: Dialect, relevance: str) -> str:
+    """What a full-text query selects per matching message (see ``MessageHit.from_row``)."""
+    return (
+        f"m.id, m.session_id, m.role, {relevance} AS relevance, s.source, m.timestamp, "
+        f"{d.message_column('seq')}, s.started_at"
+    )
+
+
+def session_filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str], dict[str, Any]]:
+    """:func:`filter_clauses` for a query over sessions (their headers): the message-level
+    filters become conditions on ``s``; a role filter leaves nothing to match (a header has
+    no role), so it gives a condition that is always false."""
+    where, params = filter_clauses(
+        d,
+        SearchFilters(
+            exclude_sources=filters.exclude_sources,
+            user_id=filters.user_id,
+            after=filters.after,
+            before=filters.before,
+        ),
+    )
+    if filters.exclude_session_ids:
+        where.append(f"NOT {d.member('s.id', 'f_sessions')}")
+        params["f_sessions"] = d.array(filters.exclude_session_ids)
+    if filters.role_filter:
+        where.append("1 = 0")
+    return where, params
 
 
 def insert_session(d: Dialect) -> str:

@@ -59,6 +59,7 @@ _OPERATORS = frozenset({"AND", "OR", "NOT"})
 # A token character is a letter or a digit, as for FTS5's unicode61 tokenizer ('_' splits).
 _TOKEN = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]*)"')
+_POSSESSIVE = re.compile(r"(\w)['\u2019]s(?=\W*$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +101,11 @@ class ParsedQuery:
 
 
 def _chunk_terms(chunk: str) -> list[Term]:
-    """Terms of one whitespace-free chunk: ``docker-compose`` -> phrase, ``deploy*`` -> prefix."""
+    """Terms of one whitespace-free chunk: ``docker-compose`` -> phrase, ``deploy*`` -> prefix,
+    ``Ana's`` -> ``Ana`` (a possessive read as the phrase "ana s" finds only the places where
+    someone else names her)."""
     prefix = chunk.endswith("*")
-    tokens = tuple(_TOKEN.findall(chunk))
+    tokens = tuple(_TOKEN.findall(_POSSESSIVE.sub(r"\1", chunk)))
     if not tokens:
         return []
     return [Term(tokens, prefix=prefix)]

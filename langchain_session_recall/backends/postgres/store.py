@@ -12,6 +12,7 @@ Requires the ``postgres`` extra: ``pip install "langchain-session-recall[postgre
 from __future__ import annotations
 
 import re
+import string
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,8 +29,9 @@ from langchain_session_recall.backends.postgres.schema import (
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.messages import MessageRow
-from langchain_session_recall.models import MessageHit, SearchFilters
+from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
+from langchain_session_recall.search.headers import session_header
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import budget_automation
 
@@ -64,6 +66,14 @@ def _import_psycopg() -> Any:
             'pip install "langchain-session-recall[postgres]"'
         ) from exc
     return psycopg, psycopg_pool
+
+
+def _plain(text: str) -> str:
+    """Text for ``to_tsvector`` as the messages' columns see it: punctuation made spaces."""
+    return (_DIALECT.text(text) or "").translate(_PUNCTUATION)
+
+
+_PUNCTUATION = str.maketrans(string.punctuation, " " * len(string.punctuation))
 
 
 def _batch(session_id: str, rows: Sequence[MessageRow]) -> dict[str, Any]:
@@ -203,6 +213,9 @@ class PostgresSessionStore(SessionBackend):
             conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(self.schema)))
             for statement in ddl_statements():  # idempotent: creates, or brings v1 up to date
                 conn.execute(statement)
+            for sid, title, started in conn.execute(st.ALL_HEADERS).fetchall():
+                header = _plain(session_header(title, started))
+                conn.execute(st.PUT_HEADER, {"id": sid, "header": header})
             conn.execute(st.PUT_META, (str(PG_SCHEMA_VERSION),))
 
     def _schema_version(self, conn: psycopg.Connection[Any]) -> int | None:
@@ -248,10 +261,17 @@ class PostgresSessionStore(SessionBackend):
     # ------------------------------------------------------------------ writing
 
     def _insert_messages(
-        self, conn: psycopg.Connection[Any], session_id: str, rows: Sequence[MessageRow]
+        self,
+        conn: psycopg.Connection[Any],
+        session_id: str,
+        rows: Sequence[MessageRow],
+        first: int,
     ) -> list[int]:
-        cursor = conn.execute(st.INSERT_MESSAGES, _batch(session_id, rows))
+        cursor = conn.execute(st.INSERT_MESSAGES, {**_batch(session_id, rows), "first": first})
         return sorted(int(r[0]) for r in cursor.fetchall())
+
+    def _put_header(self, conn: psycopg.Connection[Any], session_id: str, header: str) -> None:
+        conn.execute(st.PUT_HEADER, {"id": session_id, "header": _plain(header)})
 
     def optimize(self) -> None:
         """Refresh planner statistics (``ANALYZE``) of the store's tables."""
@@ -313,3 +333,21 @@ class PostgresSessionStore(SessionBackend):
                 found = [MessageHit.from_row(r) for r in rows]
                 hits += budget_automation(found, limit, set(automation)) if automation else found
         return hits
+
+    def match_sessions(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = _NO_FILTERS,
+        limit: int = 200,
+    ) -> list[SessionHit]:
+        """Sessions whose header (title, start date in words) matches, best first."""
+        statement, params = st.header_match_query(self.dialect, filters)
+        params.update(tsquery=to_tsquery_text(query, reading), limit=limit)
+        with self._read() as conn:
+            rows = conn.execute(statement, params, prepare=False).fetchall()
+        return [
+            SessionHit(str(r[0]), as_float(r[1]), str(r[2] or "unknown"), as_float(r[3]))
+            for r in rows
+        ]
