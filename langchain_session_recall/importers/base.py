@@ -19,11 +19,13 @@ from typing import Any, TextIO, TypeVar
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.messages import MessageLike
+from langchain_session_recall.models import Session
 
 __all__ = [
     "ImportReport",
     "ImportSession",
     "ImportSourceError",
+    "fields_to_write",
     "order_parents_first",
     "progress",
     "write_sessions",
@@ -274,23 +276,46 @@ def write_sessions(
     return report
 
 
-def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
-    """One session's row, new messages (with ledger rows) and end time."""
-    existing = store.get_session(session.id)
-    started_at = session.started_at
-    if existing is not None and started_at is not None and started_at >= existing.started_at:
-        started_at = None  # a re-run never moves a session later (e.g. a file's new mtime)
-    fields: dict[str, Any] = {
+def fields_to_write(session: ImportSession, existing: Session | None) -> dict[str, Any]:
+    """The session fields an import writes (pure): all it has for a new session; for one the
+    store holds already, only the fields that are empty there.
+
+    A re-run never rewrites what it did not import: a source, title, model, owner, parent or
+    end given earlier (by another import, the recorder or your code) stays as it is; the one
+    exception is ``started_at``, which moves earlier when older messages arrive.
+
+    Example:
+        >>> from langchain_session_recall.models import Session
+        >>> held = Session(id="s1", source="helpdesk", started_at=10.0, title="Refund")
+        >>> fields_to_write(ImportSession("s1", "import", model="gpt", title="x"), held)
+        {'model': 'gpt'}
+    """
+    given: dict[str, Any] = {
         "source": session.source,
         "parent_session_id": session.parent_session_id,
         "model": session.model,
         "title": session.title,
         "user_id": session.user_id,
-        "started_at": started_at,
+        "started_at": session.started_at,
         "end_reason": session.end_reason,
     }
+    if existing is None:
+        return {k: v for k, v in given.items() if v is not None}
+    fields = {k: v for k, v in given.items() if v is not None and getattr(existing, k) is None}
+    if session.started_at is not None and session.started_at < existing.started_at:
+        fields["started_at"] = session.started_at
+    if existing.ended_at is not None:
+        fields.pop("end_reason", None)  # the end was recorded already: keep it whole
+    return fields
+
+
+def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
+    """One session's row, new messages (with ledger rows) and end time."""
+    existing = store.get_session(session.id)
+    fields = fields_to_write(session, existing)
     try:
-        store.add_session(session.id, **{k: v for k, v in fields.items() if v is not None})
+        if existing is None or fields:  # (``source`` is never among an existing one's fields)
+            store.add_session(session.id, **fields)
     except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
         report.skip("session rejected by the store", f"session {session.id}: {exc}")
         return
@@ -312,7 +337,7 @@ def _write_one(store: SessionBackend, session: ImportSession, report: ImportRepo
                     report.skip("invalid message", f"session {session.id} [{key}]: {one}")
             logger.debug("batch of session %s retried one by one: %s", session.id, exc)
         report.messages += len(ids)
-    if session.ended_at is not None:
-        store.end_session(session.id, ended_at=session.ended_at)
+    if session.ended_at is not None and (existing is None or existing.ended_at is None):
+        store.end_session(session.id, ended_at=session.ended_at, end_reason=session.end_reason)
     report.sessions += 1
     report.new_sessions += 0 if existing is not None else 1
