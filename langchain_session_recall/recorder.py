@@ -33,6 +33,7 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.runnables.config import var_child_runnable_config
 
 from langchain_session_recall.backends.base import SessionBackend
 
@@ -77,6 +78,8 @@ class _Run:
     model: str | None = None
     tool_call_id: str | None = None
     session: str | None = None  # set once this run owns a (child) session
+    configured: str | None = None  # a root's configurable session_id / thread_id, once seen
+    deferred: list[BaseMessage] = field(default_factory=list)  # root input awaiting its session
 
 
 @dataclass
@@ -117,6 +120,24 @@ def _input_messages(inputs: Any) -> list[BaseMessage]:
         return []
 
 
+def configured_session(config: Mapping[str, Any] | None) -> str | None:
+    """The session a run's config names: ``configurable.session_id``, else
+    ``configurable.thread_id`` (pure).
+
+    Example:
+        >>> configured_session({"configurable": {"thread_id": "t1"}})
+        't1'
+        >>> configured_session({"configurable": {}}) is None
+        True
+    """
+    configurable = (config or {}).get("configurable") or {}
+    for key in ("session_id", "thread_id"):
+        value = configurable.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
+
+
 def _model_name(*sources: Mapping[str, Any] | None) -> str | None:
     for source in sources:
         if not source:
@@ -133,9 +154,13 @@ class SessionRecorder(BaseCallbackHandler):
 
     Args:
         store: Where to write (a read-write store, either backend).
-        session_id: The session to record into. ``None`` (default) takes the run's
-            ``session_id`` metadata or its LangGraph ``thread_id`` (``configurable``), so each
-            thread is one session; runs with neither share one session per recorder.
+        session_id: The session to record into. ``None`` (default): each run names its
+            session, so each thread is one session. What names it, first found wins: the
+            run's ``metadata`` ``session_id`` or ``thread_id``, then its ``configurable``
+            ``session_id`` or ``thread_id`` (any runnable: a graph, ``prompt | model``, a
+            lambda); runs with none of these share one session per recorder. A chat model
+            invoked on its own shows its callbacks no ``configurable`` (LangChain passes
+            callbacks only its ``metadata``): give it ``metadata={"thread_id": ...}``.
         source: ``sessions.source`` of the sessions created (child sessions too).
         user_id: Owner written on created sessions (for multi-tenant search).
         subagent_source: ``source`` of child sessions (defaults to ``source``).
@@ -206,6 +231,11 @@ class SessionRecorder(BaseCallbackHandler):
             explicit_session=str(explicit) if explicit else None,
         )
         self._runs[run_id] = run
+        root = self._runs.get(parent_run_id) if parent_run_id is not None else None
+        if root is not None and root.parent is None and root.configured is None:
+            # LangChain hands callbacks no config; a root's children run inside its config
+            # (a context variable), so its first child shows the root's configurable keys.
+            root.configured = configured_session(var_child_runnable_config.get())
         # A run tagged as a graph step is a node: its parent is a graph. A graph with a parent
         # of its own is a sub-graph, i.e. a sub-agent.
         if parent_run_id in self._runs and any(t.startswith(_GRAPH_STEP_TAG) for t in tags or ()):
@@ -241,8 +271,13 @@ class SessionRecorder(BaseCallbackHandler):
         if owner.session is not None:
             return owner.session
         if owner.parent is None:
-            owner.session = self.session_id or owner.explicit_session or self._fallback_id
+            owner.session = (
+                self.session_id or owner.explicit_session or owner.configured or self._fallback_id
+            )
             self._state(owner.session)
+            if owner.deferred:
+                self._record_input(owner.session, owner.deferred)
+                owner.deferred = []
             return owner.session
         parent_session = self._session_for(owner.parent, tool_boundary=False)
         if self._own_session_id(owner) and owner.explicit_session:
@@ -300,7 +335,15 @@ class SessionRecorder(BaseCallbackHandler):
         while len(state.recorded_ids) > _MAX_IDS:
             del state.recorded_ids[next(iter(state.recorded_ids))]
 
+    def _record_input(self, session_id: str, messages: Sequence[BaseMessage]) -> None:
+        """Record a root's input messages (a model start finds them pending, not new)."""
+        self._record(session_id, messages, None)
+        self._state(session_id).pending_inputs.extend(m.text for m in messages)
+
     def _forget(self, run_id: UUID) -> None:
+        run = self._runs.get(run_id)
+        if run is not None and run.deferred:
+            self._session_for(run_id)  # a root that never reached a model: its input still counts
         run = self._runs.pop(run_id, None)
         if run is not None and run.parent is None and run.session is not None:
             state = self._sessions.get(run.session)
@@ -333,10 +376,10 @@ class SessionRecorder(BaseCallbackHandler):
             )
             if run.parent is None:
                 new = _new_user_messages(_input_messages(inputs))
-                if new:
-                    session = self._session_for(run_id)
-                    self._record(session, new, None)
-                    self._state(session).pending_inputs.extend(m.text for m in new)
+                if new and not (self.session_id or run.explicit_session):
+                    run.deferred = new  # its session is known when its first child starts
+                elif new:
+                    self._record_input(self._session_for(run_id), new)
 
     @_counted
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
