@@ -36,6 +36,9 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables.config import var_child_runnable_config
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.errors import InvalidMessageError
+from langchain_session_recall.messages import to_row
+from langchain_session_recall.models import StoredMessage
 
 __all__ = ["SessionRecorder"]
 
@@ -47,6 +50,7 @@ _GRAPH_STEP_TAG = "graph:step:"
 # Forgetting a session's state only costs a lookup when it is seen again.
 _MAX_SESSIONS = 1024
 _MAX_IDS = 4096
+_TAIL = 50  # stored messages read to find a session's unanswered turn (once per session)
 
 
 def _counted(method: F) -> F:
@@ -89,6 +93,10 @@ class _SessionState:
     model: str | None = None
     recorded_ids: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
     pending_inputs: list[str] = field(default_factory=list)  # user turns recorded from graph input
+    # User texts a failed run wrote and left unanswered, which a retry must not write again
+    # (None: not read from the store yet); and those the run going on wrote.
+    retry_texts: list[str] | None = None
+    turn_texts: list[str] = field(default_factory=list)
 
 
 def _new_user_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -106,6 +114,35 @@ def _new_user_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         else:
             break
     return list(reversed(tail))
+
+
+def unanswered_user_texts(messages: Sequence[StoredMessage]) -> list[str]:
+    """The user messages a session ends with, after everything else: a turn that a run
+    (which then failed) wrote and nothing answered (pure).
+
+    Example:
+        >>> from langchain_session_recall.models import StoredMessage
+        >>> def m(i, role, text):
+        ...     return StoredMessage(i, "s", role, text, float(i))
+        >>> unanswered_user_texts([m(1, "user", "hi"), m(2, "assistant", "hello"),
+        ...                        m(3, "user", "why?"), m(4, "user", "and how?")])
+        ['why?', 'and how?']
+        >>> unanswered_user_texts([m(1, "user", "hi"), m(2, "assistant", "hello")])
+        []
+    """
+    texts: list[str] = []
+    for message in reversed(messages):
+        if message.role != "user":
+            break
+        texts.append(message.content)
+    return texts[::-1]
+
+
+def _stored_text(message: BaseMessage) -> str | None:
+    try:
+        return to_row(message, now=0.0).content
+    except InvalidMessageError:
+        return None
 
 
 def _input_messages(inputs: Any) -> list[BaseMessage]:
@@ -168,6 +205,11 @@ class SessionRecorder(BaseCallbackHandler):
 
     Works with ``create_agent`` agents, LangGraph graphs and plain chains, sync and async
     (its callbacks run inline, so messages keep their order).
+
+    Retrying a failed run writes nothing twice: messages with an id are written once per
+    session, and a user message that a failed run wrote and nothing answered is not written
+    again when the retry sends the same text (a new recorder finds that turn at the end of
+    the stored session).
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -318,6 +360,9 @@ class SessionRecorder(BaseCallbackHandler):
                 self.store.add_session(session_id, model=model)
             state.created = True
             state.model = model or (existing.model if existing else None)
+            if state.retry_texts is None:
+                tail = self.store.get_messages(session_id, last=_TAIL) if existing else []
+                state.retry_texts = unanswered_user_texts(tail)
         elif model and state.model is None:
             self.store.add_session(session_id, model=model)
             state.model = model
@@ -325,7 +370,22 @@ class SessionRecorder(BaseCallbackHandler):
 
     def _record(self, session_id: str, messages: Sequence[BaseMessage], model: str | None) -> None:
         state = self._ensure_session(session_id, model)
-        fresh = [m for m in messages if not (m.id and m.id in state.recorded_ids)]
+        fresh = []
+        for m in messages:
+            if m.id and m.id in state.recorded_ids:
+                continue
+            if isinstance(m, HumanMessage):
+                text = _stored_text(m)
+                state.turn_texts.append(text or "")
+                if state.retry_texts and text in state.retry_texts:
+                    # An earlier run wrote this turn and failed before its answer: a retry.
+                    state.retry_texts.remove(text)
+                    continue
+            elif isinstance(m, AIMessage) and not m.tool_calls:
+                state.turn_texts.clear()  # the turn is answered: a later run is a new turn
+                if state.retry_texts:
+                    state.retry_texts.clear()
+            fresh.append(m)
         if not fresh:
             return
         self.store.add_messages(session_id, fresh)
@@ -340,15 +400,19 @@ class SessionRecorder(BaseCallbackHandler):
         self._record(session_id, messages, None)
         self._state(session_id).pending_inputs.extend(m.text for m in messages)
 
-    def _forget(self, run_id: UUID) -> None:
+    def _forget(self, run_id: UUID, *, failed: bool = False) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.deferred:
             self._session_for(run_id)  # a root that never reached a model: its input still counts
         run = self._runs.pop(run_id, None)
-        if run is not None and run.parent is None and run.session is not None:
+        if run is not None and run.session is not None:  # the run owning a session ends
             state = self._sessions.get(run.session)
             if state is not None:
-                state.pending_inputs.clear()
+                if run.parent is None:
+                    state.pending_inputs.clear()
+                # A failed run's unanswered user turn is what a retry sends again.
+                state.retry_texts = (state.retry_texts or []) + state.turn_texts if failed else []
+                state.turn_texts = []
 
     # ------------------------------------------------------------------ callbacks
 
@@ -391,7 +455,7 @@ class SessionRecorder(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed run."""
         with self._lock:
-            self._forget(run_id)
+            self._forget(run_id, failed=True)
 
     @_counted
     def on_chat_model_start(
@@ -461,7 +525,7 @@ class SessionRecorder(BaseCallbackHandler):
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed model run."""
         with self._lock:
-            self._forget(run_id)
+            self._forget(run_id, failed=True)
 
     @_counted
     def on_tool_start(
@@ -515,7 +579,7 @@ class SessionRecorder(BaseCallbackHandler):
                 )
                 self._record(self._session_for(run_id, tool_boundary=False), [message], None)
             finally:
-                self._forget(run_id)
+                self._forget(run_id, failed=True)
 
     @_counted
     def on_retriever_start(
@@ -543,7 +607,7 @@ class SessionRecorder(BaseCallbackHandler):
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed retriever run."""
         with self._lock:
-            self._forget(run_id)
+            self._forget(run_id, failed=True)
 
     @staticmethod
     def _tool_messages(output: Any, run: _Run) -> list[BaseMessage]:

@@ -528,11 +528,19 @@ class SessionBackend(ABC):
             rows = conn.execute(sql.all_session_ids(self.dialect)).fetchall()
         return [str(r[0]) for r in rows]
 
-    def get_messages(self, session_id: str) -> list[StoredMessage]:
-        """All visible messages of one session, oldest first."""
+    def get_messages(self, session_id: str, *, last: int | None = None) -> list[StoredMessage]:
+        """All visible messages of one session, oldest first; with ``last``, only the newest
+        ``last`` of them (still oldest first), read without reading the rest."""
+        if last is not None and last <= 0:
+            return []
+        statement = sql.session_messages(self.dialect, newest_first=last is not None)
+        params: dict[str, Any] = {"sid": session_id}
+        if last is not None:
+            params["last"] = int(last)
         with self._read() as conn:
-            rows = conn.execute(sql.session_messages(self.dialect), {"sid": session_id}).fetchall()
-        return [_message(r) for r in rows]
+            rows = conn.execute(statement, params).fetchall()
+        messages = [_message(r) for r in rows]
+        return messages[::-1] if last is not None else messages
 
     def chain_messages(self, root_id: str, *, user_id: str | None = None) -> list[StoredMessage]:
         """Messages of a root session and all its descendants, in time order.

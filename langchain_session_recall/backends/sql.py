@@ -134,11 +134,15 @@ def _message_select(d: Dialect, *, clip_tools: bool) -> str:
     )
 
 
-def session_messages(d: Dialect) -> str:
-    """Visible messages of one session (``sid``), oldest first."""
+def session_messages(d: Dialect, *, newest_first: bool = False) -> str:
+    """Visible messages of one session (``sid``), oldest first; with ``newest_first``, the
+    newest ``last`` of them, newest first."""
+    order = "m.timestamp, m.id"
+    if newest_first:
+        order = f"m.timestamp DESC, m.id DESC LIMIT {d.param('last')}"
     return (
         f"{_message_select(d, clip_tools=False)} WHERE m.session_id = {d.param('sid')} "
-        f"AND {d.visibility} ORDER BY m.timestamp, m.id"
+        f"AND {d.visibility} ORDER BY {order}"
     )
 
 
