@@ -18,7 +18,12 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.search.pipeline import (
+    AUTOMATION_SOURCES,
+    HIT_LIMIT,
+    SearchOutcome,
+    search_sessions,
+)
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.transcript import format_transcript, format_when, window
 
@@ -79,6 +84,10 @@ class SessionRecallRetriever(BaseRetriever):
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
     """Message hits gathered per index before sessions are ranked."""
+    collapse_automation: bool = True
+    """Recent mode lists each automation job (sources ``AUTOMATION_SOURCES``: ``cron``,
+    ``kanban``; same title) once, as its newest run; ``False`` lists every run. Search
+    demotes their repeats either way."""
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -216,6 +225,7 @@ class SessionRecallRetriever(BaseRetriever):
             user_id=self.user_id,
             after=after,
             before=before,
+            collapse_sources=AUTOMATION_SOURCES if self.collapse_automation else (),
         )
         docs = []
         for r in recent:

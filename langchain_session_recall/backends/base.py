@@ -45,6 +45,7 @@ from langchain_session_recall.models import (
 )
 from langchain_session_recall.search.lineage import chain_order, lineage_path, resolve_root
 from langchain_session_recall.search.query import ParsedQuery
+from langchain_session_recall.search.ranking import collapse_repeated_runs
 from langchain_session_recall.transcript import preview
 
 __all__ = ["CachedSummary", "SessionBackend", "StoreCheck", "SummaryStatus"]
@@ -566,35 +567,54 @@ class SessionBackend(ABC):
         user_id: str | None = None,
         after: float | None = None,
         before: float | None = None,
+        collapse_sources: Iterable[str] = (),
     ) -> list[RecentSession]:
         """Most recent root sessions with a preview of their first user message.
 
         The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
+        Sessions of ``collapse_sources`` (automation: ``("cron", "kanban")``) are listed once
+        per job, as their newest run (:func:`~langchain_session_recall.search.ranking.
+        collapse_repeated_runs`); older runs are read past in pages, so a thousand newer cron
+        runs never crowd out the conversations.
         """
         excluded = sorted({self.root_of(sid, user_id=user_id) for sid in exclude_session_ids})
         filters = SearchFilters(
             exclude_sources=tuple(exclude_sources), user_id=user_id, after=after, before=before
         )
-        statement, params = sql.recent_sessions(self.dialect, filters, excluded, limit)
-        with self._read() as conn:
-            rows = conn.execute(statement, params).fetchall()
-        out = []
-        for row in rows:
-            session = _session(row)
-            out.append(
-                RecentSession(
-                    id=session.id,
-                    source=session.source,
-                    started_at=session.started_at,
-                    title=session.title,
-                    model=session.model,
-                    message_count=session.message_count,
-                    preview=preview([decode_content(row[10])]),
-                    user_id=session.user_id,
-                    last_active=None if row[11] is None else as_float(row[11]),
-                )
+        collapse = frozenset(collapse_sources) - set(filters.exclude_sources)
+        limit = max(0, int(limit))
+        page = limit if not collapse else max(2 * limit, 20)
+        out: list[RecentSession] = []
+        jobs: set[tuple[str, str, str]] = set()
+        offset = 0
+        while len(out) < limit:
+            statement, params = sql.recent_sessions(
+                self.dialect, filters, excluded, page, offset=offset
             )
-        return out
+            with self._read() as conn:
+                rows = conn.execute(statement, params).fetchall()
+            listed = [self._recent(row) for row in rows]
+            out += collapse_repeated_runs(listed, collapse, jobs) if collapse else listed
+            if len(rows) < page:
+                break
+            offset += page
+            page *= 2  # many automation runs in a row: read further faster
+        return out[:limit]
+
+    @staticmethod
+    def _recent(row: Sequence[Any]) -> RecentSession:
+        session = _session(row)
+        return RecentSession(
+            id=session.id,
+            source=session.source,
+            started_at=session.started_at,
+            title=session.title,
+            model=session.model,
+            message_count=session.message_count,
+            preview=preview([decode_content(row[10])]),
+            user_id=session.user_id,
+            last_active=None if row[11] is None else as_float(row[11]),
+        )
 
     # ------------------------------------------------------------------ lineage
 

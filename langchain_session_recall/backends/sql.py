@@ -234,9 +234,10 @@ _ROOT = "(s.parent_session_id IS NULL OR p.id IS NULL)"
 
 
 def recent_sessions(
-    d: Dialect, filters: SearchFilters, excluded_roots: Sequence[str], limit: int
+    d: Dialect, filters: SearchFilters, excluded_roots: Sequence[str], limit: int, offset: int = 0
 ) -> tuple[str, dict[str, Any]]:
-    """Most recent root sessions, each with its first user message and last activity.
+    """Most recent root sessions, each with its first user message and last activity; the
+    ``limit`` after the first ``offset`` of them (pages of one listing).
 
     ``filters`` may restrict sources, user and dates (its message-level fields are ignored).
     """
@@ -254,13 +255,15 @@ def recent_sessions(
         where.append(f"NOT {d.member('s.id', 'excluded')}")
         params["excluded"] = d.array(excluded_roots)
     params["limit"] = max(0, int(limit))
+    params["offset"] = max(0, int(offset))
     sql = (
         f"SELECT {', '.join(d.session_column(c) for c in SESSION_FIELDS)}, "
         "(SELECT substr(m.content, 1, 600) FROM messages m WHERE m.session_id = s.id "
         f"AND m.role = 'user' AND {d.visibility} ORDER BY m.timestamp, m.id LIMIT 1), "
         "(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id) "
         "FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id "
-        f"WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id LIMIT {d.param('limit')}"
+        f"WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id "
+        f"LIMIT {d.param('limit')} OFFSET {d.param('offset')}"
     )
     return sql, params
 
