@@ -36,6 +36,7 @@ from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, defaul
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.importers import IMPORTERS, ImportSourceError
 from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = ["main"]
@@ -164,6 +165,8 @@ def _summarize(docs: list[Document], args: argparse.Namespace) -> list[Document]
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     if args.summarize and not args.model:
         raise ValueError("--summarize needs --model (e.g. --model gpt-4.1-mini)")
+    if args.query.strip():
+        parse_query(args.query)  # nothing searchable: EmptyQueryError, exit 2 (not "no match")
     with _open(args) as store:
         docs = _retriever(store, args).invoke(args.query, after=args.after, before=args.before)
         if args.summarize and docs:

@@ -16,6 +16,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
+from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
@@ -185,6 +186,8 @@ class SessionSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         try:
             options = self._options(limit, role_filter, after, before, config)
+            if (query or "").strip():
+                parse_query(query)  # nothing searchable: EmptyQueryError, told to the model
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = self.retriever.invoke(query or "", config=child, **options)  # type: ignore[arg-type]
             if not (query or "").strip():
@@ -207,6 +210,8 @@ class SessionSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         try:
             options = self._options(limit, role_filter, after, before, config)
+            if (query or "").strip():
+                parse_query(query)  # nothing searchable: EmptyQueryError, told to the model
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = await self.retriever.ainvoke(query or "", config=child, **options)  # type: ignore[arg-type]
             if not (query or "").strip():
