@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend
@@ -26,6 +29,7 @@ __all__ = [
     "ImportSession",
     "ImportSourceError",
     "fields_to_write",
+    "import_target",
     "order_parents_first",
     "progress",
     "write_sessions",
@@ -239,6 +243,38 @@ def progress(
             bar.update(1)
     finally:
         bar.close()
+
+
+@contextmanager
+def import_target(target: str | os.PathLike[str]) -> Iterator[SessionBackend]:
+    """Open the store an import writes to (a file path, ``":memory:"`` or a DSN), as the CLI
+    does: a SQLite file that this call creates is removed again when the import wrote no
+    session into it, or failed, so a failed import leaves nothing behind.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> db = pathlib.Path(tempfile.mkdtemp()) / "new.db"
+        >>> with import_target(db) as store:
+        ...     pass  # nothing imported
+        >>> db.exists()
+        False
+    """
+    from langchain_session_recall.backends import is_postgres_dsn, open_store
+
+    path = None
+    if not is_postgres_dsn(target) and str(target) != ":memory:":
+        candidate = Path(target).expanduser()
+        path = None if os.path.lexists(candidate) else candidate
+    store = open_store(target)
+    wrote = False
+    try:
+        yield store
+        wrote = path is None or store.stats()["sessions"] > 0
+    finally:
+        store.close()
+        if path is not None and not wrote:
+            for leftover in (path, *(Path(f"{path}{x}") for x in ("-wal", "-shm", "-journal"))):
+                leftover.unlink(missing_ok=True)
 
 
 def write_sessions(

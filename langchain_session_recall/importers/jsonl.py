@@ -1,6 +1,8 @@
 """Import JSON Lines files of OpenAI-style chat messages.
 
-One message per line: ``{"role": "user", "content": "..."}`` with the optional keys
+One message per line, or one conversation per line (``{"messages": [...]}``, the OpenAI chat
+and fine-tuning format, with optional ``id``, ``title`` and ``metadata``; each such line is a
+session). A message line: ``{"role": "user", "content": "..."}`` with the optional keys
 ``tool_calls``, ``tool_call_id``, ``name``/``tool_name``, ``timestamp`` (Unix seconds or ISO
 8601) and, for the session, ``session_id``, ``parent_session_id`` (or the field named by
 ``parent_field``), ``source``, ``model``, ``title``, ``user_id``. Lines without ``session_id``
@@ -40,6 +42,40 @@ def _timestamp(value: Any) -> float | None:
     return to_timestamp(str(value))
 
 
+def _session_fields(obj: Mapping[str, Any], parent_field: str) -> dict[str, Any]:
+    """Session fields of a line: its own keys, else those of its ``metadata`` object."""
+    meta = obj.get("metadata")
+    sources = [obj, meta] if isinstance(meta, Mapping) else [obj]
+    out: dict[str, Any] = {}
+    for key in ("source", "model", "title", "user_id", parent_field):
+        for where in sources:
+            if where.get(key) not in (None, ""):
+                out[key] = where[key]
+                break
+    return out
+
+
+def _message(obj: Mapping[str, Any], when: float) -> dict[str, Any] | None:
+    """A stored message from an OpenAI-style message object, or ``None`` (no known role)."""
+    role = obj.get("role")
+    role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else role
+    if role not in ROLES:
+        return None
+    return {
+        "role": role,
+        "content": obj.get("content"),
+        "timestamp": when,
+        "tool_calls": obj.get("tool_calls"),
+        "tool_call_id": obj.get("tool_call_id"),
+        "tool_name": obj.get("tool_name", obj.get("name") if role == "tool" else None),
+    }
+
+
+def _is_conversation(obj: Mapping[str, Any]) -> bool:
+    """``{"messages": [...]}`` (OpenAI chat / fine-tuning format), not a message itself."""
+    return isinstance(obj.get("messages"), list) and "role" not in obj
+
+
 def parse_jsonl_lines(
     lines: Iterable[str],
     *,
@@ -52,14 +88,37 @@ def parse_jsonl_lines(
 ) -> list[ImportSession]:
     """Parse the lines of one file into sessions (pure; malformed lines reported and skipped).
 
+    A line is one message (``{"role": ..., "content": ...}``), or one whole conversation
+    (``{"messages": [...]}``, the OpenAI chat format, with optional ``id``/``session_id``,
+    ``title`` and ``metadata``): a session of its own, named by its id, else
+    ``<file stem>-<line number>``.
+
     Example:
         >>> r = ImportReport("jsonl")
-        >>> lines = ['{"role": "user", "content": "hi"}', "{oops"]
-        >>> [len(s.messages) for s in parse_jsonl_lines(lines, name="a.jsonl",
+        >>> lines = ['{"role": "user", "content": "hi"}', "{oops",
+        ...          '{"id": "c1", "messages": [{"role": "user", "content": "yo"}]}']
+        >>> [(s.id, len(s.messages)) for s in parse_jsonl_lines(lines, name="a.jsonl",
         ...     default_session_id="a", report=r)], dict(r.skipped)
-        ([1], {'not valid JSON': 1})
+        ([('a', 1), ('c1', 1)], {'not valid JSON': 1})
     """
     sessions: dict[str, ImportSession] = {}
+
+    def session_for(sid: str, fields: Mapping[str, Any], when: float) -> ImportSession:
+        session = sessions.get(sid)
+        if session is None:
+            session = sessions[sid] = ImportSession(id=sid, source=source)
+        if fields.get("source") and session.source == source:
+            session.source = str(fields["source"])
+        for key in ("model", "title", "user_id"):
+            if fields.get(key) and getattr(session, key) is None:
+                setattr(session, key, str(fields[key]))
+        parent = fields.get(parent_field)
+        if parent and session.parent_session_id is None and str(parent) != sid:
+            session.parent_session_id = str(parent)
+        if session.started_at is None or when < session.started_at:
+            session.started_at = when
+        return session
+
     for number, line in enumerate(lines, 1):
         where = f"{name}:{number}"
         if not line.strip():
@@ -72,41 +131,44 @@ def parse_jsonl_lines(
         if not isinstance(obj, Mapping):
             report.skip("not a JSON object", where)
             continue
-        role = obj.get("role")
-        role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else role
-        if role not in ROLES:
-            report.skip("no known role", where)
-            continue
+        conversation = _is_conversation(obj)
+        stamp = obj.get("timestamp")
+        if conversation and stamp is None:
+            stamp = obj.get("created_at", obj.get("create_time"))
         try:
-            ts = _timestamp(obj.get("timestamp"))
+            ts = _timestamp(stamp)
         except ValueError:
             report.skip("bad timestamp", where)
             continue
-        sid = obj.get("session_id")
-        sid = str(sid) if sid not in (None, "") else default_session_id
-        session = sessions.get(sid)
-        if session is None:
-            session = sessions[sid] = ImportSession(id=sid, source=source)
-        if obj.get("source") and session.source == source:
-            session.source = str(obj["source"])
-        for key in ("model", "title", "user_id"):
-            if obj.get(key) and getattr(session, key) is None:
-                setattr(session, key, str(obj[key]))
-        parent = obj.get(parent_field)
-        if parent and session.parent_session_id is None and str(parent) != sid:
-            session.parent_session_id = str(parent)
         when = ts if ts is not None else default_time
-        if session.started_at is None or when < session.started_at:
-            session.started_at = when
-        message = {
-            "role": role,
-            "content": obj.get("content"),
-            "timestamp": when,
-            "tool_calls": obj.get("tool_calls"),
-            "tool_call_id": obj.get("tool_call_id"),
-            "tool_name": obj.get("tool_name", obj.get("name") if role == "tool" else None),
-        }
-        session.messages.append((f"{sid}:{name}:{number}", message))
+        fields = _session_fields(obj, parent_field)
+        if conversation:
+            sid = next(
+                (str(obj[k]) for k in ("session_id", "id", "conversation_id") if obj.get(k)),
+                f"{default_session_id}-{number}",
+            )
+            pairs = []
+            for index, item in enumerate(obj["messages"], 1):
+                message = _message(item, when) if isinstance(item, Mapping) else None
+                if message is None:
+                    report.skip("no known role", f"{where}: message {index}")
+                    continue
+                try:
+                    own = _timestamp(item.get("timestamp"))
+                except ValueError:
+                    own = None
+                message["timestamp"] = own if own is not None else when
+                pairs.append((f"{sid}:{name}:{number}:{index}", message))
+            if pairs:
+                session_for(sid, fields, when).messages.extend(pairs)
+            continue
+        message = _message(obj, when)
+        if message is None:
+            report.skip("no known role", where)
+            continue
+        given = obj.get("session_id")
+        sid = str(given) if given not in (None, "") else default_session_id
+        session_for(sid, fields, when).messages.append((f"{sid}:{name}:{number}", message))
     return list(sessions.values())
 
 
