@@ -19,9 +19,11 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
+    MAX_LINE_BYTES,
     ImportReport,
     ImportSession,
     ImportSourceError,
+    bounded_lines,
     write_sessions,
 )
 
@@ -235,9 +237,13 @@ def import_claude_code(
     path: str | os.PathLike[str] | None = None,
     *,
     show_progress: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> ImportReport:
     """Import one Claude Code transcript, or every one under a directory (default
     ``~/.claude/projects``), into ``store``.
+
+    A line longer than ``max_line_bytes`` (64 MB) is skipped and reported as too long; memory
+    stays bounded whatever the size of a line.
 
     Example:
         >>> import json, tempfile, pathlib
@@ -254,9 +260,10 @@ def import_claude_code(
     report = ImportReport(KIND)
     parsed: dict[str, ImportSession] = {}
     for file in _files(Path(path).expanduser() if path is not None else default_claude_dir()):
-        with file.open(encoding="utf-8", errors="replace") as fh:
+        with file.open("rb") as fh:
+            lines = bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes)
             sessions = parse_claude_code_lines(
-                fh, name=file.name, default_session_id=file.stem, report=report
+                lines, name=file.name, default_session_id=file.stem, report=report
             )
         for s in sessions:
             into = parsed.get(s.id)

@@ -21,9 +21,11 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
+    MAX_LINE_BYTES,
     ImportReport,
     ImportSession,
     ImportSourceError,
+    bounded_lines,
     write_sessions,
 )
 from langchain_session_recall.messages import ROLES
@@ -187,8 +189,12 @@ def import_jsonl(
     parent_field: str = "parent_session_id",
     source: str = "import",
     show_progress: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> ImportReport:
     """Import one ``.jsonl`` file, or every ``*.jsonl`` under a directory, into ``store``.
+
+    A line longer than ``max_line_bytes`` (64 MB) is skipped and reported as too long; memory
+    stays bounded whatever the size of a line.
 
     Example:
         >>> import tempfile, pathlib
@@ -204,10 +210,10 @@ def import_jsonl(
     report = ImportReport(KIND)
     parsed: list[ImportSession] = []
     for file in _files(Path(path).expanduser()):
-        with file.open(encoding="utf-8", errors="replace") as fh:
+        with file.open("rb") as fh:
             parsed.extend(
                 parse_jsonl_lines(
-                    fh,
+                    bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes),
                     name=file.name,
                     default_session_id=file.stem,
                     report=report,
