@@ -24,8 +24,8 @@ from langchain_session_recall.importers.base import (
     MAX_LINE_BYTES,
     ImportReport,
     ImportSession,
-    ImportSourceError,
     bounded_lines,
+    open_sources,
     write_sessions,
 )
 from langchain_session_recall.messages import ROLES
@@ -174,14 +174,6 @@ def parse_jsonl_lines(
     return list(sessions.values())
 
 
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-    if path.is_file():
-        return [path]
-    raise ImportSourceError(f"no such file or directory: {path}")
-
-
 def import_jsonl(
     store: SessionBackend,
     path: str | os.PathLike[str],
@@ -190,11 +182,15 @@ def import_jsonl(
     source: str = "import",
     show_progress: bool | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    follow_symlinks: bool = False,
 ) -> ImportReport:
     """Import one ``.jsonl`` file, or every ``*.jsonl`` under a directory, into ``store``.
 
     A line longer than ``max_line_bytes`` (64 MB) is skipped and reported as too long; memory
-    stays bounded whatever the size of a line.
+    stays bounded whatever the size of a line. Under a directory only regular files inside it
+    are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``
+    (see :func:`~langchain_session_recall.importers.base.source_files`). A FIFO or a device
+    raises :class:`ImportSourceError` ("not a regular file"), without blocking.
 
     Example:
         >>> import tempfile, pathlib
@@ -209,19 +205,19 @@ def import_jsonl(
     """
     report = ImportReport(KIND)
     parsed: list[ImportSession] = []
-    for file in _files(Path(path).expanduser()):
-        with file.open("rb") as fh:
-            parsed.extend(
-                parse_jsonl_lines(
-                    bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes),
-                    name=file.name,
-                    default_session_id=file.stem,
-                    report=report,
-                    parent_field=parent_field,
-                    default_time=file.stat().st_mtime,
-                    source=source,
-                )
+    sources = open_sources(Path(path).expanduser(), report=report, follow_symlinks=follow_symlinks)
+    for file, fh in sources:
+        parsed.extend(
+            parse_jsonl_lines(
+                bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes),
+                name=file.name,
+                default_session_id=file.stem,
+                report=report,
+                parent_field=parent_field,
+                default_time=os.fstat(fh.fileno()).st_mtime,
+                source=source,
             )
+        )
     return write_sessions(store, _merge(parsed), report, show_progress=show_progress)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from langchain_session_recall.backends.sqlite.store import SessionStore
-from langchain_session_recall.importers import import_claude_code, import_jsonl
+from langchain_session_recall.importers import ImportSourceError, import_claude_code, import_jsonl
 from langchain_session_recall.importers.base import ImportReport, bounded_lines
 
 LINE = '{"role": "user", "content": "where is the nginx config?"}\n'
@@ -72,6 +72,98 @@ def test_importers_skip_a_huge_line_and_keep_the_rest(tmp_path: Path, importer: 
     assert report.messages == 1
     assert report.skipped == {"line too long (over 4096 bytes)": 1}
     assert report.problems == ["s1.jsonl:2: line too long (over 4096 bytes)"]
+
+
+# ------------------------------------------------------------------ symlinks and special files
+
+
+def _within(seconds: float, call: Any) -> Any:
+    """Run ``call`` in a thread; fail (instead of hanging the suite) if it never returns."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the import blocked"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """logs/ holding a.jsonl, a symlink to a file outside, and a link to a.jsonl inside."""
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text('{"role": "user", "content": "private salary talk"}\n', encoding="utf-8")
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "a.jsonl").write_text(LINE, encoding="utf-8")
+    (root / "leak.jsonl").symlink_to(outside)
+    (root / "same.jsonl").symlink_to(root / "a.jsonl")
+    (root / "passwd.jsonl").symlink_to("/etc/passwd")
+    (root / "sub").symlink_to(tmp_path, target_is_directory=True)
+    return root
+
+
+def test_a_directory_import_reads_no_file_outside_it_by_default(tree: Path) -> None:
+    store = SessionStore(":memory:")
+    report = import_jsonl(store, tree)
+    assert report.messages == 1  # a.jsonl once (same.jsonl is the same file)
+    assert store.all_session_ids() == ["a"]
+    assert sorted(report.problems) == [
+        "leak.jsonl: symlink out of the imported directory (use follow_symlinks)",
+        "passwd.jsonl: symlink out of the imported directory (use follow_symlinks)",
+        "sub: symlink out of the imported directory (use follow_symlinks)",
+    ]
+    assert "not valid JSON" not in report.skipped  # /etc/passwd was never read
+
+
+def test_follow_symlinks_opts_in(tree: Path) -> None:
+    (tree / "passwd.jsonl").unlink()
+    store = SessionStore(":memory:")
+    report = import_jsonl(store, tree, follow_symlinks=True)
+    assert "secret" in store.all_session_ids()
+    assert report.messages == 2 and not report.skipped  # the sub/ loop is walked once
+
+
+@pytest.mark.parametrize("importer", [import_jsonl, import_claude_code])
+def test_a_fifo_or_a_device_is_not_a_regular_file(tmp_path: Path, importer: Any) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/zero")):
+        with pytest.raises(ImportSourceError, match="not a regular file"):
+            _within(20, lambda t=target: importer(SessionStore(":memory:"), t))
+    with pytest.raises(ImportSourceError, match="no such file or directory"):
+        importer(SessionStore(":memory:"), tmp_path / "missing.jsonl")
+
+
+def test_a_fifo_inside_a_directory_is_skipped_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "a.jsonl").write_text(LINE, encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    report = _within(20, lambda: import_jsonl(SessionStore(":memory:"), tmp_path))
+    assert report.messages == 1
+    assert report.problems == ["pipe.jsonl: not a regular file"]
+
+
+@pytest.mark.parametrize("kind", ["hermes", "langgraph"])
+def test_database_importers_say_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    from langchain_session_recall.importers import IMPORTERS
+
+    for target in (Path("/dev/zero"), tmp_path):
+        with pytest.raises(ImportSourceError, match="not a regular file"):
+            IMPORTERS[kind](SessionStore(":memory:"), target)
 
 
 class Zeros(io.RawIOBase):
