@@ -18,7 +18,6 @@ for typo correction, ``vocabulary``.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from langchain_session_recall.models import MessageHit, SearchFilters
 from langchain_session_recall.search.cjk import has_cjk
 from langchain_session_recall.search.lineage import resolve_roots
 from langchain_session_recall.search.query import (
+    MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
     Term,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTOMATION_SOURCES",
     "HIT_LIMIT",
+    "MAX_STORE_QUERIES",
     "SearchOutcome",
     "match_terms",
     "search_sessions",
@@ -59,6 +60,14 @@ HIT_LIMIT = 200
 sessions (reference: 50 for the whole query)."""
 
 _NO_FILTERS = SearchFilters()
+_TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
+MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
+"""Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
+reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
+whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
+one for the other terms together. Each holds at most
+:data:`~langchain_session_recall.search.query.MAX_QUERY_TERMS` terms, of which at most
+:data:`~langchain_session_recall.search.query.MAX_PREFIX_TERMS` prefixes."""
 AUTOMATION_SOURCES = ("cron", "kanban")
 """Session sources of unattended runs (matched separately, demoted by ranking)."""
 QueryReading = Literal["natural", "strict", "relaxed"]
@@ -229,7 +238,7 @@ def match_terms(
             single, "relaxed", filters=filters, limit=limit, automation=automation
         )
 
-    terms = search_terms(query, limit=sys.maxsize)
+    terms = search_terms(query, limit=MAX_QUERY_TERMS)
     for term in terms[:MAX_SEARCH_TERMS]:
         hits = match(term)
         used: list[str] = []
