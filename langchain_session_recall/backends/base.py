@@ -727,6 +727,22 @@ class SessionBackend(ABC):
             "layout": self._layout_name(),
         }
 
+    def count_users(self, *, up_to: int = 2) -> int:
+        """How many distinct users own sessions here, counted up to ``up_to`` (cheap: it
+        stops at the ``up_to``-th; sessions without a ``user_id`` do not count). The tool
+        uses it to warn when a store shared by several users is searched without a tenant.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("a", user_id="ana"), store.add_session("b", user_id="bob")
+            >>> store.count_users(), store.count_users(up_to=1)
+            (2, 1)
+        """
+        with self._read() as conn:
+            row = conn.execute(sql.count_users(self.dialect), {"limit": max(0, int(up_to))})
+            return _count(row.fetchone()[0])
+
     def _layout_name(self) -> str:
         return "own"
 

@@ -268,6 +268,16 @@ def recent_sessions(
     return sql, params
 
 
+def count_users(d: Dialect) -> str:
+    """How many distinct non-null ``user_id`` values, counted up to ``limit`` (a scan that
+    stops at the ``limit``-th distinct owner; PostgreSQL walks its ``user_id`` index)."""
+    column = d.session_column("user_id")
+    return (
+        f"SELECT count(*) FROM (SELECT DISTINCT {column} AS u FROM sessions s "
+        f"WHERE {column} IS NOT NULL LIMIT {d.param('limit')}) owners"
+    )
+
+
 # --------------------------------------------------------------------------- writing
 
 
