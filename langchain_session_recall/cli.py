@@ -1,6 +1,6 @@
 """``session-recall``: search, browse and import past agent sessions from the shell.
 
-Commands: ``search``, ``recent``, ``show``, ``stats``, ``import``, ``demo``.
+Commands: ``search``, ``recent``, ``show``, ``stats``, ``import``, ``demo``, ``mcp``.
 
 Exit codes (stable, for scripts):
 
@@ -56,6 +56,7 @@ _EPILOG = """examples:
   session-recall recent --db recall.db
   session-recall show 20261103_091500_a1b2c3 --db recall.db
   session-recall stats --db recall.db
+  session-recall mcp --db recall.db --read-only
 
 exit codes: 0 ok, 1 nothing found, 2 bad usage or input, 3 not a session database,
             4 import finished with skipped input
@@ -336,6 +337,16 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_mcp(args: argparse.Namespace, out: TextIO) -> int:
+    """Serve the database to MCP clients; everything but the wiring is in ``mcp_server``."""
+    try:
+        from langchain_session_recall.mcp_server import serve
+    except ImportError as exc:
+        raise _MissingFeature(str(exc)) from exc
+    serve(args.db, read_only=args.read_only, user_id=args.user_id, http=args.http, model=args.model)
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="session-recall",
@@ -466,6 +477,26 @@ def _parser() -> argparse.ArgumentParser:
         "--show-problems", type=int, default=10, help="skipped items to list (default 10)"
     )
     p_import.set_defaults(func=_cmd_import)
+
+    p_mcp = sub.add_parser(
+        "mcp",
+        help="serve session_search and session_show to MCP clients (Claude Code, Cursor)",
+        epilog="examples:\n  session-recall mcp --db recall.db --read-only\n"
+        "  session-recall mcp --db recall.db --http 127.0.0.1:8765\n"
+        "  OPENAI_API_KEY=sk-... session-recall mcp --db recall.db --model gpt-4.1-mini\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_mcp.add_argument("--db", required=True, help="session database file or postgresql:// DSN")
+    p_mcp.add_argument("--read-only", action="store_true", help="never write to the database")
+    p_mcp.add_argument("--user-id", help="only this user's sessions (tenant scope)")
+    p_mcp.add_argument(
+        "--http", metavar="HOST:PORT", help="serve streamable HTTP at /mcp instead of stdio"
+    )
+    p_mcp.add_argument(
+        "--model",
+        help="chat model for recaps (OPENAI_API_KEY / OPENAI_BASE_URL); default: extractive",
+    )
+    p_mcp.set_defaults(func=_cmd_mcp)
 
     p_demo = sub.add_parser("demo", help="build the embedded demo database and search it")
     common(p_demo, db_required=False)

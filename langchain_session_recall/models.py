@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["MessageHit", "RecentSession", "SearchFilters", "Session", "StoredMessage", "as_float"]
+__all__ = [
+    "CacheStatus",
+    "CachedSummary",
+    "MessageHit",
+    "RecentSession",
+    "SearchFilters",
+    "Session",
+    "StoredMessage",
+    "as_float",
+]
+
+CacheStatus = Literal["summarized", "rejected"]
+"""The quality gate's verdict on a cached recap."""
 
 
 def as_float(value: Any) -> float:
@@ -115,3 +127,19 @@ class SearchFilters:
     user_id: str | None = None
     after: float | None = None
     before: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CachedSummary:
+    """A recap kept in a summary cache, with the verdict the quality gate gave it.
+
+    ``status`` is ``"summarized"`` for a recap that passed the gate, ``"rejected"`` for a model
+    answer that did not (kept so a repeated search does not pay the model again; never served
+    as a summary).
+    """
+
+    summary: str
+    status: CacheStatus = "summarized"
+    model: str | None = None
+    reasons: tuple[str, ...] = ()
+    """Why the gate rejected it (its reason codes); empty for a summary."""

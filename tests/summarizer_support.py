@@ -309,11 +309,39 @@ class ScriptedChatModel(BaseChatModel):
             self._leave()
 
 
+# One hand-written recap per sample session, as a model that summarizes would answer: the
+# quality gate accepts them (a bare "Recap of <title>." names nothing beyond the title: vague).
+RECAPS = {
+    "Docker socket permission denied": "`docker ps` failed on /var/run/docker.sock because "
+    "the user was not in the docker group; `sudo usermod -aG docker dev` and a re-login fixed it.",
+    "Alembic migration fails on deploy": "the invoices table already existed, so the revision "
+    "was stamped with `alembic stamp 5c1d0e` and `alembic upgrade head` then succeeded; a CI "
+    "check is still to be added.",
+    "TLS certificate renewal for deploy host": "the certificate of deploy.example.org was "
+    "renewed with `sudo certbot renew --nginx`, nginx was reloaded and certbot.timer enabled.",
+    "GitHub Actions deploy job cannot push image": "deploy.yml got `permissions: id-token: "
+    "write` and the OIDC role ci-deploy, and the push went through; the pasted keys are not "
+    "rotated yet.",
+    "Private package index during deploy": "pip could not find acme-utils==2.3.1; the index "
+    "https://pypi.acme.dev/simple/ now comes in through a build secret and the build passes.",
+}
+
+
+def recap_of(title: str) -> str:
+    """What :func:`echo_summary` answers for the session titled ``title``."""
+    return f"Recap of {title}: {RECAPS.get(title, 'the session was reviewed.')}"
+
+
 def echo_summary(messages: list[BaseMessage], n: int) -> str:
-    """A script that 'summarizes' by naming the session title line of the prompt."""
+    """A script that 'summarizes' by naming the session title line of the prompt (or the
+    session whose first message the prompt holds), followed by the session's recap."""
     user = str(messages[-1].content)
     title = next((ln for ln in user.splitlines() if ln.startswith("Session title:")), "")
-    return f"Recap of {title.removeprefix('Session title: ')}."
+    title = title.removeprefix("Session title: ")
+    if not title:
+        body = "\n".join(str(m.content) for m in messages)
+        title = next((s["title"] for s in _SESSIONS if s["messages"][0][2][:40] in body), "")
+    return recap_of(title)
 
 
 def api_error(cls: type[Exception], status: int) -> Exception:

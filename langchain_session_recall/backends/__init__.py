@@ -11,12 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from langchain_session_recall.backends.base import (
-    CachedSummary,
-    SessionBackend,
-    StoreCheck,
-    SummaryStatus,
-)
+from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.postgres import (
     PostgresSessionStore,
     is_postgres_dsn,
@@ -26,12 +21,10 @@ from langchain_session_recall.backends.sqlite import SessionStore
 from langchain_session_recall.errors import NotASessionDatabaseError
 
 __all__ = [
-    "CachedSummary",
     "PostgresSessionStore",
     "SessionBackend",
     "SessionStore",
     "StoreCheck",
-    "SummaryStatus",
     "describe_target",
     "is_postgres_dsn",
     "open_store",

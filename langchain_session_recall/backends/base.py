@@ -36,6 +36,8 @@ from langchain_session_recall.errors import (
 )
 from langchain_session_recall.messages import MessageLike, MessageRow, decode_content, to_row
 from langchain_session_recall.models import (
+    CachedSummary,
+    CacheStatus,
     MessageHit,
     RecentSession,
     SearchFilters,
@@ -48,25 +50,10 @@ from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import collapse_repeated_runs
 from langchain_session_recall.transcript import preview
 
-__all__ = ["CachedSummary", "SessionBackend", "StoreCheck", "SummaryStatus"]
+__all__ = ["SessionBackend", "StoreCheck"]
 
-SummaryStatus = Literal["summarized", "rejected"]
 _NO_FILTERS = SearchFilters()
 _LEDGER_CHUNK = 500  # keys looked up per ledger query
-
-
-@dataclass(frozen=True, slots=True)
-class CachedSummary:
-    """A recap kept in the store's summary cache, with the verdict it got when it was made.
-
-    ``status`` is ``"summarized"`` for a recap that passed the quality gate, ``"rejected"``
-    for one that did not (kept so a repeated search does not pay the model again, never served
-    as a summary).
-    """
-
-    summary: str
-    status: SummaryStatus = "summarized"
-    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,8 +657,9 @@ class SessionBackend(ABC):
             row = conn.execute(sql.get_summary(self.dialect), {"key": key}).fetchone()
         if row is None:
             return None
-        status: SummaryStatus = "rejected" if row[1] == "rejected" else "summarized"
-        return CachedSummary(summary=str(row[0]), status=status, model=row[2])
+        status: CacheStatus = "rejected" if row[1] == "rejected" else "summarized"
+        reasons = tuple(r for r in str(row[3] or "").split(",") if r)
+        return CachedSummary(summary=str(row[0]), status=status, model=row[2], reasons=reasons)
 
     def put_cached_summary(
         self,
@@ -680,10 +668,12 @@ class SessionBackend(ABC):
         session_id: str,
         summary: str,
         model: str | None,
-        status: SummaryStatus = "summarized",
+        status: CacheStatus = "summarized",
+        reasons: Sequence[str] = (),
     ) -> None:
-        """Cache a recap under ``key``. Raises :class:`ReadOnlyStoreError` on a read-only
-        store (the summarizer then caches in memory instead)."""
+        """Cache a recap under ``key``, with the quality gate's verdict (``status``, and the
+        ``reasons`` of a rejection). Raises :class:`ReadOnlyStoreError` on a read-only store (the
+        summarizer then caches in memory instead)."""
         with self._write() as conn:
             conn.execute(
                 sql.put_summary(self.dialect),
@@ -693,6 +683,7 @@ class SessionBackend(ABC):
                     "summary": self.dialect.text(summary),
                     "model": model,
                     "status": status,
+                    "reasons": ",".join(reasons),
                     "created_at": time.time(),
                 },
             )

@@ -343,11 +343,14 @@ def imported_keys(d: Dialect) -> str:
 
 
 def get_summary(d: Dialect) -> str:
-    return f"SELECT summary, status, model FROM summary_cache WHERE cache_key = {d.param('key')}"
+    return (
+        "SELECT summary, status, model, reasons FROM summary_cache "
+        f"WHERE cache_key = {d.param('key')}"
+    )
 
 
 def put_summary(d: Dialect) -> str:
-    names = ("cache_key", "session_id", "summary", "model", "status", "created_at")
+    names = ("cache_key", "session_id", "summary", "model", "status", "reasons", "created_at")
     updates = ", ".join(f"{n} = excluded.{n}" for n in names[1:])
     return (
         f"INSERT INTO summary_cache ({', '.join(names)}) "

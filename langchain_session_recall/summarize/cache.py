@@ -1,8 +1,11 @@
 """Summary cache: a repeated search costs no LLM call.
 
 Keys come from :func:`summary_cache_key` (root session, its last message id or a content hash,
-normalized query, model, prompt version), so a new message in the session, another model or a new
-prompt simply misses. Three implementations of the two-method :class:`SummaryCache` protocol:
+normalized query, model, prompt version, quality-gate version), so a new message in the session,
+another model, a new prompt or another gate simply misses. Each entry carries the gate's verdict
+(:class:`~langchain_session_recall.models.CachedSummary`): a rejected answer is cached too, so a
+repeated search does not pay the model again, and it is never served as a summary. Three
+implementations of the two-method :class:`SummaryCache` protocol:
 
 - :class:`StoreSummaryCache` keeps summaries in the session store (SQLite or PostgreSQL);
 - :class:`InMemorySummaryCache` for no store, or a read-only one;
@@ -17,8 +20,11 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from langchain_session_recall.models import CachedSummary, CacheStatus
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
@@ -39,12 +45,21 @@ logger = logging.getLogger(__name__)
 class SummaryCache(Protocol):
     """Where summaries are kept between searches."""
 
-    def get(self, key: str) -> str | None:
-        """Return the cached summary for ``key``, or None."""
+    def get(self, key: str) -> CachedSummary | None:
+        """Return the entry cached under ``key``, or None."""
         ...
 
-    def put(self, key: str, summary: str, *, session_id: str, model: str | None) -> None:
-        """Remember ``summary`` under ``key``."""
+    def put(
+        self,
+        key: str,
+        summary: str,
+        *,
+        session_id: str,
+        model: str | None,
+        status: CacheStatus = "summarized",
+        reasons: Sequence[str] = (),
+    ) -> None:
+        """Remember ``summary`` (with the gate's verdict) under ``key``."""
         ...
 
 
@@ -67,11 +82,13 @@ def summary_cache_key(
     query: str,
     model: str | None,
     prompt_version: str,
+    gate_version: str = "",
 ) -> str:
     """Cache key of one session summary.
 
     ``last_message_id`` (the retriever's ``last_message_id`` metadata) changes when the session
-    grows; without it a hash of the transcript plays that role.
+    grows; without it a hash of the transcript plays that role. ``gate_version`` names the
+    quality gate and its thresholds (its verdict is part of the entry).
 
     Example:
         >>> k = summary_cache_key(session_id="s1", last_message_id=7, transcript="...",
@@ -85,6 +102,8 @@ def summary_cache_key(
         else "h" + hashlib.sha256(transcript.encode("utf-8")).hexdigest()
     )
     parts = [session_id, version, normalize_query(query), model or "", prompt_version]
+    if gate_version:
+        parts.append(gate_version)
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return "summary:" + hashlib.sha256(blob).hexdigest()
 
@@ -93,16 +112,25 @@ class InMemorySummaryCache:
     """A dict behind a lock (the sync map runs sessions on worker threads)."""
 
     def __init__(self) -> None:
-        self._data: dict[str, str] = {}
+        self._data: dict[str, CachedSummary] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> str | None:
+    def get(self, key: str) -> CachedSummary | None:
         with self._lock:
             return self._data.get(key)
 
-    def put(self, key: str, summary: str, *, session_id: str, model: str | None) -> None:
+    def put(
+        self,
+        key: str,
+        summary: str,
+        *,
+        session_id: str,
+        model: str | None,
+        status: CacheStatus = "summarized",
+        reasons: Sequence[str] = (),
+    ) -> None:
         with self._lock:
-            self._data[key] = summary
+            self._data[key] = CachedSummary(summary, status, model, tuple(reasons))
 
     def __len__(self) -> int:
         return len(self._data)
@@ -122,15 +150,40 @@ class JsonFileSummaryCache:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def get(self, key: str) -> str | None:
+    def get(self, key: str) -> CachedSummary | None:
         with self._lock:
             entry = self._load().get(key)
-        return entry.get("summary") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("summary"), str):
+            return None
+        status: CacheStatus = "rejected" if entry.get("status") == "rejected" else "summarized"
+        model = entry.get("model")
+        reasons = entry.get("reasons")
+        return CachedSummary(
+            entry["summary"],
+            status,
+            model if isinstance(model, str) else None,
+            tuple(str(r) for r in reasons) if isinstance(reasons, list) else (),
+        )
 
-    def put(self, key: str, summary: str, *, session_id: str, model: str | None) -> None:
+    def put(
+        self,
+        key: str,
+        summary: str,
+        *,
+        session_id: str,
+        model: str | None,
+        status: CacheStatus = "summarized",
+        reasons: Sequence[str] = (),
+    ) -> None:
         with self._lock:
             data = self._load()
-            data[key] = {"summary": summary, "session_id": session_id, "model": model}
+            data[key] = {
+                "summary": summary,
+                "session_id": session_id,
+                "model": model,
+                "status": status,
+                "reasons": list(reasons),
+            }
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -139,17 +192,29 @@ class JsonFileSummaryCache:
 
 
 class StoreSummaryCache:
-    """The summary cache of a session store (either backend): recaps survive the process.
-
-    Only recaps that passed the quality gate are served (status ``"summarized"``).
-    """
+    """The summary cache of a session store (either backend): recaps survive the process."""
 
     def __init__(self, store: SessionBackend) -> None:
         self.store = store
 
-    def get(self, key: str) -> str | None:
-        cached = self.store.get_cached_summary(key)
-        return cached.summary if cached is not None and cached.status == "summarized" else None
+    def get(self, key: str) -> CachedSummary | None:
+        return self.store.get_cached_summary(key)
 
-    def put(self, key: str, summary: str, *, session_id: str, model: str | None) -> None:
-        self.store.put_cached_summary(key, session_id=session_id, summary=summary, model=model)
+    def put(
+        self,
+        key: str,
+        summary: str,
+        *,
+        session_id: str,
+        model: str | None,
+        status: CacheStatus = "summarized",
+        reasons: Sequence[str] = (),
+    ) -> None:
+        self.store.put_cached_summary(
+            key,
+            session_id=session_id,
+            summary=summary,
+            model=model,
+            status=status,
+            reasons=reasons,
+        )

@@ -6,6 +6,13 @@ session: cache lookup, secret redaction, prompt, model call with retries, citati
 write; on any failure an extractive recap instead. Sessions are mapped concurrently through
 LangChain's ``batch``/``abatch`` under an overall deadline.
 
+Quality gate: every model answer goes through ``summarize.quality.assess_recap`` before it is
+used. An answer that is not a summary (empty, an echo of the transcript or the prompt, a loop,
+chat-template tokens, cut off, another language, invented or vague content) is
+``summary_status="rejected"``: the Document carries the extractive recap, the reason codes in
+``summary_rejected_because`` and the (redacted, clipped) answer in ``summary_rejected_text``. A
+rejected answer is never cached, and a cached summary the gate rejects is not served.
+
 Retry layering: the summarizer makes up to ``max_attempts`` attempts per session, and only for
 failures that can heal (see ``summarize/retry.py``). Configure the model with its
 SDK retries off (``ChatOpenAI(max_retries=0)``); otherwise every summarizer attempt hides up to
@@ -41,6 +48,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.models import CachedSummary, CacheStatus
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -56,6 +64,13 @@ from langchain_session_recall.summarize.prompts import (
     DEFAULT_SUMMARY_PROMPT,
     prompt_fingerprint,
 )
+from langchain_session_recall.summarize.quality import (
+    DEFAULT_THRESHOLDS,
+    RecapThresholds,
+    RecapVerdict,
+    assess_recap,
+    gate_fingerprint,
+)
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 
@@ -63,7 +78,13 @@ __all__ = ["SessionSummarizer", "create_session_recall_chain"]
 
 logger = logging.getLogger(__name__)
 
-SummaryStatus = Literal["summarized", "cached", "fallback"]
+SummaryStatus = Literal["summarized", "cached", "fallback", "rejected"]
+
+REJECTED_TEXT_CHARS = 1000
+"""Longest ``summary_rejected_text`` kept in metadata (the rejected answer, for debugging)."""
+
+# Where providers put the reason a generation stopped (OpenAI, Anthropic, Ollama, Gemini).
+_FINISH_KEYS = ("finish_reason", "stop_reason", "done_reason")
 
 
 @dataclass
@@ -71,6 +92,7 @@ class _Outcome:
     text: str | None = None
     usage: dict[str, int] | None = None
     error: BaseException | None = None
+    finish_reason: str | None = None
 
 
 @dataclass
@@ -135,11 +157,23 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     Input: the retriever's ``list[Document]`` (the query is read from each Document's ``query``
     metadata), or ``{"documents": [...], "query": "..."}``. Output: one Document per input
     Document, in order, with the summary as ``page_content``, the retriever's metadata kept, and
-    ``summary_status`` (``"summarized"``, ``"cached"`` or ``"fallback"``), ``summary_model``,
-    ``token_usage`` (when the model reports it), ``citations`` / ``invalid_citations`` (message
-    ids), ``redacted_secrets`` (count) and, for fallbacks, ``summary_fallback_reason``
-    (``"no_model"``, ``"error"``, ``"deadline"``) and ``summary_error``. Recent-mode Documents
-    (``mode="recent"``) pass through unchanged: browsing costs no model call.
+    ``summary_status``, ``summary_model``, ``token_usage`` (when the model reports it),
+    ``citations`` / ``invalid_citations`` (message ids) and ``redacted_secrets`` (count).
+    Recent-mode Documents (``mode="recent"``) pass through unchanged: browsing costs no model
+    call.
+
+    ``summary_status`` is one of:
+
+    - ``"summarized"``: a fresh model recap that passed the quality gate;
+    - ``"cached"``: a recap from the cache (it passed the gate when it was made, and again now);
+    - ``"fallback"``: no recap could be made; ``page_content`` is the extractive recap,
+      ``summary_fallback_reason`` says why (``"no_model"``, ``"error"``, ``"deadline"``) and
+      ``summary_error`` what happened;
+    - ``"rejected"``: the model answered, but the quality gate
+      (:func:`~langchain_session_recall.summarize.quality.assess_recap`) found it is not a
+      summary; ``page_content`` is the extractive recap, ``summary_rejected_because`` lists the
+      reason codes, ``summary_rejected_text`` holds the answer (redacted, at most
+      :data:`REJECTED_TEXT_CHARS` characters) and ``summary_quality`` the gate's measures.
 
     Example:
         .. code-block:: python
@@ -154,10 +188,19 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                 "[ASSISTANT #2]: I ran sudo usermod -aG docker $USER",
                 metadata={"session_id": "s1", "query": "docker", "last_message_id": 2},
             )
-            llm = GenericFakeChatModel(messages=iter([AIMessage("Added user to group [#2].")]))
+            recap = "The docker permission error was fixed with `sudo usermod -aG docker` [#2]."
+            llm = GenericFakeChatModel(messages=iter([AIMessage(recap)]))
             [out] = SessionSummarizer(llm=llm).invoke([doc])
             assert out.metadata["summary_status"] == "summarized"
             assert out.metadata["citations"] == [2]
+
+            # An answer that is not a summary is rejected; the extractive recap replaces it.
+            loop = "docker docker docker docker docker docker docker docker"
+            llm = GenericFakeChatModel(messages=iter([AIMessage(loop)]))
+            [out] = SessionSummarizer(llm=llm).invoke([doc])
+            assert out.metadata["summary_status"] == "rejected"
+            assert "loop" in out.metadata["summary_rejected_because"]
+            assert out.page_content.startswith("[Not summarized (model recap rejected: loop")
     """
 
     llm: Runnable[Any, BaseMessage] | None = None
@@ -196,6 +239,11 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     """Ask for ``[#id]`` citations when the transcript carries message ids, and check them."""
     invalid_citations: Literal["remove", "flag"] = "remove"
     fallback_chars: int = Field(default=2000, ge=200)
+    quality_gate: bool = True
+    """Check every model answer with :func:`~langchain_session_recall.summarize.quality.
+    assess_recap`; a rejected one is replaced by the extractive recap. ``False`` turns it off."""
+    quality_thresholds: RecapThresholds = DEFAULT_THRESHOLDS
+    """Where the quality gate draws its lines (see :class:`RecapThresholds`)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -242,6 +290,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         docs, query_override = _coerce_input(input)
         model = _model_name(self.llm)
         version = prompt_fingerprint(self.prompt)
+        gate = gate_fingerprint(self.quality_thresholds) if self.quality_gate else "no-gate"
         plans: list[_Plan] = []
         for doc in docs:
             meta = doc.metadata
@@ -266,10 +315,15 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                     query=query,
                     model=model,
                     prompt_version=version,
+                    gate_version=gate,
                 )
                 cached = _safe_cache_get(plan.cache, plan.cache_key)
-                if cached is not None:
-                    plan.result = self._summary_doc(plan, cached, "cached", None)
+                if cached is not None and cached.status == "summarized":
+                    plan.result = self._summary_doc(plan, cached.summary, "cached", None)
+                elif cached is not None:  # the model's answer was rejected: not asked again
+                    plan.result = self._rejected(
+                        plan, cached.summary, cached.reasons or ("rejected",), cached=True
+                    )
         return plans
 
     def _redact(self, text: str) -> tuple[str, int]:
@@ -308,6 +362,32 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         }
         return {k: v for k, v in values.items() if k in self.prompt.input_variables}
 
+    # -- the quality gate ---------------------------------------------------------------------
+
+    def _gate(self, plan: _Plan, text: str, finish_reason: str | None) -> RecapVerdict | None:
+        """The gate's verdict on ``text`` when it rejects it; None when the text may be used."""
+        if not self.quality_gate:
+            return None
+        values = self._prompt_vars(plan)
+        try:
+            messages = self.prompt.format_messages(**values)
+            prompt_text = "\n\n".join(str(m.content) for m in messages)
+        except (KeyError, ValueError):  # a custom prompt with other variables
+            prompt_text = ""
+        meta = plan.doc.metadata
+        context = "\n".join(
+            [self._redact(plan.query)[0], self._redact(str(meta.get("title") or ""))[0]]
+        )
+        verdict = assess_recap(
+            text,
+            transcript=plan.transcript,
+            prompt=prompt_text,
+            context=context,
+            finish_reason=finish_reason,
+            thresholds=self.quality_thresholds,
+        )
+        return None if verdict.ok else verdict
+
     # -- results ----------------------------------------------------------------------------
 
     def _summary_doc(
@@ -330,7 +410,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             meta["token_usage"] = usage
         return Document(page_content=text, metadata=meta, id=plan.doc.id)
 
-    def _fallback(self, plan: _Plan, reason: str, error: str) -> Document:
+    def _extractive(self, plan: _Plan, reason: str) -> str:
         meta = plan.doc.metadata
         header = f"Session {meta.get('session_id', '?')}, {meta.get('when') or 'unknown date'}"
         header += f", source {meta.get('source') or 'unknown'}"
@@ -341,14 +421,49 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             plan.transcript,
             plan.query,
             matched_message_ids=[i for i in matched if isinstance(i, int)],
-            reason={"no_model": "no model configured", "deadline": "deadline reached"}.get(
-                reason, "summarization failed"
-            ),
+            reason=reason,
             header=header,
             max_chars=self.fallback_chars,
         )
+        return self._redact(text)[0]
+
+    def _rejected(
+        self,
+        plan: _Plan,
+        text: str,
+        reasons: Sequence[str],
+        *,
+        verdict: RecapVerdict | None = None,
+        usage: dict[str, int] | None = None,
+        cached: bool = False,
+    ) -> Document:
+        meta: dict[str, Any] = {
+            **plan.doc.metadata,
+            "summary_status": "rejected",
+            "summary_model": _model_name(self.llm),
+            "summary_rejected_because": list(reasons),
+            "summary_rejected_text": self._redact(text)[0][:REJECTED_TEXT_CHARS],
+            "redacted_secrets": plan.redactions,
+        }
+        if verdict is not None:
+            meta["summary_quality"] = verdict.scores()
+        if cached:
+            meta["summary_from_cache"] = True
+        if usage:
+            meta["token_usage"] = usage
+        content = self._extractive(plan, f"model recap rejected: {', '.join(reasons)}")
+        return Document(page_content=content, metadata=meta, id=plan.doc.id)
+
+    def _fallback(self, plan: _Plan, reason: str, error: str) -> Document:
+        meta = plan.doc.metadata
+        text = self._extractive(
+            plan,
+            {"no_model": "no model configured", "deadline": "deadline reached"}.get(
+                reason, "summarization failed"
+            ),
+        )
         return Document(
-            page_content=self._redact(text)[0],
+            page_content=text,
             metadata={
                 **meta,
                 "summary_status": "fallback",
@@ -377,17 +492,41 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                     _describe(err),
                 )
                 out.append(self._fallback(plan, "error", _describe(err)))
-            else:
-                if plan.cache is not None and plan.cache_key is not None:
-                    _safe_cache_put(
-                        plan.cache,
-                        plan.cache_key,
-                        outcome.text,
-                        session_id=str(plan.doc.metadata.get("session_id", "")),
-                        model=_model_name(self.llm),
+            elif (verdict := self._gate(plan, outcome.text, outcome.finish_reason)) is not None:
+                logger.info(
+                    "summary of session %s rejected by the quality gate: %s",
+                    plan.doc.metadata.get("session_id"),
+                    ", ".join(verdict.reasons),
+                )
+                # Cached as rejected: a repeated search shows the extractive recap again and
+                # does not pay the model for the same answer.
+                self._cache_put(plan, outcome.text, "rejected", verdict.reasons)
+                out.append(
+                    self._rejected(
+                        plan, outcome.text, verdict.reasons, verdict=verdict, usage=outcome.usage
                     )
+                )
+            else:
+                self._cache_put(plan, outcome.text, "summarized", ())
                 out.append(self._summary_doc(plan, outcome.text, "summarized", outcome.usage))
         return out
+
+    def _cache_put(
+        self, plan: _Plan, text: str, status: CacheStatus, reasons: Sequence[str]
+    ) -> None:
+        if plan.cache is None or plan.cache_key is None:
+            return
+        try:
+            plan.cache.put(
+                plan.cache_key,
+                text,
+                session_id=str(plan.doc.metadata.get("session_id", "")),
+                model=_model_name(self.llm),
+                status=status,
+                reasons=reasons,
+            )
+        except Exception as exc:  # a broken cache must not cost the summary
+            logger.warning("summary cache write failed: %s", _describe(exc))
 
     # -- the map ----------------------------------------------------------------------------
 
@@ -569,7 +708,13 @@ def _to_outcome(message: Any) -> _Outcome:
             "output_tokens": int(u.get("output_tokens", 0)),
             "total_tokens": int(u.get("total_tokens", 0)),
         }
-    return _Outcome(text=_text_of(message), usage=usage)
+    metadata = message.response_metadata or {}
+    finish = next((metadata[k] for k in _FINISH_KEYS if metadata.get(k)), None)
+    return _Outcome(
+        text=_text_of(message),
+        usage=usage,
+        finish_reason=None if finish is None else str(finish),
+    )
 
 
 def _find_attr(obj: Any, name: str) -> Any:
@@ -621,21 +766,12 @@ def _lookup_store(metadata: Mapping[str, Any]) -> SessionBackend | None:
     return SessionBackend.lookup(store_id) if isinstance(store_id, str) else None
 
 
-def _safe_cache_get(cache: SummaryCache, key: str) -> str | None:
+def _safe_cache_get(cache: SummaryCache, key: str) -> CachedSummary | None:
     try:
         return cache.get(key)
     except Exception as exc:  # a broken cache must not cost the summary
         logger.warning("summary cache read failed: %s", _describe(exc))
         return None
-
-
-def _safe_cache_put(
-    cache: SummaryCache, key: str, summary: str, *, session_id: str, model: str | None
-) -> None:
-    try:
-        cache.put(key, summary, session_id=session_id, model=model)
-    except Exception as exc:
-        logger.warning("summary cache write failed: %s", _describe(exc))
 
 
 def create_session_recall_chain(

@@ -9,8 +9,8 @@ import pytest
 from pg_support import PG_DSN, SKIP_PG
 
 from langchain_session_recall import SessionStore
-from langchain_session_recall.backends import CachedSummary
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
+from langchain_session_recall.models import CachedSummary
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -69,11 +69,20 @@ def test_retriever_pipe_summarizer(demo_store: SessionStore) -> None:
     with cassette("lcel_retriever_pipe_summarizer"):
         docs = chain.invoke("how did we fix the CORS error?")
     assert docs[0].metadata["session_id"] == "20261103_091512_a1b2c3"
-    assert _statuses(docs) == ["summarized", "summarized"]
-    assert all(d.page_content.strip() for d in docs)
+    # The recorded answers (Gemma 3 270M under a wrong chat template) are `<<SYS>>` garbage:
+    # the quality gate rejects both, and the extractive recaps replace them.
+    assert _statuses(docs) == ["rejected", "rejected"]
+    assert all("template_tokens" in d.metadata["summary_rejected_because"] for d in docs)
+    assert all(d.page_content.startswith("[Not summarized (model recap rejected") for d in docs)
     assert all(d.metadata["token_usage"]["total_tokens"] > 0 for d in docs)
 
 
+@pytest.mark.xfail(
+    not RECORDING,
+    reason="cassette recorded before the quality gate: the recall text is now the extractive "
+    "recap of the rejected answer, so the final request has no recorded answer (re-record)",
+    strict=True,
+)
 def test_recall_feeding_a_prompt(demo_store: SessionStore) -> None:
     llm = _llm()
     recall = create_session_recall_chain(
@@ -106,7 +115,8 @@ def test_batch_over_queries(demo_store: SessionStore) -> None:
         "20261105_112048_f00d42",
         "20261027_164530_b7e3a9",
     ]
-    assert all(_statuses(r) == ["summarized"] for r in results)
+    # Both recorded answers are `<<SYS>>` garbage (see test_retriever_pipe_summarizer).
+    assert all(_statuses(r) == ["rejected"] for r in results)
 
 
 async def test_astream_events_show_named_steps(demo_store: SessionStore) -> None:

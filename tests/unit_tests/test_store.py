@@ -17,8 +17,9 @@ from langchain_session_recall import (
     SessionNotFoundError,
     SessionStore,
 )
-from langchain_session_recall.backends import CachedSummary, SessionBackend
+from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
+from langchain_session_recall.models import CachedSummary
 from langchain_session_recall.search.query import parse_query
 
 

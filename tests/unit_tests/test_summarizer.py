@@ -28,6 +28,7 @@ from tests.summarizer_support import (
     ScriptedChatModel,
     api_error,
     echo_summary,
+    recap_of,
     sample_documents,
 )
 
@@ -75,7 +76,7 @@ async def test_one_summary_per_session_in_order_with_metadata_kept(mode: str) ->
     out = await run(summarizer(ScriptedChatModel(script=echo_summary)), docs, mode)
     assert len(out) == len(docs)
     for o, d in zip(out, docs, strict=True):
-        assert o.page_content == f"Recap of {d.metadata['title']}."
+        assert o.page_content == recap_of(d.metadata["title"])
         assert {k: o.metadata[k] for k in d.metadata} == d.metadata
         assert o.metadata["summary_status"] == "summarized"
         assert o.metadata["summary_model"] == "ScriptedChatModel"
@@ -135,16 +136,22 @@ def test_max_tokens_param_sends_a_literal_max_tokens_for_openai_compatible_serve
 
 
 def test_no_citation_instruction_or_check_without_message_ids() -> None:
-    llm = ScriptedChatModel(script=lambda m, n: "Did things [#3].")
+    llm = ScriptedChatModel(
+        script=lambda m, n: "Added dev to the docker group with `sudo usermod -aG docker dev` [#3]."
+    )
     [out] = summarizer(llm).invoke(sample_documents(with_ids=False)[:1])
     assert "cite the id" not in llm.calls[0]
     assert "citations" not in out.metadata
-    assert out.page_content == "Did things [#3]."
+    assert (
+        out.page_content == "Added dev to the docker group with `sudo usermod -aG docker dev` [#3]."
+    )
 
 
 @pytest.mark.parametrize("policy", ["remove", "flag"])
 def test_invented_citations_are_removed_or_flagged(policy: str) -> None:
-    llm = ScriptedChatModel(script=lambda m, n: "Fixed the group [#104]. Rebooted [#999].")
+    llm = ScriptedChatModel(
+        script=lambda m, n: "Fixed the group with `usermod -aG docker dev` [#104]. Rebooted [#999]."
+    )
     [out] = summarizer(llm, invalid_citations=policy).invoke(sample_documents()[:1])
     assert out.metadata["citations"] == [104]
     assert out.metadata["invalid_citations"] == [999]
@@ -156,10 +163,12 @@ def test_custom_prompt_with_a_subset_of_variables() -> None:
     prompt = ChatPromptTemplate.from_messages(
         [("system", "Be brief."), ("human", "Topic {query}\n{transcript}")]
     )
-    llm = ScriptedChatModel(script=lambda m, n: "ok")
+    llm = ScriptedChatModel(
+        script=lambda m, n: "Added dev to the docker group with `sudo usermod -aG docker dev`."
+    )
     [out] = summarizer(llm, prompt=prompt).invoke(sample_documents()[:1])
     assert llm.calls[0].startswith("Be brief.\nTopic deploy\n[USER #101]")
-    assert out.page_content == "ok"
+    assert out.page_content == "Added dev to the docker group with `sudo usermod -aG docker dev`."
 
 
 # -- LCEL -------------------------------------------------------------------------------------
@@ -288,9 +297,10 @@ def test_backoff_increases_between_attempts(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_empty_model_answer_is_retried() -> None:
-    llm = ScriptedChatModel(script=lambda m, n: "" if n == 1 else "Second try.")
+    answer = "Second try: `sudo usermod -aG docker dev` fixed the socket permissions."
+    llm = ScriptedChatModel(script=lambda m, n: "" if n == 1 else answer)
     [out] = summarizer(llm).invoke(sample_documents()[:1])
-    assert out.page_content == "Second try."
+    assert out.page_content == answer
 
 
 def test_sdk_retries_multiplying_ours_are_warned_about() -> None:

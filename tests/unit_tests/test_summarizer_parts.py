@@ -10,7 +10,7 @@ import pytest
 from langchain_core.prompts import ChatPromptTemplate
 
 from langchain_session_recall import SessionStore
-from langchain_session_recall.backends import CachedSummary
+from langchain_session_recall.models import CachedSummary
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
@@ -108,17 +108,12 @@ def test_caches_share_one_protocol(tmp_path: Path) -> None:
         assert isinstance(cache, SummaryCache)
         assert cache.get("k") is None
         cache.put("k", "summary", session_id="s1", model="m")
-        assert cache.get("k") == "summary"
+        assert cache.get("k") == CachedSummary("summary", "summarized", "m")
+        cache.put("r", "loop loop", session_id="s1", model="m", status="rejected", reasons=["loop"])
+        assert cache.get("r") == CachedSummary("loop loop", "rejected", "m", ("loop",))
     assert store.get_cached_summary("k") == CachedSummary("summary", "summarized", "m")
-    assert JsonFileSummaryCache(tmp_path / "side.json").get("k") == "summary"  # persisted
-
-
-def test_store_cache_never_serves_a_rejected_recap(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "recall.db")
-    store.add_session("s1")
-    store.put_cached_summary("k", session_id="s1", summary="[ERROR] [ERROR]", model="m",
-                             status="rejected")  # fmt: skip
-    assert StoreSummaryCache(store).get("k") is None
+    persisted = JsonFileSummaryCache(tmp_path / "side.json")
+    assert persisted.get("r") == CachedSummary("loop loop", "rejected", "m", ("loop",))
 
 
 def test_side_file_survives_garbage(tmp_path: Path) -> None:
@@ -127,7 +122,7 @@ def test_side_file_survives_garbage(tmp_path: Path) -> None:
     cache = JsonFileSummaryCache(path)
     assert cache.get("k") is None
     cache.put("k", "v", session_id="s", model=None)
-    assert cache.get("k") == "v"
+    assert cache.get("k") == CachedSummary("v")
 
 
 # -- retry classifier -------------------------------------------------------------------------

@@ -143,6 +143,7 @@ def ddl_statements() -> list[str]:
         # version 2: the quality gate's verdict on each cached recap, and the import ledger
         "ALTER TABLE summary_cache ADD COLUMN IF NOT EXISTS status text NOT NULL "
         "DEFAULT 'summarized'",
+        "ALTER TABLE summary_cache ADD COLUMN IF NOT EXISTS reasons text NOT NULL DEFAULT ''",
         """
         CREATE TABLE IF NOT EXISTS import_ledger (
             source_kind text NOT NULL,

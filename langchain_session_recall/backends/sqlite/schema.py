@@ -152,14 +152,16 @@ CREATE TABLE IF NOT EXISTS summary_cache (
     summary TEXT NOT NULL,
     model TEXT,
     created_at REAL NOT NULL,
-    status TEXT NOT NULL DEFAULT 'summarized'
+    status TEXT NOT NULL DEFAULT 'summarized',
+    reasons TEXT NOT NULL DEFAULT ''
 );
 """
 
 # Migrations from version N to N+1, applied in order inside the opening transaction (after the
 # CREATE ... IF NOT EXISTS script, which adds the tables a version introduced).
 _MIGRATIONS: dict[int, str] = {
-    1: "ALTER TABLE summary_cache ADD COLUMN status TEXT NOT NULL DEFAULT 'summarized';",
+    1: "ALTER TABLE summary_cache ADD COLUMN status TEXT NOT NULL DEFAULT 'summarized';\n"
+    "ALTER TABLE summary_cache ADD COLUMN reasons TEXT NOT NULL DEFAULT '';",
 }
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_session_recall.backends.base import CachedSummary, SessionBackend, StoreCheck
+from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
@@ -34,7 +34,7 @@ from langchain_session_recall.backends.sqlite.schema import (
 )
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.messages import MessageRow, decode_content
-from langchain_session_recall.models import MessageHit, SearchFilters
+from langchain_session_recall.models import CachedSummary, MessageHit, SearchFilters
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import budget_automation

@@ -1,0 +1,328 @@
+"""An MCP server: past sessions as tools for Claude Code, Cursor and any other MCP client.
+
+Two tools, both read-only:
+
+* ``session_search``: the LangChain tool of :mod:`langchain_session_recall.tool`, served as is
+  (same arguments, limits, behaviour and JSON; the recaps carry message ids, ``[USER #42]``).
+* ``session_show``: one session's transcript around given message ids, bounded in size
+  (:func:`~langchain_session_recall.session_window.show_session`).
+
+Failures come back as MCP tool errors (``isError``) whose text is the JSON
+``{"success": false, "error": "... <what to do>"}``; the server keeps running.
+
+Start it from the shell with ``session-recall mcp --db PATH_OR_DSN`` (stdio, or streamable HTTP
+with ``--http HOST:PORT``), or from Python with :func:`serve`. Needs the extra ``[mcp]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import anyio.to_thread
+from pydantic import Field, SecretStr
+
+try:
+    from mcp.server.fastmcp import FastMCP
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+except ImportError as _missing:  # the CLI turns this into its install hint (tested)
+    raise ImportError(
+        "the MCP server needs the MCP Python SDK: pip install 'langchain-session-recall[mcp]'"
+    ) from _missing
+
+from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
+from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.session_window import (
+    SHOW_DEFAULT_CHARS,
+    SHOW_DEFAULT_CONTEXT,
+    show_session,
+)
+from langchain_session_recall.summarize.redaction import redact_secrets
+from langchain_session_recall.tool import (
+    SESSION_SEARCH_DESCRIPTION,
+    SessionSearchInput,
+    SessionSearchTool,
+    create_session_search_tool,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = [
+    "SESSION_SEARCH_MCP_DESCRIPTION",
+    "SESSION_SHOW_DESCRIPTION",
+    "chat_model_from_env",
+    "create_mcp_server",
+    "serve",
+]
+
+logger = logging.getLogger(__name__)
+
+# An MCP server does not know which conversation its client is in: promise nothing about it.
+SESSION_SEARCH_MCP_DESCRIPTION = (
+    SESSION_SEARCH_DESCRIPTION.replace(" The current conversation is never searched.", "")
+    + "\n\nRecaps tag messages with their ids ([USER #42]); to read a session itself, call "
+    "session_show with its session_id and those ids."
+)
+
+SESSION_SHOW_DESCRIPTION = """\
+Read one past session's conversation: the messages around given message ids, or its start. \
+Use it after session_search, when a recap is not enough (the exact command, the code, the \
+error text). Pass the session_id from session_search and the ids from the recap's tags \
+([USER #42] -> 42). Lines come back tagged with their ids, so you can ask for more around any \
+of them. Bounded: at most 5 message ids per call, context 0-10 messages on each side \
+(default 3), and the transcript is cut to max_chars (2000-20000, default 8000)."""
+
+SERVER_INSTRUCTIONS = """\
+Recall of past conversations with this user (imported from Claude Code, Hermes, LangChain \
+agents and others). When the user refers to earlier work ("we did this before", "last time", \
+"how did we fix X?"), call session_search; then session_show to read a session around the \
+message ids its recap cites."""
+
+_READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+
+def _described(name: str) -> Any:
+    """The LangChain tool's description of one argument: one text for both schemas."""
+    return Field(description=SessionSearchInput.model_fields[name].description)
+
+
+# Module-level so FastMCP can resolve them from the tools' (string) annotations.
+QueryArg = Annotated[str, _described("query")]
+LimitArg = Annotated[int, _described("limit")]
+RoleFilterArg = Annotated[str | None, _described("role_filter")]
+AfterArg = Annotated[str | None, _described("after")]
+BeforeArg = Annotated[str | None, _described("before")]
+SessionIdArg = Annotated[
+    str,
+    Field(description="A session_id from session_search (a session or any of its sub-sessions)."),
+]
+MessageIdsArg = Annotated[
+    list[int] | None,
+    Field(
+        description="Message ids to show the conversation around: the 42 of [USER #42] in a "
+        "recap (at most 5). Empty: the start of the session."
+    ),
+]
+IncludeStartArg = Annotated[
+    bool, Field(description="Also show the session's first messages when message_ids are given.")
+]
+ContextArg = Annotated[
+    int, Field(description="Messages shown before and after each requested one (0-10).")
+]
+MaxCharsArg = Annotated[
+    int, Field(description="Longest transcript to return, in characters (2000-20000).")
+]
+
+
+def _result(content: str) -> CallToolResult:
+    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error."""
+    try:
+        failed = json.loads(content).get("success") is False
+    except (ValueError, AttributeError):
+        failed = True
+    return CallToolResult(content=[TextContent(type="text", text=content)], isError=failed)
+
+
+def _failure(message: str) -> CallToolResult:
+    return _result(json.dumps({"success": False, "error": message}, ensure_ascii=False))
+
+
+def _unexpected(tool: str, exc: Exception) -> CallToolResult:
+    logger.exception("%s failed", tool)
+    return _failure(
+        f"{tool} failed: {type(exc).__name__}: {exc}. The server is still running: try again, "
+        "and if it keeps failing, check that the session database is reachable."
+    )
+
+
+def create_mcp_server(
+    store: SessionBackend,
+    *,
+    llm: BaseChatModel | None = None,
+    user_id: str | None = None,
+    name: str = "session-recall",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    **options: Any,
+) -> FastMCP[Any]:
+    """An MCP server (FastMCP) with the ``session_search`` and ``session_show`` tools.
+
+    Args:
+        store: An open session store (``open_store(path_or_dsn, read_only=True)`` serves a
+            database without writing to it).
+        llm: Chat model for search recaps; ``None`` gives extractive recaps (no model call).
+        user_id: Tenant scope of both tools: only this user's sessions are searched and shown,
+            and other users' sub-sessions are hidden inside chains.
+        name: Server name announced to clients.
+        host: Where streamable HTTP listens when the server is run that way.
+        port: Its port.
+        **options: Options of :func:`~langchain_session_recall.create_session_search_tool`
+            (retriever and summarizer fields: ``exclude_sources``, ``max_chars``, ``timeout``,
+            ``secret_patterns``, ...).
+
+    Example:
+        >>> import asyncio
+        >>> from langchain_session_recall.demo import build_demo_store
+        >>> server = create_mcp_server(build_demo_store())
+        >>> [tool.name for tool in asyncio.run(server.list_tools())]
+        ['session_search', 'session_show']
+    """
+    retriever = SessionRecallRetriever(store=store, user_id=user_id, show_message_ids=True)
+    search = create_session_search_tool(retriever, llm, **options)
+    server: FastMCP[Any] = FastMCP(
+        name,
+        instructions=SERVER_INSTRUCTIONS,
+        host=host,
+        port=port,
+        log_level="WARNING",
+    )
+    server.add_tool(
+        _search_function(search),
+        name="session_search",
+        title="Search past sessions",
+        description=SESSION_SEARCH_MCP_DESCRIPTION,
+        annotations=_READ_ONLY,
+    )
+    server.add_tool(
+        _show_function(store, search),
+        name="session_show",
+        title="Read a past session",
+        description=SESSION_SHOW_DESCRIPTION,
+        annotations=_READ_ONLY,
+    )
+    return server
+
+
+def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
+    async def session_search(
+        query: QueryArg = "",
+        limit: LimitArg = 3,
+        role_filter: RoleFilterArg = None,
+        after: AfterArg = None,
+        before: BeforeArg = None,
+    ) -> CallToolResult:
+        arguments = {
+            "query": query,
+            "limit": limit,
+            "role_filter": role_filter,
+            "after": after,
+            "before": before,
+        }
+        try:
+            content = await search.ainvoke(arguments)
+        except Exception as exc:  # a server boundary: report, keep serving
+            return _unexpected("session_search", exc)
+        return _result(str(content))
+
+    return session_search
+
+
+def _show_function(store: SessionBackend, search: SessionSearchTool) -> Callable[..., Any]:
+    summarizer = search.summarizer
+    patterns = summarizer.secret_patterns
+    redact = functools.partial(redact_secrets, patterns=patterns) if summarizer.redact else None
+    user_id = search.retriever.user_id
+
+    async def session_show(
+        session_id: SessionIdArg,
+        message_ids: MessageIdsArg = None,
+        include_start: IncludeStartArg = False,
+        context: ContextArg = SHOW_DEFAULT_CONTEXT,
+        max_chars: MaxCharsArg = SHOW_DEFAULT_CHARS,
+    ) -> CallToolResult:
+        call = functools.partial(
+            show_session,
+            store,
+            session_id,
+            message_ids=message_ids or (),
+            include_start=include_start,
+            context=context,
+            max_chars=max_chars,
+            user_id=user_id,
+            redact=redact,
+        )
+        try:
+            payload = await anyio.to_thread.run_sync(call)
+        except SessionNotFoundError as exc:
+            return _failure(
+                f"{exc}. Use a session_id from session_search's results "
+                "(an empty query lists recent sessions)."
+            )
+        except (SessionRecallError, ValueError, TypeError) as exc:
+            return _failure(f"{exc}. Fix the arguments and call session_show again.")
+        except Exception as exc:  # a server boundary: report, keep serving
+            return _unexpected("session_show", exc)
+        return _result(json.dumps(payload, ensure_ascii=False))
+
+    return session_show
+
+
+def chat_model_from_env(model: str) -> BaseChatModel:
+    """``ChatOpenAI(model=...)`` for an OpenAI-compatible endpoint configured by environment.
+
+    ``OPENAI_BASE_URL`` (optional: a local vLLM or llama.cpp server, a gateway) and
+    ``OPENAI_API_KEY`` (optional when a base URL is set). ``langchain_openai`` is imported here,
+    only when a model is asked for. The SDK does not retry (the summarizer does).
+
+    Raises:
+        ValueError: Neither a key nor a base URL is set.
+    """
+    from langchain_openai import ChatOpenAI
+
+    base_url = os.environ.get("OPENAI_BASE_URL") or None
+    api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
+    if api_key is None:
+        raise ValueError(
+            f"--model {model} needs OPENAI_API_KEY in the environment, or OPENAI_BASE_URL of an "
+            "OpenAI-compatible server that needs no key"
+        )
+    return ChatOpenAI(model=model, base_url=base_url, api_key=SecretStr(api_key), max_retries=0)
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, colon, port = value.strip().rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--http wants HOST:PORT, e.g. 127.0.0.1:8765 (got {value!r})")
+    return host.strip("[]"), int(port)
+
+
+def serve(
+    db: str | os.PathLike[str],
+    *,
+    read_only: bool = False,
+    user_id: str | None = None,
+    http: str | None = None,
+    model: str | None = None,
+    **options: Any,
+) -> None:
+    """Open ``db`` and serve it over stdio (default) or streamable HTTP until stopped.
+
+    Args:
+        db: A session database file or a ``postgresql://`` DSN. A file must exist (serving
+            never creates an empty database).
+        read_only: Open the store read-only: the database and its ``-wal`` keep their bytes.
+        user_id: Tenant scope (see :func:`create_mcp_server`).
+        http: ``"HOST:PORT"`` to serve streamable HTTP at ``http://HOST:PORT/mcp``
+            instead of stdio. There is no authentication: keep it on localhost.
+        model: A chat model name for LLM recaps (see :func:`chat_model_from_env`); without it
+            recaps are extractive.
+        **options: Passed to :func:`create_mcp_server`.
+
+    Raises:
+        ValueError: A malformed ``http`` address, or ``model`` without credentials.
+        NotASessionDatabaseError: ``db`` is missing or not a session database.
+    """
+    host, port = _address(http) if http else ("127.0.0.1", 8000)
+    llm = chat_model_from_env(model) if model else None
+    store = open_store(db, read_only=read_only, create=False)  # serving never creates a file
+    try:
+        server = create_mcp_server(store, llm=llm, user_id=user_id, host=host, port=port, **options)
+        server.run("streamable-http" if http else "stdio")
+    finally:
+        store.close()

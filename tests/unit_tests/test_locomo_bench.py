@@ -1,0 +1,210 @@
+"""The LoCoMo benchmark harness (``benchmarks/locomo``) on a tiny synthetic conversation.
+
+LoCoMo itself is CC BY-NC and never part of the repository: the conversation below is made up
+here, in LoCoMo's JSON layout, so the loader, the systems and the metric arithmetic can be
+checked offline.
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.locomo import data, experiments, metrics, run, systems  # noqa: E402
+from benchmarks.locomo.data import (  # noqa: E402
+    HOW_TO_GET,
+    conversation_from_json,
+    load,
+    parse_date,
+    split,
+)
+from benchmarks.locomo.metrics import Result, Scores, any_at, recall_at  # noqa: E402
+from benchmarks.locomo.systems import library, or_keywords, window_index, windows  # noqa: E402
+
+
+def _turns(n: int, lines: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    return [{"speaker": s, "dia_id": f"D{n}:{i + 1}", "text": t} for i, (s, t) in enumerate(lines)]
+
+
+def synthetic(sample_id: str = "conv-26") -> dict[str, Any]:
+    """Three sessions between Ana and Ben, and four questions with evidence."""
+    s1 = _turns(
+        1,
+        [
+            ("Ana", "I finally repaired the old sailboat hull this weekend."),
+            ("Ben", "Nice! Did you use epoxy or fibreglass cloth?"),
+            ("Ana", "Epoxy, two coats, then sanded it smooth."),
+        ],
+    )
+    s1[2]["blip_caption"] = "a small boat on a trailer"
+    s2 = _turns(
+        2,
+        [
+            ("Ben", "My sourdough starter died while I was travelling."),
+            ("Ana", "Feed it flour daily next time, or dry some as a backup."),
+        ],
+    )
+    s3 = _turns(
+        3,
+        [
+            ("Ana", "The chess club elected me treasurer."),
+            ("Ben", "Congratulations on the club vote!"),
+            ("Ana", "Thanks, the sailboat race is next on my list."),
+        ],
+    )
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": s1,
+            "session_2_date_time": "9:05 am on 2 June, 2023",
+            "session_2": s2,
+            "session_3_date_time": "7:30 pm on 20 July, 2023",
+            "session_3": s3,
+            "session_4_date_time": "8:00 pm on 1 August, 2023",  # a date without a session
+        },
+        "qa": [
+            {"question": "How did Ana repair the hull?", "evidence": ["D1:3"], "category": 4},
+            {"question": "Why did Ben's starter die?", "evidence": ["D2:1"], "category": 4},
+            {
+                "question": "What has Ana said about the sailboat?",
+                "evidence": ["D1:1; D3:3"],
+                "category": 1,
+            },
+            {"question": "Which club elected Ana?", "evidence": ["D:3:1"], "category": 2},
+            {"question": "A question without evidence", "evidence": [], "category": 3},
+        ],
+    }
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "locomo_synthetic.json"
+    path.write_text(json.dumps([synthetic("conv-26"), synthetic("conv-99")]))
+    return path
+
+
+def test_the_protocol_maps_sessions_turns_and_questions() -> None:
+    conv = conversation_from_json(synthetic())
+    assert [s.id for s in conv.sessions] == ["session_1", "session_2", "session_3"]
+    first = conv.sessions[0]
+    assert first.started_at == parse_date("1:56 pm on 8 May, 2023") == 1683554160.0
+    assert [t.role for t in first.turns] == ["user", "assistant", "user"]
+    assert first.turns[0].content == "Ana: I finally repaired the old sailboat hull this weekend."
+    assert first.turns[2].content.endswith(" [shares a photo: a small boat on a trailer]")
+    assert [t.timestamp - first.started_at for t in first.turns] == [0.0, 30.0, 60.0]
+    assert [sorted(q.evidence) for q in conv.questions] == [
+        ["session_1"],
+        ["session_2"],
+        ["session_1", "session_3"],
+        ["session_3"],  # "D:3:1", an odd form the data has
+    ]
+    assert len(conv.questions) == 4  # the question without evidence does not count
+
+
+def test_splits_keep_dev_and_test_apart(data_file: Path) -> None:
+    convs = load(data_file)
+    assert [c.sample_id for c in split(convs, "dev")] == ["conv-26"]
+    assert [c.sample_id for c in split(convs, "test")] == ["conv-99"]
+    assert len(split(convs, "all")) == 2
+
+
+def test_metric_arithmetic_on_a_hand_computed_case() -> None:
+    ranked = ["s3", "s1", "s9", "s4", "s2", "s7"]
+    evidence = {"s1", "s2", "s8"}
+    assert recall_at(ranked, evidence, 1) == 0.0
+    assert recall_at(ranked, evidence, 3) == pytest.approx(1 / 3)
+    assert recall_at(ranked, evidence, 5) == pytest.approx(2 / 3)
+    assert any_at(ranked, evidence, 5) == 1.0
+    assert any_at(["s9"], evidence, 5) == 0.0
+    scores = Scores()
+    scores.add(ranked, evidence)  # R@1 0, R@3 1/3, R@5 2/3, any 1
+    scores.add(["s1"], {"s1"})  # all 1
+    figures = scores.figures()
+    assert figures["R@1"] == pytest.approx(50.0)
+    assert figures["R@3"] == pytest.approx(100 * (1 / 3 + 1) / 2)
+    assert figures["R@5"] == pytest.approx(100 * (2 / 3 + 1) / 2)
+    assert figures["any@5"] == pytest.approx(100.0)
+    result = Result()
+    result.add(4, ["s1"], {"s1"})
+    result.add(1, ["s2"], {"s1"})
+    assert result.to_json()["R@5_by_category"] == {"1": 0.0, "4": 100.0}
+
+
+def test_windows_cover_every_turn_with_the_given_overlap() -> None:
+    assert windows(13, 6, 1) == [(0, 6), (5, 11), (10, 13)]
+    assert windows(3, 6, 1) == [(0, 3)]
+    assert windows(7, 2, 1) == [(0, 2), (1, 3), (2, 4), (3, 5), (4, 6), (5, 7)]
+
+
+@pytest.mark.parametrize("system", [library, or_keywords, window_index(2, 1)])
+def test_each_system_finds_the_obvious_session(system: Any) -> None:
+    conv = conversation_from_json(synthetic())
+    built = system(conv)
+    assert built.rank("How did Ana repair the hull?")[0] == "session_1"
+    assert built.rank("sourdough starter")[0] == "session_2"
+    assert built.index_bytes > 0
+
+
+def test_the_run_prints_a_table_and_saves_json(
+    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "figures.json"
+    code = run.main(
+        ["--data", str(data_file), "--split", "both", "--json", str(out), "--only", "library"]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| system | R@1 dev | R@3 dev | R@5 dev | any@5 dev | R@1 test |" in printed
+    assert "4 single-hop dev" in printed
+    figures = json.loads(out.read_text())
+    (name,) = figures
+    dev = figures[name]["dev"]
+    assert dev["questions"] == 4
+    assert dev["questions_by_category"] == {"1": 1, "2": 1, "4": 2}
+    assert dev["R@5"] == 100.0  # three sessions: all of them fit in the top 5
+    assert dev["R@1"] == 87.5  # the sailboat question has two sessions: 1/2 at k=1 at best
+
+
+def test_without_data_it_says_where_to_get_it_and_skips(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.delenv("LOCOMO_DATA", raising=False)
+    assert run.main([]) == 0
+    assert capsys.readouterr().out.strip() == HOW_TO_GET
+    monkeypatch.setenv("LOCOMO_DATA", str(tmp_path / "missing.json"))
+    assert run.main(["--split", "dev"]) == 0
+    assert "github.com/snap-research/LoCoMo" in capsys.readouterr().out
+
+
+def test_the_experiments_score_the_synthetic_conversation() -> None:
+    conv = conversation_from_json(synthetic())
+    collected = experiments.collect([conv], 2, 1, "words")
+    assert len(collected.items) == 4
+    assert collected.index_bytes > 0 and collected.raw_bytes == conv.raw_text_bytes
+    for name, formula in experiments.FORMULAS.items():
+        figures = experiments.evaluate(collected, formula).result.overall.figures()
+        assert figures["R@5"] == 100.0, name  # three sessions: every one is in the top 5
+        assert figures["R@1"] >= 62.5, name  # at most one of the four questions misses at k=1
+    # the dates are words of every window: a month finds its session
+    hits = experiments.WindowIndex(conv, 2, 1, "words").match_messages(
+        experiments.parse_query("June"), "relaxed"
+    )
+    assert {h.session_id for h in hits} == {"session_2"}
+
+
+@pytest.mark.parametrize("module", [data, experiments, metrics, systems])
+def test_the_benchmark_examples_run(module: Any) -> None:
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
