@@ -45,7 +45,13 @@ from langchain_session_recall.models import (
     StoredMessage,
     as_float,
 )
-from langchain_session_recall.search.lineage import chain_order, lineage_path, resolve_root
+from langchain_session_recall.search.lineage import (
+    chain_order,
+    cycle_of,
+    lineage_path,
+    oldest,
+    resolve_root,
+)
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import collapse_repeated_runs
 from langchain_session_recall.transcript import preview
@@ -580,7 +586,11 @@ class SessionBackend(ABC):
             )
             with self._read() as conn:
                 rows = conn.execute(statement, params).fetchall()
-            listed = [self._recent(row) for row in rows]
+            # A row with a parent is a cycle candidate (it started before its parent): kept
+            # only if it is the root of a cycle, i.e. its first-started member.
+            listed = [
+                self._recent(row) for row in rows if row[12] is None or self._is_cycle_root(row[0])
+            ]
             out += collapse_repeated_runs(listed, collapse, jobs) if collapse else listed
             if len(rows) < page:
                 break
@@ -624,8 +634,21 @@ class SessionBackend(ABC):
             return {str(sid): parent for sid, parent in rows}
 
     def root_of(self, session_id: str, *, user_id: str | None = None) -> str:
-        """Root of the session's chain (itself when it has no parent)."""
-        return resolve_root(session_id, self.parents_of([session_id], user_id=user_id))
+        """Root of the session's chain (itself when it has no parent; a parent cycle written
+        by another client: its :meth:`first_started` member)."""
+        parents = self.parents_of([session_id], user_id=user_id)
+        return resolve_root(session_id, parents, cycle_root=self.first_started)
+
+    def first_started(self, session_ids: Sequence[str]) -> str:
+        """The session of ``session_ids`` that started first (then the smallest id): the root
+        of a parent cycle, in search and in recent mode alike."""
+        sessions = self.get_sessions(session_ids)
+        return oldest(session_ids, {sid: s.started_at for sid, s in sessions.items()})
+
+    def _is_cycle_root(self, session_id: str) -> bool:
+        """Whether the session is the root of a parent cycle (walks its ancestors)."""
+        cycle = cycle_of(session_id, self.parents_of([session_id]))
+        return bool(cycle) and self.first_started(cycle) == session_id
 
     def lineage(self, session_id: str) -> list[str]:
         """The session, its parent, ... up to the root (cycle-safe)."""

@@ -231,6 +231,12 @@ def filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str], dict[
 
 _ROOT = "(s.parent_session_id IS NULL OR p.id IS NULL)"
 """A chain root: no parent, or a parent the store does not hold."""
+_CYCLE_CANDIDATE = (
+    "(p.id = s.id OR p.started_at > s.started_at OR (p.started_at = s.started_at AND p.id > s.id))"
+)
+"""A session that started before its parent (or is its own parent). The first-started member
+of a parent cycle is one, since its parent is a later member; a child created after its parent,
+the usual case, is not: so recent mode finds the roots of cycles without walking any chain."""
 
 
 def recent_sessions(
@@ -239,7 +245,9 @@ def recent_sessions(
     """Most recent root sessions, each with its first user message and last activity; the
     ``limit`` after the first ``offset`` of them (pages of one listing).
 
-    ``filters`` may restrict sources, user and dates (its message-level fields are ignored).
+    Rows whose last column (the parent's id) is not ``NULL`` are candidates for the root of a
+    parent cycle (:data:`_CYCLE_CANDIDATE`), for the caller to confirm. ``filters`` may
+    restrict sources, user and dates (its message-level fields are ignored).
     """
     where, params = filter_clauses(
         d,
@@ -250,7 +258,7 @@ def recent_sessions(
             before=filters.before,
         ),
     )
-    where.insert(0, _ROOT)
+    where.insert(0, f"({_ROOT} OR {_CYCLE_CANDIDATE})")
     if excluded_roots:
         where.append(f"NOT {d.member('s.id', 'excluded')}")
         params["excluded"] = d.array(excluded_roots)
@@ -260,7 +268,7 @@ def recent_sessions(
         f"SELECT {', '.join(d.session_column(c) for c in SESSION_FIELDS)}, "
         "(SELECT substr(m.content, 1, 600) FROM messages m WHERE m.session_id = s.id "
         f"AND m.role = 'user' AND {d.visibility} ORDER BY m.timestamp, m.id LIMIT 1), "
-        "(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id) "
+        "(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id), p.id "
         "FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id "
         f"WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id "
         f"LIMIT {d.param('limit')} OFFSET {d.param('offset')}"

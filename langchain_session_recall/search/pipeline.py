@@ -162,7 +162,7 @@ def _roots(
     backend: SessionBackend, hits: Sequence[MessageHit], user_id: str | None
 ) -> dict[str, str]:
     parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
-    return resolve_roots((h.session_id for h in hits), parents)
+    return resolve_roots((h.session_id for h in hits), parents, cycle_root=backend.first_started)
 
 
 def _indexed(backend: SessionBackend, term: Term, filters: SearchFilters) -> bool:
