@@ -35,7 +35,9 @@ from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.demo import DEMO_QUERIES, build_demo_store, default_demo_path
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.importers import IMPORTERS, ImportSourceError
+from langchain_session_recall.importers.base import import_target
 from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = ["main"]
@@ -165,6 +167,8 @@ def _summarize(docs: list[Document], args: argparse.Namespace) -> list[Document]
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     if args.summarize and not args.model:
         raise ValueError("--summarize needs --model (e.g. --model gpt-4.1-mini)")
+    if args.query.strip():
+        parse_query(args.query)  # nothing searchable: EmptyQueryError, exit 2 (not "no match")
     with _open(args) as store:
         docs = _retriever(store, args).invoke(args.query, after=args.after, before=args.before)
         if args.summarize and docs:
@@ -299,7 +303,7 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     path = args.path or _DEFAULT_IMPORT_PATHS.get(args.kind)
     if path is None:
         raise ValueError(f"import {args.kind} needs a PATH to import")
-    with open_store(args.db) as store:
+    with import_target(args.db) as store:  # a new file that receives nothing is removed
         report = importer(store, Path(path).expanduser(), **options)
     if args.json:
         json.dump(report.to_dict(), out, ensure_ascii=False, indent=2)

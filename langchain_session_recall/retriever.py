@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,11 +20,19 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.search.pipeline import (
+    AUTOMATION_SOURCES,
+    HIT_LIMIT,
+    SearchOutcome,
+    search_sessions,
+)
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.transcript import format_transcript, format_when, window
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_K = 5
 _CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id", "now"})
@@ -55,7 +64,9 @@ class SessionRecallRetriever(BaseRetriever):
     With a query, each Document's ``page_content`` is the formatted transcript of a matching
     session's whole chain (the session, its sub-agents and continuations), cut to ``max_chars``
     around the first match. With an empty query, the retriever lists recent sessions instead
-    (previews only, instant). The current conversation's chain is never returned.
+    (previews only, instant). Text with nothing searchable in it (``"?"``, ``"NOT"``, an
+    emoji) gives no Documents, and a debug log line says why. The current conversation's chain
+    is never returned.
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
     ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
@@ -98,6 +109,10 @@ class SessionRecallRetriever(BaseRetriever):
     seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)
     for reproducible results. A time the query names is a soft prior on session start times,
     never a filter (``after``/``before`` are the filters)."""
+    collapse_automation: bool = True
+    """Recent mode lists each automation job (sources ``AUTOMATION_SOURCES``: ``cron``,
+    ``kanban``; same title) once, as its newest run; ``False`` lists every run. Search
+    demotes their repeats either way."""
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -151,18 +166,23 @@ class SessionRecallRetriever(BaseRetriever):
         now = to_timestamp(kwargs.get("now", self.now))
         if not isinstance(query, str) or not query.strip():
             return self._recent(k, current, after, before)
-        outcome = search_sessions(
-            self.store,
-            query,
-            role_filter=roles or (),
-            exclude_sources=self.exclude_sources,
-            current_session_id=current,
-            user_id=self.user_id,
-            after=after,
-            before=before,
-            hit_limit=self.hit_limit,
-            now=now,
-        )
+        try:
+            outcome = search_sessions(
+                self.store,
+                query,
+                role_filter=roles or (),
+                exclude_sources=self.exclude_sources,
+                current_session_id=current,
+                user_id=self.user_id,
+                after=after,
+                before=before,
+                hit_limit=self.hit_limit,
+                now=now,
+            )
+        except EmptyQueryError as exc:
+            # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
+            logger.debug("no documents: %s", exc)
+            return []
         return self._documents(query, outcome, k)
 
     async def _aget_relevant_documents(
@@ -238,6 +258,7 @@ class SessionRecallRetriever(BaseRetriever):
             user_id=self.user_id,
             after=after,
             before=before,
+            collapse_sources=AUTOMATION_SOURCES if self.collapse_automation else (),
         )
         docs = []
         for r in recent:

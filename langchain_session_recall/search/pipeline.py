@@ -18,7 +18,6 @@ for typo correction, ``vocabulary``.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from langchain_session_recall.models import MessageHit, SearchFilters, SessionHi
 from langchain_session_recall.search.cjk import has_cjk
 from langchain_session_recall.search.lineage import resolve_roots
 from langchain_session_recall.search.query import (
+    MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
     Term,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTOMATION_SOURCES",
     "HIT_LIMIT",
+    "MAX_STORE_QUERIES",
     "SearchOutcome",
     "match_headers",
     "match_terms",
@@ -61,6 +62,14 @@ HIT_LIMIT = 200
 sessions (reference: 50 for the whole query)."""
 
 _NO_FILTERS = SearchFilters()
+_TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
+MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
+"""Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
+reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
+whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
+one for the other terms together. Each holds at most
+:data:`~langchain_session_recall.search.query.MAX_QUERY_TERMS` terms, of which at most
+:data:`~langchain_session_recall.search.query.MAX_PREFIX_TERMS` prefixes."""
 AUTOMATION_SOURCES = ("cron", "kanban")
 """Session sources of unattended runs (matched separately, demoted by ranking)."""
 QueryReading = Literal["natural", "strict", "relaxed"]
@@ -148,7 +157,7 @@ def search_sessions(
     ranked = []
     if session_ids:
         parents = backend.parents_of(list(dict.fromkeys(session_ids)), user_id=user_id)
-        roots = resolve_roots(session_ids, parents)
+        roots = resolve_roots(session_ids, parents, cycle_root=backend.first_started)
         ranked = rank_by_terms(
             term_hits,
             roots,
@@ -201,7 +210,7 @@ def _roots(
     backend: SessionBackend, hits: Sequence[MessageHit], user_id: str | None
 ) -> dict[str, str]:
     parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
-    return resolve_roots((h.session_id for h in hits), parents)
+    return resolve_roots((h.session_id for h in hits), parents, cycle_root=backend.first_started)
 
 
 _DEFAULT_WEIGHTS = TermWeights()
@@ -280,7 +289,7 @@ def match_terms(
             single, "relaxed", filters=filters, limit=limit, automation=automation
         )
 
-    terms = search_terms(query, limit=sys.maxsize)
+    terms = search_terms(query, limit=MAX_QUERY_TERMS)
     for term in terms[:MAX_SEARCH_TERMS]:
         hits = match(term)
         used: list[str] = []

@@ -14,7 +14,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from langchain_session_recall.models import MessageHit, SessionHit
+from langchain_session_recall.models import MessageHit, RecentSession, SessionHit
 from langchain_session_recall.search.time_hints import TimeHint, closeness
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "TermWeights",
     "best_window",
     "budget_automation",
+    "collapse_repeated_runs",
     "rank_by_terms",
     "rank_sessions",
 ]
@@ -480,3 +481,33 @@ def _spread_repeats(
         out.append(replace(r, score=round(r.score * weights.repeat_decay**n, 6)) if n else r)
     out.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
     return out
+
+
+def collapse_repeated_runs(
+    sessions: Iterable[RecentSession],
+    sources: Collection[str],
+    seen: set[tuple[str, str, str]] | None = None,
+) -> list[RecentSession]:
+    """Keep the first (newest) run of each automation job, in order (pure).
+
+    A job is a source of ``sources`` and a title (an untitled run: its first user message):
+    thirty nightly "disk usage check" runs browse as their newest one, as search demotes
+    their repeats. Other sessions pass through. ``seen`` carries the jobs met across pages.
+
+    Example:
+        >>> def r(i, source, title):
+        ...     return RecentSession(i, source, 0.0, title, None, 1, "df -h")
+        >>> runs = [r("c3", "cron", "Disk"), r("a", "cli", "Disk"), r("c2", "cron", "Disk")]
+        >>> [s.id for s in collapse_repeated_runs(runs, {"cron"})]
+        ['c3', 'a']
+    """
+    seen = set() if seen is None else seen
+    kept = []
+    for session in sessions:
+        if session.source in sources:
+            job = (session.source, session.title or "", "" if session.title else session.preview)
+            if job in seen:
+                continue
+            seen.add(job)
+        kept.append(session)
+    return kept

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
 
 from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever, SessionStore
 from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -41,17 +43,25 @@ def test_a_lone_surrogate_does_not_cost_the_batch() -> None:
     assert [r.root_id for r in search_sessions(store, "nginx").sessions] == ["s"]
 
 
-def test_text_with_nothing_searchable_raises_the_documented_error() -> None:
-    # The contract (errors.EmptyQueryError): only empty/whitespace text lists recent sessions;
-    # text that is all punctuation, operators or control characters raises EmptyQueryError,
-    # which the agent tool reports back as "nothing to search".
+def test_text_with_nothing_searchable_gives_no_documents_not_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The retriever raised EmptyQueryError for "?", "(" or an emoji: inside an LCEL chain a
+    # user's emoji crashed the chain. It now returns [] (and says why in a debug log); only
+    # empty/whitespace text lists recent sessions. search_sessions keeps raising.
     store = SessionStore(":memory:")
     store.add_session("s", title="t")
     store.add_messages("s", [{"role": "user", "content": "hello"}])
     retriever = SessionRecallRetriever(store=store)
-    for text in ("???", "AND OR NOT", '"AND', "\x00\x01", "\ud800"):
+    for text in ("???", "(", "NOT", "AND OR NOT", '"AND', "\x00\x01", "\ud800", "\U0001f525"):
+        with caplog.at_level(logging.DEBUG, logger="langchain_session_recall.retriever"):
+            assert retriever.invoke(text) == []
+        assert "nothing to search" in caplog.text
+        caplog.clear()
         with pytest.raises(EmptyQueryError, match="nothing to search"):
-            retriever.invoke(text)
+            search_sessions(store, text)
+    chain = RunnableLambda(lambda text: text) | retriever
+    assert chain.invoke("\U0001f44d") == []
     for text in ("", "  \n\t "):
         docs = retriever.invoke(text)
         assert [(d.metadata["mode"], d.metadata["session_id"]) for d in docs] == [("recent", "s")]

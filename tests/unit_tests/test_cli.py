@@ -270,3 +270,21 @@ def test_import_sqlite_store_into_another_file(tmp_path: Path) -> None:
     assert code == EXIT_OK and "18 sessions (18 new)" in out
     code, out = run("search", "pgbouncer", "--db", dst, "--json", "-k", "1")
     assert json.loads(out)[0]["metadata"]["session_id"] == "20261105_112048_f00d42"
+
+
+def test_an_import_that_writes_nothing_creates_no_database(tmp_path: Path) -> None:
+    # It left an empty database behind, which the next command took for a real one.
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"text": "no role here"}\n{oops\n', encoding="utf-8")
+    target = tmp_path / "new.db"
+    assert run("import", "jsonl", str(junk), "--db", str(target))[0] == EXIT_PARTIAL
+    assert run("import", "jsonl", str(tmp_path / "missing.jsonl"), "--db", str(target))[0] == (
+        EXIT_USAGE
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junk.jsonl"]
+    # An existing database is never removed, even when the import wrote nothing to it.
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"role": "user", "content": "hello"}\n', encoding="utf-8")
+    assert run("import", "jsonl", str(good), "--db", str(target))[0] == EXIT_OK
+    assert run("import", "jsonl", str(junk), "--db", str(target))[0] == EXIT_PARTIAL
+    assert target.exists()
