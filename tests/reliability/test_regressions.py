@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -11,6 +12,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever, SessionStore
 from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.cli import main as cli_main
 from langchain_session_recall.search.pipeline import search_sessions
 from langchain_session_recall.search.query import MAX_SEARCH_TERMS, parse_query
 
@@ -105,3 +107,17 @@ def test_an_accented_prefix_is_not_cut_to_nothing() -> None:
     for text in ("ébau*", "É*", "déploi*", "x ébau*"):
         assert '""' not in to_fts5(parse_query(text), "strict")
         assert [r.root_id for r in search_sessions(store, text).sessions] == ["s"], text
+
+
+def test_stats_of_a_store_holding_times_no_clock_can_show(tmp_path: Path) -> None:
+    # _when_date() made dates with an unguarded datetime.fromtimestamp: one session started at
+    # an infinity or 1e300 (the store takes them, and so does a file from another writer) made
+    # `session-recall stats` die with an OverflowError traceback.
+    path = tmp_path / "times.db"
+    with SessionStore(path) as store:
+        store.add_session("far", started_at=1e300)
+        store.add_session("inf", started_at=float("inf"))
+        store.add_session("past", started_at=-float("inf"))
+    out = io.StringIO()
+    assert cli_main(["stats", "--db", str(path)], out) == 0
+    assert "unknown .. unknown" in out.getvalue()
