@@ -52,6 +52,8 @@ def test_read_only(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
         assert ro.get_session("s") is not None
         with pytest.raises(ReadOnlyStoreError, match="read_only"):
             ro.add_session("t")
+        with pytest.raises(ReadOnlyStoreError):  # ANALYZE: PostgreSQL would run it read-only
+            ro.optimize()
     with pytest.raises(NotASessionDatabaseError, match="no session store"):
         PostgresSessionStore(PG_DSN, schema=pg_schema + "_missing", read_only=True)
 

@@ -254,8 +254,13 @@ class PostgresSessionStore(SessionBackend):
         return sorted(int(r[0]) for r in cursor.fetchall())
 
     def optimize(self) -> None:
-        """Refresh planner statistics (``ANALYZE``) of the store's tables."""
-        with self._read() as conn:
+        """Refresh planner statistics (``ANALYZE``) of the store's tables.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only (``ANALYZE`` writes statistics,
+                and PostgreSQL allows it even in a read-only transaction).
+        """
+        with self._write() as conn:
             for statement in st.ANALYZE:
                 conn.execute(statement)
 
