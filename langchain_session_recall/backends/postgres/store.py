@@ -11,6 +11,7 @@ Requires the ``postgres`` extra: ``pip install "langchain-session-recall[postgre
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -64,6 +65,26 @@ def _import_psycopg() -> Any:
             'pip install "langchain-session-recall[postgres]"'
         ) from exc
     return psycopg, psycopg_pool
+
+
+@functools.cache
+def _text_dumper() -> type:
+    """psycopg's dumper of ``str`` parameters, except that text holding NUL goes as ``NULL``.
+
+    PostgreSQL text cannot hold NUL (the store drops it from what it writes; the server refuses
+    it from anyone), so a looked-up value with a NUL, say a user id from the application or a
+    role filter from the model, equals no stored value. Sent as ``NULL`` it equals none either,
+    instead of failing the query with ``DataError`` (on SQLite the same lookups just match
+    nothing). Lists leave such values out (:meth:`PostgresDialect.array`): in ``NOT x = ANY``
+    a ``NULL`` item would exclude every row.
+    """
+    from psycopg.types.string import StrDumperUnknown
+
+    class NulFreeText(StrDumperUnknown):
+        def dump(self, obj: str) -> Any:
+            return None if "\x00" in obj else super().dump(obj)
+
+    return NulFreeText
 
 
 def _batch(session_id: str, rows: Sequence[MessageRow]) -> dict[str, Any]:
@@ -169,6 +190,7 @@ class PostgresSessionStore(SessionBackend):
         return sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema))
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.adapters.register_dumper(str, _text_dumper())
         conn.execute(self._search_path())
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
