@@ -13,6 +13,7 @@ import io
 import json
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reliability.reliability_support import RELIABILITY_SETTINGS, count, examples
@@ -199,3 +200,26 @@ def test_a_delegation_chain_that_crosses_users(store_factory: StoreFactory) -> N
         assert {p["metadata"]["session_id"] for p in payload} <= expected
         assert all(p["metadata"]["user_id"] == user for p in payload)
         count("tenants.cli_runs", backend=backend)
+
+
+def test_a_user_id_holding_nul_is_another_user(
+    store_factory: StoreFactory, request: pytest.FixtureRequest
+) -> None:
+    """A session written for ``"alice\\x00"`` is not alice's. Open on PostgreSQL: its text
+    cannot hold NUL and the store drops it on write, so the session becomes alice's."""
+    if store_factory.backend == "postgres":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="known bug: PostgreSQL stores user_id 'alice\\x00' as 'alice' "
+                "(Dialect.text drops NUL on write): the session is served to alice",
+            )
+        )
+    store = store_factory.open()
+    store.add_session("mallory", user_id="alice\x00")
+    store.add_messages("mallory", [{"role": "user", "content": "rollout of mallory"}])
+    store.add_session("alices", user_id="alice")
+    store.add_messages("alices", [{"role": "user", "content": "rollout of alice"}])
+    alice = SessionRecallRetriever(store=store, user_id="alice", k=5)
+    assert [d.metadata["session_id"] for d in alice.invoke("rollout")] == ["alices"]
+    assert [r.id for r in store.recent_sessions(user_id="alice")] == ["alices"]
