@@ -35,7 +35,7 @@ RELIABILITY_SETTINGS = settings(
 
 PG_EXAMPLES = 0.25
 """Share of a property's Hypothesis examples run on PostgreSQL, where each search is a few
-network round trips (about 5 to 10 times the cost of an in-process SQLite search)."""
+round trips to the server (about three times the cost of an in-process SQLite search)."""
 
 
 def count(name: str, n: int = 1, *, backend: str | None = None) -> None:
