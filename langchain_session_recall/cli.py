@@ -235,7 +235,11 @@ def _page(text: str, out: TextIO, *, enabled: bool) -> None:
 def _when_date(timestamp: float | None) -> str:
     if timestamp is None:
         return "-"
-    return _dt.datetime.fromtimestamp(timestamp, tz=_dt.timezone.utc).strftime("%Y-%m-%d")
+    try:  # another writer may have stored NaN, an infinity or a year past 9999
+        when = _dt.datetime.fromtimestamp(timestamp, tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return "unknown"
+    return when.strftime("%Y-%m-%d")
 
 
 def _size(n: int) -> str:

@@ -39,7 +39,8 @@ class PostgresDialect(Dialect):
         return f"{column} = ANY(%({name})s)"
 
     def array(self, values: Sequence[Any]) -> Any:
-        return list(values)
+        # Text holding NUL equals no stored value (PostgreSQL text cannot hold it): left out.
+        return [v for v in values if not (isinstance(v, str) and "\x00" in v)]
 
     def tail(self, expr: str, n: int) -> str:
         return f"right({expr}, {int(n)})"

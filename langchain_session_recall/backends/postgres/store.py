@@ -11,6 +11,7 @@ Requires the ``postgres`` extra: ``pip install "langchain-session-recall[postgre
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import threading
@@ -74,6 +75,26 @@ def _plain(text: str) -> str:
 
 
 _PUNCTUATION = str.maketrans(string.punctuation, " " * len(string.punctuation))
+
+
+@functools.cache
+def _text_dumper() -> type:
+    """psycopg's dumper of ``str`` parameters, except that text holding NUL goes as ``NULL``.
+
+    PostgreSQL text cannot hold NUL (the store drops it from what it writes; the server refuses
+    it from anyone), so a looked-up value with a NUL, say a user id from the application or a
+    role filter from the model, equals no stored value. Sent as ``NULL`` it equals none either,
+    instead of failing the query with ``DataError`` (on SQLite the same lookups just match
+    nothing). Lists leave such values out (:meth:`PostgresDialect.array`): in ``NOT x = ANY``
+    a ``NULL`` item would exclude every row.
+    """
+    from psycopg.types.string import StrDumperUnknown
+
+    class NulFreeText(StrDumperUnknown):
+        def dump(self, obj: str) -> Any:
+            return None if "\x00" in obj else super().dump(obj)
+
+    return NulFreeText
 
 
 def _batch(session_id: str, rows: Sequence[MessageRow]) -> dict[str, Any]:
@@ -179,6 +200,7 @@ class PostgresSessionStore(SessionBackend):
         return sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema))
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.adapters.register_dumper(str, _text_dumper())
         conn.execute(self._search_path())
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
@@ -274,8 +296,13 @@ class PostgresSessionStore(SessionBackend):
         conn.execute(st.PUT_HEADER, {"id": session_id, "header": _plain(header)})
 
     def optimize(self) -> None:
-        """Refresh planner statistics (``ANALYZE``) of the store's tables."""
-        with self._read() as conn:
+        """Refresh planner statistics (``ANALYZE``) of the store's tables.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only (``ANALYZE`` writes statistics,
+                and PostgreSQL allows it even in a read-only transaction).
+        """
+        with self._write() as conn:
             for statement in st.ANALYZE:
                 conn.execute(statement)
 
