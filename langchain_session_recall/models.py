@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "RecentSession",
     "SearchFilters",
     "Session",
+    "SessionHit",
     "StoredMessage",
     "as_float",
 ]
@@ -78,7 +79,12 @@ class StoredMessage:
 
 @dataclass(frozen=True, slots=True)
 class MessageHit:
-    """A message matched by full-text search. ``relevance`` is positive, higher is better."""
+    """A message matched by full-text search. ``relevance`` is positive, higher is better.
+
+    ``position`` is the message's place in its session (0, 1, 2, ...; ``None`` for rows other
+    programs wrote), ``session_started`` its session's start time: ranking uses them for
+    passage windows and the time prior.
+    """
 
     message_id: int
     session_id: str
@@ -86,12 +92,15 @@ class MessageHit:
     relevance: float
     source: str
     timestamp: float
-    matched_terms: frozenset[str] = field(default_factory=frozenset)
+    position: int | None = None
+    session_started: float | None = None
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> MessageHit:
-        """From ``(id, session_id, role, relevance, source, timestamp)``, as both stores select
-        their hits; a missing value gets a neutral default."""
+        """From ``(id, session_id, role, relevance, source, timestamp[, position,
+        session_started])``, as both stores select their hits; a junk value gets a neutral
+        default."""
+        position = row[6] if len(row) > 6 else None
         return cls(
             message_id=int(row[0]),
             session_id=row[1],
@@ -99,7 +108,19 @@ class MessageHit:
             relevance=as_float(row[3]),
             source=row[4] or "unknown",
             timestamp=as_float(row[5]),
+            position=position if isinstance(position, int) else None,
+            session_started=as_float(row[7]) if len(row) > 7 and row[7] is not None else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHit:
+    """A session whose header (title, start date in words) matched a search term."""
+
+    session_id: str
+    relevance: float
+    source: str
+    started_at: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,12 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.runnables.config import var_child_runnable_config
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.errors import InvalidMessageError
+from langchain_session_recall.messages import to_row
+from langchain_session_recall.models import StoredMessage
 
 __all__ = ["SessionRecorder"]
 
@@ -46,6 +50,7 @@ _GRAPH_STEP_TAG = "graph:step:"
 # Forgetting a session's state only costs a lookup when it is seen again.
 _MAX_SESSIONS = 1024
 _MAX_IDS = 4096
+_TAIL = 50  # stored messages read to find a session's unanswered turn (once per session)
 
 
 def _counted(method: F) -> F:
@@ -77,6 +82,8 @@ class _Run:
     model: str | None = None
     tool_call_id: str | None = None
     session: str | None = None  # set once this run owns a (child) session
+    configured: str | None = None  # a root's configurable session_id / thread_id, once seen
+    deferred: list[BaseMessage] = field(default_factory=list)  # root input awaiting its session
 
 
 @dataclass
@@ -86,6 +93,10 @@ class _SessionState:
     model: str | None = None
     recorded_ids: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
     pending_inputs: list[str] = field(default_factory=list)  # user turns recorded from graph input
+    # User texts a failed run wrote and left unanswered, which a retry must not write again
+    # (None: not read from the store yet); and those the run going on wrote.
+    retry_texts: list[str] | None = None
+    turn_texts: list[str] = field(default_factory=list)
 
 
 def _new_user_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -105,6 +116,35 @@ def _new_user_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return list(reversed(tail))
 
 
+def unanswered_user_texts(messages: Sequence[StoredMessage]) -> list[str]:
+    """The user messages a session ends with, after everything else: a turn that a run
+    (which then failed) wrote and nothing answered (pure).
+
+    Example:
+        >>> from langchain_session_recall.models import StoredMessage
+        >>> def m(i, role, text):
+        ...     return StoredMessage(i, "s", role, text, float(i))
+        >>> unanswered_user_texts([m(1, "user", "hi"), m(2, "assistant", "hello"),
+        ...                        m(3, "user", "why?"), m(4, "user", "and how?")])
+        ['why?', 'and how?']
+        >>> unanswered_user_texts([m(1, "user", "hi"), m(2, "assistant", "hello")])
+        []
+    """
+    texts: list[str] = []
+    for message in reversed(messages):
+        if message.role != "user":
+            break
+        texts.append(message.content)
+    return texts[::-1]
+
+
+def _stored_text(message: BaseMessage) -> str | None:
+    try:
+        return to_row(message, now=0.0).content
+    except InvalidMessageError:
+        return None
+
+
 def _input_messages(inputs: Any) -> list[BaseMessage]:
     """Messages in a graph's input (``{"messages": [...]}`` or a list), else none."""
     if isinstance(inputs, Mapping):
@@ -115,6 +155,24 @@ def _input_messages(inputs: Any) -> list[BaseMessage]:
         return convert_to_messages(inputs)
     except (ValueError, TypeError, NotImplementedError):
         return []
+
+
+def configured_session(config: Mapping[str, Any] | None) -> str | None:
+    """The session a run's config names: ``configurable.session_id``, else
+    ``configurable.thread_id`` (pure).
+
+    Example:
+        >>> configured_session({"configurable": {"thread_id": "t1"}})
+        't1'
+        >>> configured_session({"configurable": {}}) is None
+        True
+    """
+    configurable = (config or {}).get("configurable") or {}
+    for key in ("session_id", "thread_id"):
+        value = configurable.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return None
 
 
 def _model_name(*sources: Mapping[str, Any] | None) -> str | None:
@@ -133,9 +191,13 @@ class SessionRecorder(BaseCallbackHandler):
 
     Args:
         store: Where to write (a read-write store, either backend).
-        session_id: The session to record into. ``None`` (default) takes the run's
-            ``session_id`` metadata or its LangGraph ``thread_id`` (``configurable``), so each
-            thread is one session; runs with neither share one session per recorder.
+        session_id: The session to record into. ``None`` (default): each run names its
+            session, so each thread is one session. What names it, first found wins: the
+            run's ``metadata`` ``session_id`` or ``thread_id``, then its ``configurable``
+            ``session_id`` or ``thread_id`` (any runnable: a graph, ``prompt | model``, a
+            lambda); runs with none of these share one session per recorder. A chat model
+            invoked on its own shows its callbacks no ``configurable`` (LangChain passes
+            callbacks only its ``metadata``): give it ``metadata={"thread_id": ...}``.
         source: ``sessions.source`` of the sessions created (child sessions too).
         user_id: Owner written on created sessions (for multi-tenant search).
         subagent_source: ``source`` of child sessions (defaults to ``source``).
@@ -143,6 +205,11 @@ class SessionRecorder(BaseCallbackHandler):
 
     Works with ``create_agent`` agents, LangGraph graphs and plain chains, sync and async
     (its callbacks run inline, so messages keep their order).
+
+    Retrying a failed run writes nothing twice: messages with an id are written once per
+    session, and a user message that a failed run wrote and nothing answered is not written
+    again when the retry sends the same text (a new recorder finds that turn at the end of
+    the stored session).
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -206,6 +273,11 @@ class SessionRecorder(BaseCallbackHandler):
             explicit_session=str(explicit) if explicit else None,
         )
         self._runs[run_id] = run
+        root = self._runs.get(parent_run_id) if parent_run_id is not None else None
+        if root is not None and root.parent is None and root.configured is None:
+            # LangChain hands callbacks no config; a root's children run inside its config
+            # (a context variable), so its first child shows the root's configurable keys.
+            root.configured = configured_session(var_child_runnable_config.get())
         # A run tagged as a graph step is a node: its parent is a graph. A graph with a parent
         # of its own is a sub-graph, i.e. a sub-agent.
         if parent_run_id in self._runs and any(t.startswith(_GRAPH_STEP_TAG) for t in tags or ()):
@@ -241,8 +313,13 @@ class SessionRecorder(BaseCallbackHandler):
         if owner.session is not None:
             return owner.session
         if owner.parent is None:
-            owner.session = self.session_id or owner.explicit_session or self._fallback_id
+            owner.session = (
+                self.session_id or owner.explicit_session or owner.configured or self._fallback_id
+            )
             self._state(owner.session)
+            if owner.deferred:
+                self._record_input(owner.session, owner.deferred)
+                owner.deferred = []
             return owner.session
         parent_session = self._session_for(owner.parent, tool_boundary=False)
         if self._own_session_id(owner) and owner.explicit_session:
@@ -283,6 +360,9 @@ class SessionRecorder(BaseCallbackHandler):
                 self.store.add_session(session_id, model=model)
             state.created = True
             state.model = model or (existing.model if existing else None)
+            if state.retry_texts is None:
+                tail = self.store.get_messages(session_id, last=_TAIL) if existing else []
+                state.retry_texts = unanswered_user_texts(tail)
         elif model and state.model is None:
             self.store.add_session(session_id, model=model)
             state.model = model
@@ -290,7 +370,22 @@ class SessionRecorder(BaseCallbackHandler):
 
     def _record(self, session_id: str, messages: Sequence[BaseMessage], model: str | None) -> None:
         state = self._ensure_session(session_id, model)
-        fresh = [m for m in messages if not (m.id and m.id in state.recorded_ids)]
+        fresh = []
+        for m in messages:
+            if m.id and m.id in state.recorded_ids:
+                continue
+            if isinstance(m, HumanMessage):
+                text = _stored_text(m)
+                state.turn_texts.append(text or "")
+                if state.retry_texts and text in state.retry_texts:
+                    # An earlier run wrote this turn and failed before its answer: a retry.
+                    state.retry_texts.remove(text)
+                    continue
+            elif isinstance(m, AIMessage) and not m.tool_calls:
+                state.turn_texts.clear()  # the turn is answered: a later run is a new turn
+                if state.retry_texts:
+                    state.retry_texts.clear()
+            fresh.append(m)
         if not fresh:
             return
         self.store.add_messages(session_id, fresh)
@@ -300,12 +395,24 @@ class SessionRecorder(BaseCallbackHandler):
         while len(state.recorded_ids) > _MAX_IDS:
             del state.recorded_ids[next(iter(state.recorded_ids))]
 
-    def _forget(self, run_id: UUID) -> None:
+    def _record_input(self, session_id: str, messages: Sequence[BaseMessage]) -> None:
+        """Record a root's input messages (a model start finds them pending, not new)."""
+        self._record(session_id, messages, None)
+        self._state(session_id).pending_inputs.extend(m.text for m in messages)
+
+    def _forget(self, run_id: UUID, *, failed: bool = False) -> None:
+        run = self._runs.get(run_id)
+        if run is not None and run.deferred:
+            self._session_for(run_id)  # a root that never reached a model: its input still counts
         run = self._runs.pop(run_id, None)
-        if run is not None and run.parent is None and run.session is not None:
+        if run is not None and run.session is not None:  # the run owning a session ends
             state = self._sessions.get(run.session)
             if state is not None:
-                state.pending_inputs.clear()
+                if run.parent is None:
+                    state.pending_inputs.clear()
+                # A failed run's unanswered user turn is what a retry sends again.
+                state.retry_texts = (state.retry_texts or []) + state.turn_texts if failed else []
+                state.turn_texts = []
 
     # ------------------------------------------------------------------ callbacks
 
@@ -333,10 +440,10 @@ class SessionRecorder(BaseCallbackHandler):
             )
             if run.parent is None:
                 new = _new_user_messages(_input_messages(inputs))
-                if new:
-                    session = self._session_for(run_id)
-                    self._record(session, new, None)
-                    self._state(session).pending_inputs.extend(m.text for m in new)
+                if new and not (self.session_id or run.explicit_session):
+                    run.deferred = new  # its session is known when its first child starts
+                elif new:
+                    self._record_input(self._session_for(run_id), new)
 
     @_counted
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -348,7 +455,7 @@ class SessionRecorder(BaseCallbackHandler):
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed run."""
         with self._lock:
-            self._forget(run_id)
+            self._forget(run_id, failed=True)
 
     @_counted
     def on_chat_model_start(
@@ -418,7 +525,7 @@ class SessionRecorder(BaseCallbackHandler):
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed model run."""
         with self._lock:
-            self._forget(run_id)
+            self._forget(run_id, failed=True)
 
     @_counted
     def on_tool_start(
@@ -472,7 +579,7 @@ class SessionRecorder(BaseCallbackHandler):
                 )
                 self._record(self._session_for(run_id, tool_boundary=False), [message], None)
             finally:
-                self._forget(run_id)
+                self._forget(run_id, failed=True)
 
     @_counted
     def on_retriever_start(
@@ -500,7 +607,7 @@ class SessionRecorder(BaseCallbackHandler):
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Forget the failed retriever run."""
         with self._lock:
-            self._forget(run_id)
+            self._forget(run_id, failed=True)
 
     @staticmethod
     def _tool_messages(output: Any, run: _Run) -> list[BaseMessage]:

@@ -50,6 +50,7 @@ def search_results(
     user_id: str | None = None,
     after: float | None = None,
     before: float | None = None,
+    now: float | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     show_message_ids: bool = False,
     hit_limit: int = HIT_LIMIT,
@@ -77,6 +78,7 @@ def search_results(
         after=after,
         before=before,
         hit_limit=hit_limit,
+        now=now,
     )
     chosen = outcome.sessions[:k]
     sessions = store.get_sessions(r.root_id for r in chosen)
@@ -129,6 +131,7 @@ class _SearchResult:
                 "matched_terms": list(ranked.matched_terms),
                 "coverage": ranked.coverage,
                 "query_expansions": dict(outcome.expansions),
+                "time_hint": _time_hint(outcome),
                 "query": self.query,
                 "query_reading": outcome.reading,
                 "sessions_searched": outcome.sessions_searched,
@@ -140,6 +143,19 @@ class _SearchResult:
         )
 
 
+def _time_hint(outcome: SearchOutcome) -> dict[str, Any] | None:
+    hint = outcome.time_hint
+    if hint is None:
+        return None
+    return {
+        "from": format_when(hint.start),
+        "to": format_when(hint.end),
+        "text": hint.text,
+        "start": hint.start,
+        "end": hint.end,
+    }
+
+
 def recent_results(
     store: SessionBackend,
     k: int,
@@ -149,8 +165,12 @@ def recent_results(
     user_id: str | None = None,
     after: float | None = None,
     before: float | None = None,
+    collapse_sources: Sequence[str] = (),
 ) -> list[Result]:
     """The ``k`` most recent root sessions: title and preview, no search (``mode="recent"``).
+
+    Sessions of ``collapse_sources`` (automation, e.g. ``cron``) are listed once per job (same
+    title), as its newest run.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -166,6 +186,7 @@ def recent_results(
         user_id=user_id,
         after=after,
         before=before,
+        collapse_sources=collapse_sources,
     )
     out = []
     for r in recent:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,18 +20,21 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.results import (
     DEFAULT_MAX_CHARS,
     Result,
     recent_results,
     search_results,
 )
-from langchain_session_recall.search.pipeline import HIT_LIMIT
+from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES, HIT_LIMIT
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_MAX_K = 5
-_CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id"})
+_CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id", "now"})
 
 
 def _roles(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -45,7 +50,9 @@ class SessionRecallRetriever(BaseRetriever):
     With a query, each Document's ``page_content`` is the formatted transcript of a matching
     session's whole chain (the session, its sub-agents and continuations), cut to ``max_chars``
     around the first match. With an empty query, the retriever lists recent sessions instead
-    (previews only, instant). The current conversation's chain is never returned.
+    (previews only, instant). Text with nothing searchable in it (``"?"``, ``"NOT"``, an
+    emoji) gives no Documents, and a debug log line says why. The current conversation's chain
+    is never returned.
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
     ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
@@ -83,6 +90,15 @@ class SessionRecallRetriever(BaseRetriever):
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
     """Message hits gathered per index before sessions are ranked."""
+    now: float | datetime.datetime | str | None = None
+    """The moment relative time words in a query ("last week", "yesterday") refer to: Unix
+    seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)
+    for reproducible results. A time the query names is a soft prior on session start times,
+    never a filter (``after``/``before`` are the filters)."""
+    collapse_automation: bool = True
+    """Recent mode lists each automation job (sources ``AUTOMATION_SOURCES``: ``cron``,
+    ``kanban``; same title) once, as its newest run; ``False`` lists every run. Search
+    demotes their repeats either way."""
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -133,6 +149,7 @@ class SessionRecallRetriever(BaseRetriever):
         roles = _roles(kwargs["role_filter"]) if "role_filter" in kwargs else self.role_filter
         after = to_timestamp(kwargs.get("after"))
         before = to_timestamp(kwargs.get("before"))
+        now = to_timestamp(kwargs.get("now", self.now))
         if not isinstance(query, str) or not query.strip():
             results = recent_results(
                 self.store,
@@ -142,8 +159,10 @@ class SessionRecallRetriever(BaseRetriever):
                 user_id=self.user_id,
                 after=after,
                 before=before,
+                collapse_sources=AUTOMATION_SOURCES if self.collapse_automation else (),
             )
-        else:
+            return [_document(r) for r in results]
+        try:
             results = search_results(
                 self.store,
                 query,
@@ -154,10 +173,15 @@ class SessionRecallRetriever(BaseRetriever):
                 user_id=self.user_id,
                 after=after,
                 before=before,
+                now=now,
                 max_chars=self.max_chars,
                 show_message_ids=self.show_message_ids,
                 hit_limit=self.hit_limit,
             )
+        except EmptyQueryError as exc:
+            # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
+            logger.debug("no documents: %s", exc)
+            return []
         return [_document(r) for r in results]
 
     async def _aget_relevant_documents(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
@@ -16,6 +17,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
+from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
@@ -67,6 +69,35 @@ class SessionSearchInput(BaseModel):
     )
     before: str | None = Field(
         default=None, description="Only sessions started before this ISO date (2026-12-01)."
+    )
+
+
+logger = logging.getLogger(__name__)
+_CHECKED_STORES: set[str] = set()
+
+
+def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> None:
+    """A tool without ``user_id`` searches every user's sessions: refuse that when asked to,
+    else warn when the store holds sessions of more than one user (checked once per open
+    store: on SQLite the count scans the sessions of a one-user store, 0.3 s at a million)."""
+    if retriever.user_id is not None:
+        return
+    if require_user_id:
+        raise ValueError(
+            "require_user_id=True but no user_id was given: pass user_id=... (the tenant whose "
+            "sessions this tool may search)"
+        )
+    store = retriever.store
+    if store.store_id in _CHECKED_STORES:  # once per open store: the count may scan (SQLite)
+        return
+    _CHECKED_STORES.add(store.store_id)
+    if store.count_users(up_to=2) < 2:
+        return
+    logger.warning(
+        "session_search on %s has no user_id, and the store holds sessions of several users: "
+        "the model can search every user's sessions. Pass user_id=... for one user's tool, or "
+        "require_user_id=True to make a missing user_id an error.",
+        store.describe(),
     )
 
 
@@ -185,6 +216,8 @@ class SessionSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         try:
             options = self._options(limit, role_filter, after, before, config)
+            if (query or "").strip():
+                parse_query(query)  # nothing searchable: EmptyQueryError, told to the model
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = self.retriever.invoke(query or "", config=child, **options)  # type: ignore[arg-type]
             if not (query or "").strip():
@@ -207,6 +240,8 @@ class SessionSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         try:
             options = self._options(limit, role_filter, after, before, config)
+            if (query or "").strip():
+                parse_query(query)  # nothing searchable: EmptyQueryError, told to the model
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = await self.retriever.ainvoke(query or "", config=child, **options)  # type: ignore[arg-type]
             if not (query or "").strip():
@@ -224,6 +259,8 @@ _SUMMARIZER_OPTIONS = frozenset(SessionSummarizer.model_fields) - {"llm"}
 def create_session_search_tool(
     store_or_retriever: SessionBackend | SessionRecallRetriever,
     llm: BaseChatModel | None = None,
+    *,
+    require_user_id: bool = False,
     **options: Any,
 ) -> SessionSearchTool:
     """Build the ``session_search`` tool.
@@ -232,6 +269,9 @@ def create_session_search_tool(
         store_or_retriever: A store (either backend) or a configured retriever.
         llm: Chat model for the recaps; without one the tool returns extractive recaps
             (the matched messages with their neighbours), at no LLM cost.
+        require_user_id: Refuse (``ValueError``) to build a tool without ``user_id``. Without
+            it, a tool with no ``user_id`` searches every user's sessions, and a warning is
+            logged once per store when the store holds sessions of more than one user.
         **options: Retriever fields (``user_id``, ``exclude_sources``, ``max_chars``, ...) and
             summarizer fields (``max_concurrency``, ``timeout``, ``cache``, ...); also ``name``
             and ``description`` to rename the tool.
@@ -256,6 +296,7 @@ def create_session_search_tool(
         retriever = store_or_retriever.model_copy(update=retriever_opts)
     else:
         retriever = SessionRecallRetriever(store=store_or_retriever, **retriever_opts)
+    _check_tenant(retriever, require_user_id)
     summarizer_opts = {k: v for k, v in options.items() if k in _SUMMARIZER_OPTIONS}
     summarizer_opts.setdefault("store", retriever.store)  # its summary cache outlives the process
     summarizer = SessionSummarizer(llm=llm, **summarizer_opts)

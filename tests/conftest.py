@@ -1,13 +1,23 @@
-"""Shared fixtures: stores built on real temporary SQLite files."""
+"""Shared fixtures: stores built on real temporary SQLite files, and stores of both backends.
+
+``store`` and ``demo_store`` are SQLite stores (the unit tests). ``backend_store`` and
+``store_factory`` run a test once per backend, SQLite and PostgreSQL (see ``store_targets.py``:
+the PostgreSQL cases need ``SESSION_RECALL_PG_DSN`` and are skipped with that reason without
+it; each gets a database of its own, dropped afterwards).
+"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pg_support import drop_schema
+from store_targets import BACKENDS, Backend, StoreFactory
 
 from langchain_session_recall import SessionStore
+from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.demo import load_demo
 
 
@@ -24,3 +34,45 @@ def demo_store(tmp_path: Path) -> Iterator[SessionStore]:
     with SessionStore(tmp_path / "demo.db") as s:
         load_demo(s)
         yield s
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """``"sqlite"`` and ``"postgres"``: the test runs once on each."""
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def store_factory(backend: Backend, tmp_path: Path) -> Iterator[StoreFactory]:
+    """Fresh stores of the test's backend: ``.open(name)``, ``.target(name)`` (see
+    ``store_targets.StoreFactory``); all closed and dropped after the test."""
+    factory = StoreFactory(backend, tmp_path)
+    try:
+        yield factory
+    finally:
+        factory.cleanup()
+
+
+@pytest.fixture
+def pg_store_factory(tmp_path: Path) -> Iterator[StoreFactory]:
+    """Fresh PostgreSQL stores, for the tests of PostgreSQL-only properties (mark them with
+    ``store_targets.PG_ONLY``)."""
+    factory = StoreFactory("postgres", tmp_path)
+    try:
+        yield factory
+    finally:
+        factory.cleanup()
+
+
+@pytest.fixture
+def backend_store(store_factory: StoreFactory) -> SessionBackend:
+    """An empty store of each backend."""
+    return store_factory.open()
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema name, dropped after the test."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    yield schema
+    drop_schema(schema)

@@ -67,7 +67,10 @@ def library(conv: Conversation) -> Built:
     t0 = time.perf_counter()
     store = load_store(conv)
     elapsed = time.perf_counter() - t0
-    retriever = SessionRecallRetriever(store=store, k=K)
+    # The questions are asked after the conversation: relative time words ("last week") refer
+    # to a day after its last session, not to the day the benchmark runs.
+    now = max(s.started_at for s in conv.sessions) + 86_400.0
+    retriever = SessionRecallRetriever(store=store, k=K, now=now)
 
     def rank(question: str) -> list[str]:
         try:

@@ -90,6 +90,10 @@ def ablations(store: SessionStore) -> dict[str, Ranker]:
         root_of = store.root_of
         chain = store.chain
 
+        @staticmethod
+        def vocabulary(prefix: str, *, limit: int = 0) -> list[tuple[str, int]]:
+            return []
+
     def term_path(backend: Any, automation: Sequence[str] = AUTOMATION_SOURCES) -> Ranker:
         def rank(question: str) -> list[str]:
             filters = SearchFilters(exclude_sources=("tool",))
@@ -112,6 +116,8 @@ def ablations(store: SessionStore) -> dict[str, Ranker]:
         "no cron repeat demotion": with_weights(replace(base, repeat_decay=1.0)),
         "no source weights": with_weights(replace(base, source_weights={}, repeat_decay=1.0)),
         "no role weights": with_weights(replace(base, role_weights={})),
+        "no passage windows": with_weights(replace(base, window_weight=0.0, message_weight=1.0)),
+        "no time prior": with_weights(replace(base, time_boost=0.0)),
         "with recency (30-day half-life)": with_weights(replace(base, recency_half_life=30.0)),
     }
 

@@ -42,11 +42,20 @@ from langchain_session_recall.models import (
     RecentSession,
     SearchFilters,
     Session,
+    SessionHit,
     StoredMessage,
     as_float,
 )
-from langchain_session_recall.search.lineage import chain_order, lineage_path, resolve_root
+from langchain_session_recall.search.headers import session_header
+from langchain_session_recall.search.lineage import (
+    chain_order,
+    cycle_of,
+    lineage_path,
+    oldest,
+    resolve_root,
+)
 from langchain_session_recall.search.query import ParsedQuery
+from langchain_session_recall.search.ranking import collapse_repeated_runs
 from langchain_session_recall.transcript import preview
 
 __all__ = ["SessionBackend", "StoreCheck"]
@@ -176,8 +185,15 @@ class SessionBackend(ABC):
         """Whether this thread is inside :meth:`transaction`."""
 
     @abstractmethod
-    def _insert_messages(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
-        """Insert a batch into ``messages`` (and the backend's CJK index); their ids, in order."""
+    def _insert_messages(
+        self, conn: Any, session_id: str, rows: Sequence[MessageRow], first: int
+    ) -> list[int]:
+        """Insert a batch into ``messages`` (and the backend's CJK index), at positions
+        ``first``, ``first + 1``, ... of the session; their ids, in order."""
+
+    @abstractmethod
+    def _put_header(self, conn: Any, session_id: str, header: str) -> None:
+        """Index the session's header (title and date words, see ``search/headers.py``)."""
 
     def _before_batch(self) -> None:  # noqa: B027 - an optional hook
         """Called before each batch of messages is written, outside its transaction."""
@@ -215,6 +231,18 @@ class SessionBackend(ABC):
     @abstractmethod
     def optimize(self) -> None:
         """Maintenance: merge index segments, refresh planner statistics."""
+
+    @abstractmethod
+    def match_sessions(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = _NO_FILTERS,
+        limit: int = 200,
+    ) -> list[SessionHit]:
+        """Sessions whose header (title, start date in words) matches one reading of the
+        query, best first; a file without headers (e.g. a Hermes ``state.db``) has none."""
 
     def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
         """Indexed words starting with ``prefix`` with their document counts, for typo
@@ -359,8 +387,9 @@ class SessionBackend(ABC):
                     conn.execute(
                         sql.update_session(d, list(updates)), {**updates, "id": session_id}
                     )
-            row = conn.execute(sql.session_by_id(d), {"id": session_id}).fetchone()
-        return _session(row)
+            session = _session(conn.execute(sql.session_by_id(d), {"id": session_id}).fetchone())
+            self._put_header(conn, session_id, session_header(session.title, session.started_at))
+        return session
 
     def _check_parent(self, conn: Any, session_id: str, parent: str) -> None:
         if parent == session_id:
@@ -397,13 +426,14 @@ class SessionBackend(ABC):
 
     def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
         d = self.dialect
-        if not conn.execute(sql.session_exists(d), {"id": session_id}).fetchone():
+        found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+        if not found:
             raise SessionNotFoundError(
                 f"session {session_id!r} does not exist; call add_session() first"
             )
         if not rows:
             return []
-        ids = self._insert_messages(conn, session_id, rows)
+        ids = self._insert_messages(conn, session_id, rows, _count(found[0]))
         conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
         return ids
 
@@ -515,11 +545,19 @@ class SessionBackend(ABC):
             rows = conn.execute(sql.all_session_ids(self.dialect)).fetchall()
         return [str(r[0]) for r in rows]
 
-    def get_messages(self, session_id: str) -> list[StoredMessage]:
-        """All visible messages of one session, oldest first."""
+    def get_messages(self, session_id: str, *, last: int | None = None) -> list[StoredMessage]:
+        """All visible messages of one session, oldest first; with ``last``, only the newest
+        ``last`` of them (still oldest first), read without reading the rest."""
+        if last is not None and last <= 0:
+            return []
+        statement = sql.session_messages(self.dialect, newest_first=last is not None)
+        params: dict[str, Any] = {"sid": session_id}
+        if last is not None:
+            params["last"] = int(last)
         with self._read() as conn:
-            rows = conn.execute(sql.session_messages(self.dialect), {"sid": session_id}).fetchall()
-        return [_message(r) for r in rows]
+            rows = conn.execute(statement, params).fetchall()
+        messages = [_message(r) for r in rows]
+        return messages[::-1] if last is not None else messages
 
     def chain_messages(self, root_id: str, *, user_id: str | None = None) -> list[StoredMessage]:
         """Messages of a root session and all its descendants, in time order.
@@ -545,35 +583,58 @@ class SessionBackend(ABC):
         user_id: str | None = None,
         after: float | None = None,
         before: float | None = None,
+        collapse_sources: Iterable[str] = (),
     ) -> list[RecentSession]:
         """Most recent root sessions with a preview of their first user message.
 
         The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
+        Sessions of ``collapse_sources`` (automation: ``("cron", "kanban")``) are listed once
+        per job, as their newest run (:func:`~langchain_session_recall.search.ranking.
+        collapse_repeated_runs`); older runs are read past in pages, so a thousand newer cron
+        runs never crowd out the conversations.
         """
         excluded = sorted({self.root_of(sid, user_id=user_id) for sid in exclude_session_ids})
         filters = SearchFilters(
             exclude_sources=tuple(exclude_sources), user_id=user_id, after=after, before=before
         )
-        statement, params = sql.recent_sessions(self.dialect, filters, excluded, limit)
-        with self._read() as conn:
-            rows = conn.execute(statement, params).fetchall()
-        out = []
-        for row in rows:
-            session = _session(row)
-            out.append(
-                RecentSession(
-                    id=session.id,
-                    source=session.source,
-                    started_at=session.started_at,
-                    title=session.title,
-                    model=session.model,
-                    message_count=session.message_count,
-                    preview=preview([decode_content(row[10])]),
-                    user_id=session.user_id,
-                    last_active=None if row[11] is None else as_float(row[11]),
-                )
+        collapse = frozenset(collapse_sources) - set(filters.exclude_sources)
+        limit = max(0, int(limit))
+        page = limit if not collapse else max(2 * limit, 20)
+        out: list[RecentSession] = []
+        jobs: set[tuple[str, str, str]] = set()
+        offset = 0
+        while len(out) < limit:
+            statement, params = sql.recent_sessions(
+                self.dialect, filters, excluded, page, offset=offset
             )
-        return out
+            with self._read() as conn:
+                rows = conn.execute(statement, params).fetchall()
+            # A row with a parent is a cycle candidate (it started before its parent): kept
+            # only if it is the root of a cycle, i.e. its first-started member.
+            listed = [
+                self._recent(row) for row in rows if row[12] is None or self._is_cycle_root(row[0])
+            ]
+            out += collapse_repeated_runs(listed, collapse, jobs) if collapse else listed
+            if len(rows) < page:
+                break
+            offset += page
+            page *= 2  # many automation runs in a row: read further faster
+        return out[:limit]
+
+    @staticmethod
+    def _recent(row: Sequence[Any]) -> RecentSession:
+        session = _session(row)
+        return RecentSession(
+            id=session.id,
+            source=session.source,
+            started_at=session.started_at,
+            title=session.title,
+            model=session.model,
+            message_count=session.message_count,
+            preview=preview([decode_content(row[10])]),
+            user_id=session.user_id,
+            last_active=None if row[11] is None else as_float(row[11]),
+        )
 
     # ------------------------------------------------------------------ lineage
 
@@ -596,8 +657,21 @@ class SessionBackend(ABC):
             return {str(sid): parent for sid, parent in rows}
 
     def root_of(self, session_id: str, *, user_id: str | None = None) -> str:
-        """Root of the session's chain (itself when it has no parent)."""
-        return resolve_root(session_id, self.parents_of([session_id], user_id=user_id))
+        """Root of the session's chain (itself when it has no parent; a parent cycle written
+        by another client: its :meth:`first_started` member)."""
+        parents = self.parents_of([session_id], user_id=user_id)
+        return resolve_root(session_id, parents, cycle_root=self.first_started)
+
+    def first_started(self, session_ids: Sequence[str]) -> str:
+        """The session of ``session_ids`` that started first (then the smallest id): the root
+        of a parent cycle, in search and in recent mode alike."""
+        sessions = self.get_sessions(session_ids)
+        return oldest(session_ids, {sid: s.started_at for sid, s in sessions.items()})
+
+    def _is_cycle_root(self, session_id: str) -> bool:
+        """Whether the session is the root of a parent cycle (walks its ancestors)."""
+        cycle = cycle_of(session_id, self.parents_of([session_id]))
+        return bool(cycle) and self.first_started(cycle) == session_id
 
     def lineage(self, session_id: str) -> list[str]:
         """The session, its parent, ... up to the root (cycle-safe)."""
@@ -689,6 +763,22 @@ class SessionBackend(ABC):
             "size_bytes": int(size),
             "layout": self._layout_name(),
         }
+
+    def count_users(self, *, up_to: int = 2) -> int:
+        """How many distinct users own sessions here, counted up to ``up_to`` (cheap: it
+        stops at the ``up_to``-th; sessions without a ``user_id`` do not count). The tool
+        uses it to warn when a store shared by several users is searched without a tenant.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("a", user_id="ana"), store.add_session("b", user_id="bob")
+            >>> store.count_users(), store.count_users(up_to=1)
+            (2, 1)
+        """
+        with self._read() as conn:
+            row = conn.execute(sql.count_users(self.dialect), {"limit": max(0, int(up_to))})
+            return _count(row.fetchone()[0])
 
     def _layout_name(self) -> str:
         return "own"

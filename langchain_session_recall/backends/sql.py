@@ -93,6 +93,10 @@ class Dialect(ABC):
         """``s.<name>``, or ``NULL`` for a column the file lacks (older Hermes files)."""
         return f"s.{name}"
 
+    def message_column(self, name: str) -> str:
+        """``m.<name>``, or ``NULL`` for a column the file lacks (``seq`` in Hermes files)."""
+        return f"m.{name}"
+
     @property
     def visibility(self) -> str:
         """Condition on ``m`` that leaves out messages the file hides (Hermes rewinds)."""
@@ -134,11 +138,15 @@ def _message_select(d: Dialect, *, clip_tools: bool) -> str:
     )
 
 
-def session_messages(d: Dialect) -> str:
-    """Visible messages of one session (``sid``), oldest first."""
+def session_messages(d: Dialect, *, newest_first: bool = False) -> str:
+    """Visible messages of one session (``sid``), oldest first; with ``newest_first``, the
+    newest ``last`` of them, newest first."""
+    order = "m.timestamp, m.id"
+    if newest_first:
+        order = f"m.timestamp DESC, m.id DESC LIMIT {d.param('last')}"
     return (
         f"{_message_select(d, clip_tools=False)} WHERE m.session_id = {d.param('sid')} "
-        f"AND {d.visibility} ORDER BY m.timestamp, m.id"
+        f"AND {d.visibility} ORDER BY {order}"
     )
 
 
@@ -227,14 +235,23 @@ def filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str], dict[
 
 _ROOT = "(s.parent_session_id IS NULL OR p.id IS NULL)"
 """A chain root: no parent, or a parent the store does not hold."""
+_CYCLE_CANDIDATE = (
+    "(p.id = s.id OR p.started_at > s.started_at OR (p.started_at = s.started_at AND p.id > s.id))"
+)
+"""A session that started before its parent (or is its own parent). The first-started member
+of a parent cycle is one, since its parent is a later member; a child created after its parent,
+the usual case, is not: so recent mode finds the roots of cycles without walking any chain."""
 
 
 def recent_sessions(
-    d: Dialect, filters: SearchFilters, excluded_roots: Sequence[str], limit: int
+    d: Dialect, filters: SearchFilters, excluded_roots: Sequence[str], limit: int, offset: int = 0
 ) -> tuple[str, dict[str, Any]]:
-    """Most recent root sessions, each with its first user message and last activity.
+    """Most recent root sessions, each with its first user message and last activity; the
+    ``limit`` after the first ``offset`` of them (pages of one listing).
 
-    ``filters`` may restrict sources, user and dates (its message-level fields are ignored).
+    Rows whose last column (the parent's id) is not ``NULL`` are candidates for the root of a
+    parent cycle (:data:`_CYCLE_CANDIDATE`), for the caller to confirm. ``filters`` may
+    restrict sources, user and dates (its message-level fields are ignored).
     """
     where, params = filter_clauses(
         d,
@@ -245,28 +262,70 @@ def recent_sessions(
             before=filters.before,
         ),
     )
-    where.insert(0, _ROOT)
+    where.insert(0, f"({_ROOT} OR {_CYCLE_CANDIDATE})")
     if excluded_roots:
         where.append(f"NOT {d.member('s.id', 'excluded')}")
         params["excluded"] = d.array(excluded_roots)
     params["limit"] = max(0, int(limit))
+    params["offset"] = max(0, int(offset))
     sql = (
         f"SELECT {', '.join(d.session_column(c) for c in SESSION_FIELDS)}, "
         "(SELECT substr(m.content, 1, 600) FROM messages m WHERE m.session_id = s.id "
         f"AND m.role = 'user' AND {d.visibility} ORDER BY m.timestamp, m.id LIMIT 1), "
-        "(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id) "
+        "(SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id), p.id "
         "FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id "
-        f"WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id LIMIT {d.param('limit')}"
+        f"WHERE {' AND '.join(where)} ORDER BY s.started_at DESC, s.id "
+        f"LIMIT {d.param('limit')} OFFSET {d.param('offset')}"
     )
     return sql, params
+
+
+def count_users(d: Dialect) -> str:
+    """How many distinct non-null ``user_id`` values, counted up to ``limit`` (a scan that
+    stops at the ``limit``-th distinct owner; PostgreSQL walks its ``user_id`` index)."""
+    column = d.session_column("user_id")
+    return (
+        f"SELECT count(*) FROM (SELECT DISTINCT {column} AS u FROM sessions s "
+        f"WHERE {column} IS NOT NULL LIMIT {d.param('limit')}) owners"
+    )
 
 
 # --------------------------------------------------------------------------- writing
 
 
 def session_exists(d: Dialect) -> str:
-    """One row when the session ``id`` exists (locked for the transaction where that exists)."""
-    return f"SELECT 1 FROM sessions WHERE id = {d.param('id')}{d.for_update}"
+    """One row, its ``message_count``, when the session ``id`` exists (locked for the
+    transaction where that exists): the next message's position in the session."""
+    return f"SELECT message_count FROM sessions WHERE id = {d.param('id')}{d.for_update}"
+
+
+def hit_columns(d: Dialect, relevance: str) -> str:
+    """What a full-text query selects per matching message (see ``MessageHit.from_row``)."""
+    return (
+        f"m.id, m.session_id, m.role, {relevance} AS relevance, s.source, m.timestamp, "
+        f"{d.message_column('seq')}, s.started_at"
+    )
+
+
+def session_filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str], dict[str, Any]]:
+    """:func:`filter_clauses` for a query over sessions (their headers): the message-level
+    filters become conditions on ``s``; a role filter leaves nothing to match (a header has
+    no role), so it gives a condition that is always false."""
+    where, params = filter_clauses(
+        d,
+        SearchFilters(
+            exclude_sources=filters.exclude_sources,
+            user_id=filters.user_id,
+            after=filters.after,
+            before=filters.before,
+        ),
+    )
+    if filters.exclude_session_ids:
+        where.append(f"NOT {d.member('s.id', 'f_sessions')}")
+        params["f_sessions"] = d.array(filters.exclude_session_ids)
+    if filters.role_filter:
+        where.append("1 = 0")
+    return where, params
 
 
 def insert_session(d: Dialect) -> str:

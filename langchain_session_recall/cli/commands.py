@@ -378,7 +378,11 @@ def show(
 def _date(timestamp: float | None) -> str:
     if timestamp is None:
         return "-"
-    return _dt.datetime.fromtimestamp(timestamp, tz=_dt.timezone.utc).strftime("%Y-%m-%d")
+    try:  # another writer may have stored NaN, an infinity or a year past 9999
+        when = _dt.datetime.fromtimestamp(timestamp, tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return "unknown"
+    return when.strftime("%Y-%m-%d")
 
 
 def _size(n: int) -> str:
@@ -509,6 +513,14 @@ def import_options(func: F) -> F:
     return func
 
 
+follow_symlinks_option = click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="also read files that symlinks inside PATH lead to outside it (default: skipped and "
+    "reported)",
+)
+
+
 def _run_import(
     state: State,
     kind: str,
@@ -520,9 +532,10 @@ def _run_import(
     **options: Any,
 ) -> int:
     from langchain_session_recall.importers import IMPORTERS
+    from langchain_session_recall.importers.base import import_target
 
     importer = IMPORTERS[kind]
-    with open_store(db) as store:
+    with import_target(db) as store:  # a new file that receives no session is removed again
         report: ImportReport = importer(
             store, Path(path).expanduser(), show_progress=True if progress else None, **options
         )
@@ -562,6 +575,7 @@ def import_sqlite(state: State, /, path: str, **options: Any) -> int:
 @import_.command(name="jsonl")
 @click.argument("path")
 @import_options
+@follow_symlinks_option
 @click.option(
     "--source",
     metavar="NAME",
@@ -578,7 +592,11 @@ def import_sqlite(state: State, /, path: str, **options: Any) -> int:
 )
 @pass_state
 def import_jsonl(state: State, /, path: str, source: str, parent_field: str, **options: Any) -> int:
-    """JSON Lines: a file, or a directory of *.jsonl files (one message per line)."""
+    """JSON Lines: a file, or a directory of *.jsonl files.
+
+    One message per line, or one conversation per line ({"messages": [...]}, the OpenAI chat
+    format). In a directory only regular files inside it are read.
+    """
     return _run_import(
         state, "jsonl", path, source=source or "import", parent_field=parent_field, **options
     )
@@ -587,6 +605,7 @@ def import_jsonl(state: State, /, path: str, source: str, parent_field: str, **o
 @import_.command(name="claude-code")
 @click.argument("path", default="~/.claude/projects", metavar="[PATH]")
 @import_options
+@follow_symlinks_option
 @pass_state
 def import_claude_code(state: State, /, path: str, **options: Any) -> int:
     """Claude Code transcripts (default ~/.claude/projects), sub-agents as child sessions."""

@@ -10,22 +10,35 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
+import stat
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.messages import MessageLike
+from langchain_session_recall.models import Session
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "ImportReport",
     "ImportSession",
     "ImportSourceError",
+    "bounded_lines",
+    "check_regular_file",
+    "fields_to_write",
+    "import_target",
+    "open_regular_file",
+    "open_sources",
     "order_parents_first",
     "progress",
+    "source_files",
     "write_sessions",
 ]
 
@@ -35,6 +48,11 @@ T = TypeVar("T")
 _MAX_PROBLEMS = 50  # details kept per report; counts are always complete
 SESSIONS_PER_TRANSACTION = 100
 """Sessions an import writes per transaction."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Longest line a line-based importer reads (64 MB): a longer one is skipped and reported
+("line too long"), read past in pieces of at most 1 MB, so memory stays bounded whatever the
+file holds (a 1 GB file without a newline included)."""
+_SKIP_PIECE = 1024 * 1024
 
 
 class ImportSourceError(SessionRecallError):
@@ -112,6 +130,189 @@ class ImportReport:
             "ignored": dict(self.ignored),
             "problems": list(self.problems),
         }
+
+
+def check_regular_file(path: Path, hint: str = "") -> None:
+    """Raise :class:`ImportSourceError` unless ``path`` is (or links to) a regular file:
+    "no such file" when nothing is there, "not a regular file" for a directory, a FIFO or a
+    device (which is never opened, so a FIFO cannot block the import)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise ImportSourceError(f"no such file or directory: {path}{hint}") from None
+    except OSError as exc:
+        raise ImportSourceError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise ImportSourceError(f"not a regular file: {path}{hint}")
+
+
+def open_regular_file(path: Path) -> BinaryIO:
+    """Open ``path`` for reading if it is a regular file; never blocks (a FIFO swapped in
+    after a check is opened non-blocking and refused).
+
+    Raises:
+        ImportSourceError: it is not a regular file, or cannot be opened.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ImportSourceError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ImportSourceError(f"not a regular file: {path}")
+    return os.fdopen(fd, "rb")
+
+
+def source_files(
+    path: Path,
+    *,
+    report: ImportReport,
+    suffix: str = ".jsonl",
+    follow_symlinks: bool = False,
+    hint: str = "",
+) -> list[Path]:
+    """The files an import of ``path`` reads: ``path`` itself when it is a file, else every
+    ``*<suffix>`` file under it.
+
+    A file named directly is read wherever it points. Under a directory, only regular files
+    whose resolved path lies inside it are read: a symlink leading out of it is skipped and
+    reported unless ``follow_symlinks``; FIFOs, devices and sockets are skipped and reported
+    ("not a regular file") without being opened; a file reached twice (through a link inside
+    the tree) is read once; a directory loop is walked once. Symlinks are returned resolved.
+
+    Raises:
+        ImportSourceError: ``path`` does not exist, or is neither a directory nor a regular file.
+    """
+    try:
+        is_dir = stat.S_ISDIR(path.stat().st_mode)
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        check_regular_file(path, hint)
+        return [path]
+    root = path.resolve()
+    files: dict[tuple[int, int], Path] = {}
+    top = root.stat()
+    walked = {(top.st_dev, top.st_ino)}
+    pending = [path]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            where = _relative(Path(folder), path, root)
+            report.skip("directory not readable", f"{where}: {exc.strerror}")
+            continue
+        for entry in entries:
+            found = Path(entry.path)
+            where = _relative(found, path, root)
+            wanted = entry.name.endswith(suffix)
+            if entry.is_symlink():
+                found = found.resolve()
+                if not follow_symlinks and not found.is_relative_to(root):
+                    reason = "symlink out of the imported directory (use follow_symlinks)"
+                    report.skip(reason, where)
+                    continue
+            try:
+                info = found.stat()
+            except OSError:
+                if wanted:
+                    report.skip("broken symlink", where)
+                continue
+            key = (info.st_dev, info.st_ino)
+            if stat.S_ISDIR(info.st_mode):
+                if key not in walked:
+                    walked.add(key)
+                    pending.append(found)
+            elif wanted and not stat.S_ISREG(info.st_mode):
+                report.skip("not a regular file", where)
+            elif wanted:
+                files.setdefault(key, found)
+    return sorted(files.values())
+
+
+def open_sources(
+    path: Path,
+    *,
+    report: ImportReport,
+    suffix: str = ".jsonl",
+    follow_symlinks: bool = False,
+    hint: str = "",
+) -> Iterator[tuple[Path, BinaryIO]]:
+    """Each file of :func:`source_files`, opened (:func:`open_regular_file`) and closed after
+    use. A file under a directory that cannot be opened is skipped and reported; the file named
+    as ``path`` raises :class:`ImportSourceError`."""
+    files = source_files(
+        path, report=report, suffix=suffix, follow_symlinks=follow_symlinks, hint=hint
+    )
+    for file in files:
+        try:
+            fh = open_regular_file(file)
+        except ImportSourceError as exc:
+            if file == path:
+                raise
+            report.skip("not readable", f"{file.name}: {exc}")
+            continue
+        with fh:
+            yield file, fh
+
+
+def _relative(found: Path, *bases: Path) -> str:
+    for base in bases:
+        if found.is_relative_to(base):
+            return str(found.relative_to(base))
+    return str(found)
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def bounded_lines(
+    fh: BinaryIO, *, name: str, report: ImportReport, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[str]:
+    """The lines of a binary file, decoded as UTF-8 (bad bytes replaced), none read whole if
+    longer than ``max_line_bytes``: such a line is reported as too long and yielded as ``""``
+    (so the lines after it keep their numbers), and read past in pieces of at most 1 MB.
+
+    Example:
+        >>> import io
+        >>> r = ImportReport("jsonl")
+        >>> list(bounded_lines(io.BytesIO(b'{"a": 1}\\n' + b"x" * 50 + b"\\n{}"),
+        ...                    name="f.jsonl", report=r, max_line_bytes=20))
+        ['{"a": 1}\\n', '', '{}']
+        >>> r.problems
+        ['f.jsonl:2: line too long (over 20 bytes)']
+    """
+    if max_line_bytes < 1:
+        raise ValueError("max_line_bytes must be at least 1")
+    piece = min(_SKIP_PIECE, max_line_bytes + 1)
+    number = 0
+    while line := fh.readline(max_line_bytes + 1):
+        number += 1
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            del line
+            _skip_line(fh, piece)
+            report.skip(f"line too long (over {_size(max_line_bytes)})", f"{name}:{number}")
+            yield ""
+            continue
+        yield line.decode("utf-8", errors="replace")
+
+
+def _skip_line(fh: BinaryIO, piece: int) -> None:
+    """Read past the rest of a line, ``piece`` bytes at a time."""
+    if not fh.seekable():
+        while (rest := fh.readline(piece)) and not rest.endswith(b"\n"):
+            pass
+        return
+    # read() + find() runs about ten times faster than readline() pieces; then step back to
+    # just after the newline.
+    while chunk := fh.read(piece):
+        end = chunk.find(b"\n")
+        if end >= 0:
+            fh.seek(end + 1 - len(chunk), os.SEEK_CUR)
+            return
 
 
 @dataclass
@@ -229,6 +430,38 @@ def progress(
             bar.advance(task)
 
 
+@contextmanager
+def import_target(target: str | os.PathLike[str]) -> Iterator[SessionBackend]:
+    """Open the store an import writes to (a file path, ``":memory:"`` or a DSN), as the CLI
+    does: a SQLite file that this call creates is removed again when the import wrote no
+    session into it, or failed, so a failed import leaves nothing behind.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> db = pathlib.Path(tempfile.mkdtemp()) / "new.db"
+        >>> with import_target(db) as store:
+        ...     pass  # nothing imported
+        >>> db.exists()
+        False
+    """
+    from langchain_session_recall.backends import is_postgres_dsn, open_store
+
+    path = None
+    if not is_postgres_dsn(target) and str(target) != ":memory:":
+        candidate = Path(target).expanduser()
+        path = None if os.path.lexists(candidate) else candidate
+    store = open_store(target)
+    wrote = False
+    try:
+        yield store
+        wrote = path is None or store.stats()["sessions"] > 0
+    finally:
+        store.close()
+        if path is not None and not wrote:
+            for leftover in (path, *(Path(f"{path}{x}") for x in ("-wal", "-shm", "-journal"))):
+                leftover.unlink(missing_ok=True)
+
+
 def write_sessions(
     store: SessionBackend,
     sessions: Sequence[ImportSession],
@@ -264,23 +497,46 @@ def write_sessions(
     return report
 
 
-def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
-    """One session's row, new messages (with ledger rows) and end time."""
-    existing = store.get_session(session.id)
-    started_at = session.started_at
-    if existing is not None and started_at is not None and started_at >= existing.started_at:
-        started_at = None  # a re-run never moves a session later (e.g. a file's new mtime)
-    fields: dict[str, Any] = {
+def fields_to_write(session: ImportSession, existing: Session | None) -> dict[str, Any]:
+    """The session fields an import writes (pure): all it has for a new session; for one the
+    store holds already, only the fields that are empty there.
+
+    A re-run never rewrites what it did not import: a source, title, model, owner, parent or
+    end given earlier (by another import, the recorder or your code) stays as it is; the one
+    exception is ``started_at``, which moves earlier when older messages arrive.
+
+    Example:
+        >>> from langchain_session_recall.models import Session
+        >>> held = Session(id="s1", source="helpdesk", started_at=10.0, title="Refund")
+        >>> fields_to_write(ImportSession("s1", "import", model="gpt", title="x"), held)
+        {'model': 'gpt'}
+    """
+    given: dict[str, Any] = {
         "source": session.source,
         "parent_session_id": session.parent_session_id,
         "model": session.model,
         "title": session.title,
         "user_id": session.user_id,
-        "started_at": started_at,
+        "started_at": session.started_at,
         "end_reason": session.end_reason,
     }
+    if existing is None:
+        return {k: v for k, v in given.items() if v is not None}
+    fields = {k: v for k, v in given.items() if v is not None and getattr(existing, k) is None}
+    if session.started_at is not None and session.started_at < existing.started_at:
+        fields["started_at"] = session.started_at
+    if existing.ended_at is not None:
+        fields.pop("end_reason", None)  # the end was recorded already: keep it whole
+    return fields
+
+
+def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
+    """One session's row, new messages (with ledger rows) and end time."""
+    existing = store.get_session(session.id)
+    fields = fields_to_write(session, existing)
     try:
-        store.add_session(session.id, **{k: v for k, v in fields.items() if v is not None})
+        if existing is None or fields:  # (``source`` is never among an existing one's fields)
+            store.add_session(session.id, **fields)
     except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
         report.skip("session rejected by the store", f"session {session.id}: {exc}")
         return
@@ -302,7 +558,7 @@ def _write_one(store: SessionBackend, session: ImportSession, report: ImportRepo
                     report.skip("invalid message", f"session {session.id} [{key}]: {one}")
             logger.debug("batch of session %s retried one by one: %s", session.id, exc)
         report.messages += len(ids)
-    if session.ended_at is not None:
-        store.end_session(session.id, ended_at=session.ended_at)
+    if session.ended_at is not None and (existing is None or existing.ended_at is None):
+        store.end_session(session.id, ended_at=session.ended_at, end_reason=session.end_reason)
     report.sessions += 1
     report.new_sessions += 0 if existing is not None else 1

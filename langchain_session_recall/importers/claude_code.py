@@ -19,9 +19,11 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
+    MAX_LINE_BYTES,
     ImportReport,
     ImportSession,
-    ImportSourceError,
+    bounded_lines,
+    open_sources,
     write_sessions,
 )
 
@@ -219,25 +221,21 @@ def parse_claude_code_lines(
     return list(builder.sessions.values())
 
 
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-    if path.is_file():
-        return [path]
-    raise ImportSourceError(
-        f"no such file or directory: {path}; "
-        f"Claude Code keeps its transcripts in {default_claude_dir()}"
-    )
-
-
 def import_claude_code(
     store: SessionBackend,
     path: str | os.PathLike[str] | None = None,
     *,
     show_progress: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    follow_symlinks: bool = False,
 ) -> ImportReport:
     """Import one Claude Code transcript, or every one under a directory (default
     ``~/.claude/projects``), into ``store``.
+
+    A line longer than ``max_line_bytes`` (64 MB) is skipped and reported as too long; memory
+    stays bounded whatever the size of a line. Under a directory only regular files inside it
+    are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``.
+    A FIFO or a device raises :class:`ImportSourceError` ("not a regular file").
 
     Example:
         >>> import json, tempfile, pathlib
@@ -253,11 +251,17 @@ def import_claude_code(
     """
     report = ImportReport(KIND)
     parsed: dict[str, ImportSession] = {}
-    for file in _files(Path(path).expanduser() if path is not None else default_claude_dir()):
-        with file.open(encoding="utf-8", errors="replace") as fh:
-            sessions = parse_claude_code_lines(
-                fh, name=file.name, default_session_id=file.stem, report=report
-            )
+    sources = open_sources(
+        Path(path).expanduser() if path is not None else default_claude_dir(),
+        report=report,
+        follow_symlinks=follow_symlinks,
+        hint=f"; Claude Code keeps its transcripts in {default_claude_dir()}",
+    )
+    for file, fh in sources:
+        lines = bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes)
+        sessions = parse_claude_code_lines(
+            lines, name=file.name, default_session_id=file.stem, report=report
+        )
         for s in sessions:
             into = parsed.get(s.id)
             if into is None:

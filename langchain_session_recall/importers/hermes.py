@@ -19,6 +19,7 @@ from langchain_session_recall.importers.base import (
     ImportReport,
     ImportSession,
     ImportSourceError,
+    check_regular_file,
     write_sessions,
 )
 from langchain_session_recall.models import StoredMessage
@@ -90,8 +91,7 @@ def import_hermes(
     """
     report = ImportReport(KIND)
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise ImportSourceError(f"no such file: {path}; pass the path of a Hermes state.db")
+    check_regular_file(path, "; pass the path of a Hermes state.db")
     try:
         source = SessionStore(path, read_only=True)
     except NotASessionDatabaseError as exc:

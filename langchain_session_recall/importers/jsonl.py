@@ -1,6 +1,8 @@
 """Import JSON Lines files of OpenAI-style chat messages.
 
-One message per line: ``{"role": "user", "content": "..."}`` with the optional keys
+One message per line, or one conversation per line (``{"messages": [...]}``, the OpenAI chat
+and fine-tuning format, with optional ``id``, ``title`` and ``metadata``; each such line is a
+session). A message line: ``{"role": "user", "content": "..."}`` with the optional keys
 ``tool_calls``, ``tool_call_id``, ``name``/``tool_name``, ``timestamp`` (Unix seconds or ISO
 8601) and, for the session, ``session_id``, ``parent_session_id`` (or the field named by
 ``parent_field``), ``source``, ``model``, ``title``, ``user_id``. Lines without ``session_id``
@@ -19,9 +21,11 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
+    MAX_LINE_BYTES,
     ImportReport,
     ImportSession,
-    ImportSourceError,
+    bounded_lines,
+    open_sources,
     write_sessions,
 )
 from langchain_session_recall.messages import ROLES
@@ -40,6 +44,40 @@ def _timestamp(value: Any) -> float | None:
     return to_timestamp(str(value))
 
 
+def _session_fields(obj: Mapping[str, Any], parent_field: str) -> dict[str, Any]:
+    """Session fields of a line: its own keys, else those of its ``metadata`` object."""
+    meta = obj.get("metadata")
+    sources = [obj, meta] if isinstance(meta, Mapping) else [obj]
+    out: dict[str, Any] = {}
+    for key in ("source", "model", "title", "user_id", parent_field):
+        for where in sources:
+            if where.get(key) not in (None, ""):
+                out[key] = where[key]
+                break
+    return out
+
+
+def _message(obj: Mapping[str, Any], when: float) -> dict[str, Any] | None:
+    """A stored message from an OpenAI-style message object, or ``None`` (no known role)."""
+    role = obj.get("role")
+    role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else role
+    if role not in ROLES:
+        return None
+    return {
+        "role": role,
+        "content": obj.get("content"),
+        "timestamp": when,
+        "tool_calls": obj.get("tool_calls"),
+        "tool_call_id": obj.get("tool_call_id"),
+        "tool_name": obj.get("tool_name", obj.get("name") if role == "tool" else None),
+    }
+
+
+def _is_conversation(obj: Mapping[str, Any]) -> bool:
+    """``{"messages": [...]}`` (OpenAI chat / fine-tuning format), not a message itself."""
+    return isinstance(obj.get("messages"), list) and "role" not in obj
+
+
 def parse_jsonl_lines(
     lines: Iterable[str],
     *,
@@ -52,14 +90,37 @@ def parse_jsonl_lines(
 ) -> list[ImportSession]:
     """Parse the lines of one file into sessions (pure; malformed lines reported and skipped).
 
+    A line is one message (``{"role": ..., "content": ...}``), or one whole conversation
+    (``{"messages": [...]}``, the OpenAI chat format, with optional ``id``/``session_id``,
+    ``title`` and ``metadata``): a session of its own, named by its id, else
+    ``<file stem>-<line number>``.
+
     Example:
         >>> r = ImportReport("jsonl")
-        >>> lines = ['{"role": "user", "content": "hi"}', "{oops"]
-        >>> [len(s.messages) for s in parse_jsonl_lines(lines, name="a.jsonl",
+        >>> lines = ['{"role": "user", "content": "hi"}', "{oops",
+        ...          '{"id": "c1", "messages": [{"role": "user", "content": "yo"}]}']
+        >>> [(s.id, len(s.messages)) for s in parse_jsonl_lines(lines, name="a.jsonl",
         ...     default_session_id="a", report=r)], dict(r.skipped)
-        ([1], {'not valid JSON': 1})
+        ([('a', 1), ('c1', 1)], {'not valid JSON': 1})
     """
     sessions: dict[str, ImportSession] = {}
+
+    def session_for(sid: str, fields: Mapping[str, Any], when: float) -> ImportSession:
+        session = sessions.get(sid)
+        if session is None:
+            session = sessions[sid] = ImportSession(id=sid, source=source)
+        if fields.get("source") and session.source == source:
+            session.source = str(fields["source"])
+        for key in ("model", "title", "user_id"):
+            if fields.get(key) and getattr(session, key) is None:
+                setattr(session, key, str(fields[key]))
+        parent = fields.get(parent_field)
+        if parent and session.parent_session_id is None and str(parent) != sid:
+            session.parent_session_id = str(parent)
+        if session.started_at is None or when < session.started_at:
+            session.started_at = when
+        return session
+
     for number, line in enumerate(lines, 1):
         where = f"{name}:{number}"
         if not line.strip():
@@ -72,50 +133,45 @@ def parse_jsonl_lines(
         if not isinstance(obj, Mapping):
             report.skip("not a JSON object", where)
             continue
-        role = obj.get("role")
-        role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else role
-        if role not in ROLES:
-            report.skip("no known role", where)
-            continue
+        conversation = _is_conversation(obj)
+        stamp = obj.get("timestamp")
+        if conversation and stamp is None:
+            stamp = obj.get("created_at", obj.get("create_time"))
         try:
-            ts = _timestamp(obj.get("timestamp"))
+            ts = _timestamp(stamp)
         except ValueError:
             report.skip("bad timestamp", where)
             continue
-        sid = obj.get("session_id")
-        sid = str(sid) if sid not in (None, "") else default_session_id
-        session = sessions.get(sid)
-        if session is None:
-            session = sessions[sid] = ImportSession(id=sid, source=source)
-        if obj.get("source") and session.source == source:
-            session.source = str(obj["source"])
-        for key in ("model", "title", "user_id"):
-            if obj.get(key) and getattr(session, key) is None:
-                setattr(session, key, str(obj[key]))
-        parent = obj.get(parent_field)
-        if parent and session.parent_session_id is None and str(parent) != sid:
-            session.parent_session_id = str(parent)
         when = ts if ts is not None else default_time
-        if session.started_at is None or when < session.started_at:
-            session.started_at = when
-        message = {
-            "role": role,
-            "content": obj.get("content"),
-            "timestamp": when,
-            "tool_calls": obj.get("tool_calls"),
-            "tool_call_id": obj.get("tool_call_id"),
-            "tool_name": obj.get("tool_name", obj.get("name") if role == "tool" else None),
-        }
-        session.messages.append((f"{sid}:{name}:{number}", message))
+        fields = _session_fields(obj, parent_field)
+        if conversation:
+            sid = next(
+                (str(obj[k]) for k in ("session_id", "id", "conversation_id") if obj.get(k)),
+                f"{default_session_id}-{number}",
+            )
+            pairs = []
+            for index, item in enumerate(obj["messages"], 1):
+                message = _message(item, when) if isinstance(item, Mapping) else None
+                if message is None:
+                    report.skip("no known role", f"{where}: message {index}")
+                    continue
+                try:
+                    own = _timestamp(item.get("timestamp"))
+                except ValueError:
+                    own = None
+                message["timestamp"] = own if own is not None else when
+                pairs.append((f"{sid}:{name}:{number}:{index}", message))
+            if pairs:
+                session_for(sid, fields, when).messages.extend(pairs)
+            continue
+        message = _message(obj, when)
+        if message is None:
+            report.skip("no known role", where)
+            continue
+        given = obj.get("session_id")
+        sid = str(given) if given not in (None, "") else default_session_id
+        session_for(sid, fields, when).messages.append((f"{sid}:{name}:{number}", message))
     return list(sessions.values())
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-    if path.is_file():
-        return [path]
-    raise ImportSourceError(f"no such file or directory: {path}")
 
 
 def import_jsonl(
@@ -125,8 +181,16 @@ def import_jsonl(
     parent_field: str = "parent_session_id",
     source: str = "import",
     show_progress: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    follow_symlinks: bool = False,
 ) -> ImportReport:
     """Import one ``.jsonl`` file, or every ``*.jsonl`` under a directory, into ``store``.
+
+    A line longer than ``max_line_bytes`` (64 MB) is skipped and reported as too long; memory
+    stays bounded whatever the size of a line. Under a directory only regular files inside it
+    are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``
+    (see :func:`~langchain_session_recall.importers.base.source_files`). A FIFO or a device
+    raises :class:`ImportSourceError` ("not a regular file"), without blocking.
 
     Example:
         >>> import tempfile, pathlib
@@ -141,19 +205,19 @@ def import_jsonl(
     """
     report = ImportReport(KIND)
     parsed: list[ImportSession] = []
-    for file in _files(Path(path).expanduser()):
-        with file.open(encoding="utf-8", errors="replace") as fh:
-            parsed.extend(
-                parse_jsonl_lines(
-                    fh,
-                    name=file.name,
-                    default_session_id=file.stem,
-                    report=report,
-                    parent_field=parent_field,
-                    default_time=file.stat().st_mtime,
-                    source=source,
-                )
+    sources = open_sources(Path(path).expanduser(), report=report, follow_symlinks=follow_symlinks)
+    for file, fh in sources:
+        parsed.extend(
+            parse_jsonl_lines(
+                bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes),
+                name=file.name,
+                default_session_id=file.stem,
+                report=report,
+                parent_field=parent_field,
+                default_time=os.fstat(fh.fileno()).st_mtime,
+                source=source,
             )
+        )
     return write_sessions(store, _merge(parsed), report, show_progress=show_progress)
 
 

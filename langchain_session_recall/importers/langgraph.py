@@ -25,6 +25,7 @@ from langchain_session_recall.importers.base import (
     ImportReport,
     ImportSession,
     ImportSourceError,
+    check_regular_file,
     write_sessions,
 )
 
@@ -126,8 +127,7 @@ def import_langgraph(
             "pip install 'langchain-session-recall[langgraph]'"
         ) from exc
     file = Path(path).expanduser()
-    if not file.is_file():
-        raise ImportSourceError(f"no such file: {path}; pass the SqliteSaver database file")
+    check_regular_file(file, "; pass the SqliteSaver database file")
     report = ImportReport(KIND)
     conn = _connect(file)
     try:

@@ -18,16 +18,16 @@ for typo correction, ``vocabulary``.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from langchain_session_recall.models import MessageHit, SearchFilters
+from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
 from langchain_session_recall.search.cjk import has_cjk
 from langchain_session_recall.search.lineage import resolve_roots
 from langchain_session_recall.search.query import (
+    MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
     Term,
@@ -42,6 +42,7 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
+from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
@@ -49,7 +50,9 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTOMATION_SOURCES",
     "HIT_LIMIT",
+    "MAX_STORE_QUERIES",
     "SearchOutcome",
+    "match_headers",
     "match_terms",
     "search_sessions",
 ]
@@ -59,6 +62,14 @@ HIT_LIMIT = 200
 sessions (reference: 50 for the whole query)."""
 
 _NO_FILTERS = SearchFilters()
+_TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
+MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
+"""Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
+reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
+whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
+one for the other terms together. Each holds at most
+:data:`~langchain_session_recall.search.query.MAX_QUERY_TERMS` terms, of which at most
+:data:`~langchain_session_recall.search.query.MAX_PREFIX_TERMS` prefixes."""
 AUTOMATION_SOURCES = ("cron", "kanban")
 """Session sources of unattended runs (matched separately, demoted by ranking)."""
 QueryReading = Literal["natural", "strict", "relaxed"]
@@ -73,6 +84,9 @@ class SearchOutcome:
     sessions: list[RankedSession] = field(default_factory=list)
     expansions: dict[str, str] = field(default_factory=dict)
     """Query words that matched nothing and what was searched instead (typo or prefix)."""
+    time_hint: TimeHint | None = None
+    """The time the query named ("last week", "May 2023"), used as a soft prior on session
+    start times (see :mod:`~langchain_session_recall.search.time_hints`)."""
 
     @property
     def sessions_searched(self) -> int:
@@ -92,11 +106,14 @@ def search_sessions(
     before: float | None = None,
     hit_limit: int = HIT_LIMIT,
     weights: TermWeights | None = None,
+    now: float | None = None,
 ) -> SearchOutcome:
     """Rank the root sessions that match ``text``.
 
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``text`` has nothing
     searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
+    ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
+    query ("last week"): they become a soft prior on session start times, never a filter.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -132,15 +149,55 @@ def search_sessions(
                 return SearchOutcome(query=query, reading="strict", sessions=ranked)
     expansions: dict[str, str] = {}
     term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
-    all_hits = [h for hits in term_hits.values() for h in hits]
+    header_hits = match_headers(backend, query, filters=filters, limit=hit_limit)
+    moment = time.time() if now is None else now
+    hint = parse_time_hint(text, now=moment)
+    session_ids = [h.session_id for hits in term_hits.values() for h in hits]
+    session_ids += [h.session_id for hits in header_hits.values() for h in hits]
     ranked = []
-    if all_hits:
-        roots = _roots(backend, all_hits, user_id)
-        weights = weights or TermWeights()
-        now = time.time() if weights.recency_half_life else None
-        ranked = rank_by_terms(term_hits, roots, exclude_roots=exclude, weights=weights, now=now)
+    if session_ids:
+        parents = backend.parents_of(list(dict.fromkeys(session_ids)), user_id=user_id)
+        roots = resolve_roots(session_ids, parents, cycle_root=backend.first_started)
+        ranked = rank_by_terms(
+            term_hits,
+            roots,
+            session_hits=header_hits,
+            exclude_roots=exclude,
+            weights=weights or _DEFAULT_WEIGHTS,
+            now=moment,
+            time_hint=hint,
+        )
     reading: QueryReading = "strict" if any_of else "relaxed" if query.explicit else "natural"
-    return SearchOutcome(query=query, reading=reading, sessions=ranked, expansions=expansions)
+    return SearchOutcome(
+        query=query, reading=reading, sessions=ranked, expansions=expansions, time_hint=hint
+    )
+
+
+def match_headers(
+    backend: SessionBackend,
+    query: ParsedQuery,
+    *,
+    filters: SearchFilters = _NO_FILTERS,
+    limit: int = HIT_LIMIT,
+) -> dict[str, list[SessionHit]]:
+    """Sessions whose header (title, date words) matches each search term alone (terms that
+    match no header are absent), keyed as :func:`match_terms` keys its terms.
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="Trip", started_at=1683554160.0)
+        >>> sorted(match_headers(store, parse_query("the trip in May 2023")))
+        ['2023', 'may', 'trip']
+    """
+    out: dict[str, list[SessionHit]] = {}
+    for term in search_terms(query, limit=MAX_SEARCH_TERMS):
+        found = backend.match_sessions(
+            single_term_query(term), "relaxed", filters=filters, limit=limit
+        )
+        if found:
+            out[_term_key(term)] = found
+    return out
 
 
 def _any_of(query: ParsedQuery) -> bool:
@@ -153,7 +210,10 @@ def _roots(
     backend: SessionBackend, hits: Sequence[MessageHit], user_id: str | None
 ) -> dict[str, str]:
     parents = backend.parents_of(list({h.session_id for h in hits}), user_id=user_id)
-    return resolve_roots((h.session_id for h in hits), parents)
+    return resolve_roots((h.session_id for h in hits), parents, cycle_root=backend.first_started)
+
+
+_DEFAULT_WEIGHTS = TermWeights()
 
 
 def _indexed(backend: SessionBackend, term: Term, filters: SearchFilters) -> bool:
@@ -229,7 +289,7 @@ def match_terms(
             single, "relaxed", filters=filters, limit=limit, automation=automation
         )
 
-    terms = search_terms(query, limit=sys.maxsize)
+    terms = search_terms(query, limit=MAX_QUERY_TERMS)
     for term in terms[:MAX_SEARCH_TERMS]:
         hits = match(term)
         used: list[str] = []

@@ -24,6 +24,8 @@ from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.search.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
 
 __all__ = [
+    "MAX_PREFIX_TERMS",
+    "MAX_QUERY_TERMS",
     "MAX_SEARCH_TERMS",
     "STOP_WORDS",
     "ParsedQuery",
@@ -38,6 +40,15 @@ __all__ = [
 
 Reading = Literal["strict", "relaxed"]
 Operator = Literal["AND", "OR", "NOT"]
+
+MAX_QUERY_TERMS = 256
+"""Terms a query keeps in each reading, search terms a query yields (after CJK words are cut
+into bigrams), and tokens a phrase keeps: the rest of a longer query is dropped
+(``ParsedQuery.truncated``), so no rendered expression holds more than this many terms, and
+the cost of a search stays bounded whatever an agent sends (a query of 10,000 words)."""
+MAX_PREFIX_TERMS = 16
+"""Prefix terms (``deploy*``) a query keeps as prefixes; later ones are searched as whole
+words (a prefix costs a stemming pass to render and a range of the index to match)."""
 
 # Words that carry no topic in a recall question. Kept short on purpose: a word the user may
 # search for on its own (e.g. "error", "fix", "script") is never a stop word.
@@ -60,6 +71,7 @@ _OPERATORS = frozenset({"AND", "OR", "NOT"})
 # A token character is a letter or a digit, as for FTS5's unicode61 tokenizer ('_' splits).
 _TOKEN = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]*)"')
+_POSSESSIVE = re.compile(r"(\w)['\u2019]s(?=\W*$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +101,9 @@ class ParsedQuery:
     strict: tuple[tuple[Operator | None, Term], ...]
     relaxed: tuple[Term, ...]
     explicit: bool
+    truncated: bool = False
+    """Terms or prefixes were dropped to keep the query within :data:`MAX_QUERY_TERMS` and
+    :data:`MAX_PREFIX_TERMS`."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -101,9 +116,11 @@ class ParsedQuery:
 
 
 def _chunk_terms(chunk: str) -> list[Term]:
-    """Terms of one whitespace-free chunk: ``docker-compose`` -> phrase, ``deploy*`` -> prefix."""
+    """Terms of one whitespace-free chunk: ``docker-compose`` -> phrase, ``deploy*`` -> prefix,
+    ``Ana's`` -> ``Ana`` (a possessive read as the phrase "ana s" finds only the places where
+    someone else names her)."""
     prefix = chunk.endswith("*")
-    tokens = tuple(_TOKEN.findall(chunk))
+    tokens = tuple(_TOKEN.findall(_POSSESSIVE.sub(r"\1", chunk)))[:MAX_QUERY_TERMS]
     if not tokens:
         return []
     return [Term(tokens, prefix=prefix)]
@@ -132,7 +149,7 @@ def parse_query(text: str) -> ParsedQuery:
     pos = 0
     for match in _PHRASE.finditer(text):
         scan.words(text[pos : match.start()])
-        tokens = tuple(_TOKEN.findall(match.group(1)))
+        tokens = tuple(_TOKEN.findall(match.group(1)))[:MAX_QUERY_TERMS]
         if tokens:
             scan.explicit = True
             scan.add(Term(tokens, quoted=True))
@@ -142,10 +159,44 @@ def parse_query(text: str) -> ParsedQuery:
     positive = [t for op, t in scan.items if op != "NOT"]
     if not positive:
         raise EmptyQueryError(f"nothing to search in {text!r}: no letters or digits")
-    relaxed = _relaxed_terms(positive, drop_stop_words=True)
     explicit = scan.explicit or any(t.prefix for t in positive)
-    strict = tuple(scan.items) if explicit else tuple((None, t) for t in relaxed)
-    return ParsedQuery(text=text, strict=strict, relaxed=relaxed, explicit=explicit)
+    relaxed, cut_relaxed = _capped(_relaxed_terms(positive, drop_stop_words=True))
+    if explicit:
+        terms, cut_strict = _capped(tuple(t for _, t in scan.items))
+        strict = tuple(zip((op for op, _ in scan.items), terms, strict=False))
+    else:
+        strict, cut_strict = tuple((None, t) for t in relaxed), False
+    return ParsedQuery(
+        text=text,
+        strict=strict,
+        relaxed=relaxed,
+        explicit=explicit,
+        truncated=cut_relaxed or cut_strict,
+    )
+
+
+def _capped(terms: tuple[Term, ...]) -> tuple[tuple[Term, ...], bool]:
+    """The first :data:`MAX_QUERY_TERMS` terms, prefixes past :data:`MAX_PREFIX_TERMS` made
+    whole words (pure); and whether anything was cut.
+
+    Example:
+        >>> terms = tuple(Term((f"w{i}",), prefix=True) for i in range(MAX_QUERY_TERMS + 1))
+        >>> kept, cut = _capped(terms)
+        >>> len(kept), sum(t.prefix for t in kept), cut
+        (256, 16, True)
+    """
+    kept = terms[:MAX_QUERY_TERMS]
+    cut = len(kept) < len(terms)
+    prefixes: set[Term] = set()
+    out = []
+    for term in kept:
+        if term.prefix and term not in prefixes:
+            if len(prefixes) >= MAX_PREFIX_TERMS:
+                term, cut = Term(term.tokens, quoted=term.quoted), True
+            else:
+                prefixes.add(term)
+        out.append(term)
+    return tuple(out), cut
 
 
 class _Scan:
@@ -230,8 +281,11 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
         >>> [t.tokens[0] for t in search_terms(parse_query("修改youer服务端"))]
         ['修改', 'youer', '服务端', '服务', '务端']
     """
+    limit = min(limit, MAX_QUERY_TERMS)
     out: dict[Term, None] = {}
     for term in query.relaxed:
+        if len(out) >= limit:
+            break
         if term.is_phrase or term.prefix or not has_cjk(term.tokens[0]):
             out.setdefault(term, None)
             continue

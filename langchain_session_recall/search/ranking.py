@@ -14,14 +14,17 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from langchain_session_recall.models import MessageHit
+from langchain_session_recall.models import MessageHit, RecentSession, SessionHit
+from langchain_session_recall.search.time_hints import TimeHint, closeness
 
 __all__ = [
     "DEFAULT_ROLE_WEIGHTS",
     "DEFAULT_SOURCE_WEIGHTS",
     "RankedSession",
     "TermWeights",
+    "best_window",
     "budget_automation",
+    "collapse_repeated_runs",
     "rank_by_terms",
     "rank_sessions",
 ]
@@ -153,7 +156,8 @@ def rank_sessions(
 
 @dataclass(frozen=True, slots=True)
 class TermWeights:
-    """Knobs of :func:`rank_by_terms` (defaults measured on ``benchmarks/recall``).
+    """Knobs of :func:`rank_by_terms` (defaults measured on ``benchmarks/recall`` and the
+    LoCoMo development split, ``benchmarks/locomo``).
 
     ``coverage_power`` sharpens the preference for sessions that matched more of the query's
     informative terms; ``repeat_decay`` demotes each further run of an automation source
@@ -161,6 +165,16 @@ class TermWeights:
     several terms (a proximity signal: the words were said together); ``recency_half_life``
     (days, ``None`` = off) gives sessions matched recently up to 10% more, so newer ones win
     near-ties.
+
+    Passage windows: a question and its answer often sit in adjacent messages, so a session is
+    also scored by its best window of ``window_size`` adjacent messages (every such window,
+    step one), each holding the session's header (title, date words): the terms it covers,
+    weighted by rarity, their matches summed with ``window_decay``, times its coverage to
+    ``window_coverage_power``. The final score blends ``window_weight`` times the best window
+    with ``message_weight`` times the whole-chain score above, each divided by the best of the
+    candidates. ``time_boost``: a session whose start lies in the range a query names ("May
+    2023", "last week") gets up to ``1 + time_boost`` times its score, fading outside the range
+    at ``time_spread`` (see :func:`~langchain_session_recall.search.time_hints.closeness`).
 
     Example:
         >>> TermWeights(recency_half_life=30.0).coverage_power
@@ -176,29 +190,42 @@ class TermWeights:
     together_bonus: float = 0.5
     repeat_decay: float = 0.5
     recency_half_life: float | None = None
+    window_size: int = 3
+    window_decay: float = 0.3
+    window_coverage_power: float = 1.0
+    window_weight: float = 1.0
+    message_weight: float = 0.5
+    time_boost: float = 1.0
+    time_spread: float = 0.5
 
 
 _DEFAULT_TERM_WEIGHTS = TermWeights()
+_NO_SESSION_HITS: Mapping[str, Sequence[SessionHit]] = {}
 
 
 def _term_weights(
     term_hits: Mapping[str, Sequence[MessageHit]],
+    session_hits: Mapping[str, Sequence[SessionHit]],
     roots: Mapping[str, str],
     source_weights: Mapping[str, float],
 ) -> dict[str, float]:
     """How informative each term is: ``ln(1 + N / df)`` over the sessions that matched.
 
-    ``df`` counts the root sessions a term matched, ``N`` those any term matched, and all runs
-    of one automation source count once: a word that fills a hundred cron runs still names
-    the one interactive session that discussed it.
+    ``df`` counts the root sessions a term matched (in a message or the header), ``N`` those
+    any term matched, and all runs of one automation source count once: a word that fills a
+    hundred cron runs still names the one interactive session that discussed it.
     """
 
-    def group(hit: MessageHit) -> str:
-        if source_weights.get(hit.source, 1.0) < 0.75:
-            return "\x00" + hit.source
-        return roots.get(hit.session_id, hit.session_id)
+    def group(session_id: str, source: str) -> str:
+        if source_weights.get(source, 1.0) < 0.75:
+            return "\x00" + source
+        return roots.get(session_id, session_id)
 
-    sessions = {t: {group(h) for h in hits} for t, hits in term_hits.items()}
+    sessions: dict[str, set[str]] = {}
+    for term, hits in term_hits.items():
+        sessions.setdefault(term, set()).update(group(h.session_id, h.source) for h in hits)
+    for term, found in session_hits.items():
+        sessions.setdefault(term, set()).update(group(h.session_id, h.source) for h in found)
     n = len(set().union(*sessions.values())) if sessions else 0
     return {t: math.log(1.0 + n / len(g)) if g else 0.0 for t, g in sessions.items()}
 
@@ -207,25 +234,91 @@ def _decayed(values: Iterable[float], decay: float) -> float:
     return sum(v * decay**i for i, v in enumerate(sorted(values, reverse=True)))
 
 
+def _positions(hits: Iterable[MessageHit]) -> dict[int, int]:
+    """``{message_id: place in its session}``: stored positions when every hit of the session
+    has one, else message ids (the same order; rows other programs wrote carry no position)."""
+    by_session: dict[str, list[MessageHit]] = {}
+    for hit in hits:
+        by_session.setdefault(hit.session_id, []).append(hit)
+    out: dict[int, int] = {}
+    for found in by_session.values():
+        stored = all(h.position is not None for h in found)
+        for h in found:
+            out[h.message_id] = h.position if stored and h.position is not None else h.message_id
+    return out
+
+
+def best_window(
+    messages: Mapping[str, Mapping[int, float]],
+    header: Mapping[str, float],
+    positions: Mapping[int, int],
+    term_weight: Mapping[str, float],
+    *,
+    size: int,
+    decay: float,
+    coverage_power: float,
+) -> float:
+    """The best score of a window of ``size`` adjacent messages of one session (pure).
+
+    ``messages`` maps each term to ``{message_id: contribution}`` for this session's matches,
+    ``header`` each term to the contribution of the session's header (title, date words),
+    which every window holds. A window scores the rarity-weighted, decayed sum of its terms'
+    contributions times the share of the query's weight it covers to ``coverage_power``.
+
+    Example:
+        >>> w = {"flight": 1.0, "paris": 1.0}
+        >>> question = {"flight": {10: 2.0}}; answer = {"paris": {11: 2.0}}
+        >>> best_window({**question, **answer}, {}, {10: 0, 11: 1}, w, size=3, decay=0.3,
+        ...             coverage_power=1.0)
+        4.0
+        >>> best_window({**question, **answer}, {}, {10: 0, 11: 9}, w, size=3, decay=0.3,
+        ...             coverage_power=1.0)
+        1.0
+    """
+    total = sum(term_weight.values()) or 1.0
+    mean = total / max(1, len(term_weight))
+    starts = {p - k for ids in messages.values() for m in ids for p in (positions[m],)
+              for k in range(size)} or {0}  # fmt: skip
+    best = 0.0
+    for start in starts:
+        score = covered = 0.0
+        for term in set(messages) | set(header):
+            inside = [c for m, c in messages.get(term, {}).items()
+                      if start <= positions[m] < start + size]  # fmt: skip
+            if term in header:
+                inside.append(header[term])
+            if inside:
+                score += term_weight.get(term, 0.0) / mean * _decayed(inside, decay)
+                covered += term_weight.get(term, 0.0)
+        best = max(best, score * (covered / total) ** coverage_power)
+    return best
+
+
 def rank_by_terms(
     term_hits: Mapping[str, Sequence[MessageHit]],
     roots: Mapping[str, str],
     *,
+    session_hits: Mapping[str, Sequence[SessionHit]] = _NO_SESSION_HITS,
     exclude_roots: Iterable[str] = (),
     weights: TermWeights = _DEFAULT_TERM_WEIGHTS,
     now: float | None = None,
+    time_hint: TimeHint | None = None,
 ) -> list[RankedSession]:
-    """Rank root sessions by how well their whole chain covers the query's terms.
+    """Rank root sessions by how well their whole chain, and their best passage, cover the
+    query's terms.
 
     ``term_hits`` maps each query term to the messages that matched it alone, with their
     full-text relevance for that term (BM25 carries the term's rarity: a word found in few
-    messages weighs more). For every root session and term, the matching messages' weighted
-    relevances are summed with geometric decay (more evidence helps, volume alone does not win);
-    the per-term sums are added up, multiplied by the session's *coverage* (weight of the terms
-    it matched / weight of all terms found anywhere, to ``coverage_power``; a term's weight is
-    its session-level IDF) and by a bonus when one message holds several terms. Automation
-    sources are demoted by ``source_weights``, never dropped. ``now`` (Unix seconds) enables
-    the optional recency factor of ``weights``.
+    messages weighs more); ``session_hits`` the sessions whose header (title, date words)
+    matched it. For every root session and term, the matching messages' weighted relevances
+    are summed with geometric decay (more evidence helps, volume alone does not win); the
+    per-term sums are added up, multiplied by the session's *coverage* (weight of the terms it
+    matched / weight of all terms found anywhere, to ``coverage_power``; a term's weight is its
+    session-level IDF) and by a bonus when one message holds several terms. That whole-chain
+    score is blended with the session's best window of adjacent messages
+    (:func:`best_window`), then multiplied by the time prior when the query named a time
+    (``time_hint``). Automation sources are demoted by ``source_weights``, never dropped.
+    ``now`` (Unix seconds) enables the optional recency factor of ``weights``.
 
     Example:
         >>> hits = {"cors": [MessageHit(1, "a", "user", 3.0, "cli", 1.0),
@@ -235,9 +328,10 @@ def rank_by_terms(
         [('a', ('nginx', 'cors')), ('b', ('cors',))]
     """
     excluded = set(exclude_roots)
-    term_weight = _term_weights(term_hits, roots, weights.source_weights)
+    term_weight = _term_weights(term_hits, session_hits, roots, weights.source_weights)
     total_weight = sum(term_weight.values()) or 1.0
     mean_weight = total_weight / max(1, len(term_weight))
+    positions = _positions(h for hits in term_hits.values() for h in hits)
     # root -> term -> message id -> (contribution, hit)
     grouped: dict[str, dict[str, dict[int, tuple[float, MessageHit]]]] = {}
     for term, hits in term_hits.items():
@@ -250,15 +344,32 @@ def rank_by_terms(
             prev = per_msg.get(hit.message_id)
             if prev is None or c > prev[0]:  # the same message from two indexes: count once
                 per_msg[hit.message_id] = (c, hit)
+    # root -> session -> term -> header contribution
+    headers: dict[str, dict[str, dict[str, float]]] = {}
+    header_info: dict[str, SessionHit] = {}
+    for term, found in session_hits.items():
+        for sh in found:
+            root = roots.get(sh.session_id, sh.session_id)
+            if root in excluded:
+                continue
+            c = sh.relevance * weights.source_weights.get(sh.source, 1.0)
+            per = headers.setdefault(root, {}).setdefault(sh.session_id, {})
+            per[term] = max(per.get(term, 0.0), c)
+            header_info[sh.session_id] = sh
 
-    ranked: list[RankedSession] = []
-    sources: dict[str, str] = {}
-    for root, by_term in grouped.items():
+    chain_scores: dict[str, float] = {}
+    window_scores: dict[str, float] = {}
+    facts: dict[str, tuple[list[int], list[str], float, float | None, str, float]] = {}
+    for root in set(grouped) | set(headers):
+        by_term = grouped.get(root, {})
+        root_headers = headers.get(root, {})
+        header_terms = {t for per in root_headers.values() for t in per}
         base = sum(
             term_weight[t] / mean_weight * _decayed((c for c, _ in msgs.values()), weights.decay)
             for t, msgs in by_term.items()
         )
-        coverage = sum(term_weight[t] for t in by_term) / total_weight
+        chain_terms = set(by_term) | header_terms
+        coverage = sum(term_weight[t] for t in chain_terms) / total_weight
         per_message: dict[int, float] = {}
         message_terms: dict[int, float] = {}
         hits_by_id: dict[int, MessageHit] = {}
@@ -267,23 +378,81 @@ def rank_by_terms(
                 per_message[mid] = per_message.get(mid, 0.0) + c
                 message_terms[mid] = message_terms.get(mid, 0.0) + term_weight[term]
                 hits_by_id[mid] = hit
-        together = max(message_terms.values()) / total_weight if len(by_term) > 1 else 0.0
-        score = base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * together)
-        latest = max(h.timestamp for h in hits_by_id.values())
-        own = [h.source for h in hits_by_id.values() if h.session_id == root]
-        sources[root] = own[0] if own else next(iter(hits_by_id.values())).source
+        together = (
+            max(message_terms.values()) / total_weight
+            if len(by_term) > 1 and message_terms
+            else 0.0
+        )
+        chain_scores[root] = (
+            base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * together)
+        )
+        # the best window over the chain's sessions (a window never spans two sessions)
+        sessions = {h.session_id for h in hits_by_id.values()} | set(root_headers)
+        window_scores[root] = max(
+            best_window(
+                {
+                    t: {m: c for m, (c, h) in msgs.items() if h.session_id == sid}
+                    for t, msgs in by_term.items()
+                    if any(h.session_id == sid for _, h in msgs.values())
+                },
+                root_headers.get(sid, {}),
+                positions,
+                term_weight,
+                size=weights.window_size,
+                decay=weights.window_decay,
+                coverage_power=weights.window_coverage_power,
+            )
+            for sid in sessions
+        )
+        order = sorted(per_message, key=lambda m: (-per_message[m], m))
+        matched = [hits_by_id[m].session_id for m in order] + sorted(root_headers)
+        own = [h for h in hits_by_id.values() if h.session_id == root]
+        started = next((h.session_started for h in own if h.session_started is not None), None)
+        if started is None and root in header_info:
+            started = header_info[root].started_at
+        if started is None:
+            started = min(
+                (h.session_started for h in hits_by_id.values() if h.session_started is not None),
+                default=None,
+            )
+        source = (
+            own[0].source
+            if own
+            else header_info[root].source
+            if root in header_info
+            else next(iter(hits_by_id.values())).source
+        )
+        latest = max((h.timestamp for h in hits_by_id.values()), default=started or 0.0)
+        facts[root] = (order, matched, coverage, started, source, latest)
+
+    top_chain = max(chain_scores.values(), default=0.0) or 1.0
+    top_window = max(window_scores.values(), default=0.0) or 1.0
+    ranked: list[RankedSession] = []
+    sources: dict[str, str] = {}
+    for root, (order, matched, coverage, started, source, latest) in facts.items():
+        score = (
+            weights.window_weight * window_scores[root] / top_window
+            + weights.message_weight * chain_scores[root] / top_chain
+        )
         if weights.recency_half_life and now is not None:
             age_days = max(0.0, now - latest) / 86_400.0
             score *= 1.0 + 0.1 * math.exp(-age_days * math.log(2) / weights.recency_half_life)
-        order = sorted(per_message, key=lambda m: (-per_message[m], m))
+        if time_hint is not None and started is not None and weights.time_boost:
+            score *= 1.0 + weights.time_boost * closeness(
+                started, time_hint, spread=weights.time_spread
+            )
+        sources[root] = source
+        terms = set(grouped.get(root, {})) | {
+            t for per in headers.get(root, {}).values() for t in per
+        }
         ranked.append(
             RankedSession(
                 root_id=root,
                 score=round(score, 6),
                 message_ids=tuple(order),
-                session_ids=tuple(dict.fromkeys(hits_by_id[m].session_id for m in order)),
+                session_ids=tuple(dict.fromkeys(matched)),
                 latest_match=latest,
-                matched_terms=tuple(sorted(by_term, key=lambda t: (-term_weight[t], t))),
+                matched_terms=tuple(sorted(terms, key=lambda t: (-term_weight[t], t))),
                 coverage=round(coverage, 4),
             )
         )
@@ -312,3 +481,33 @@ def _spread_repeats(
         out.append(replace(r, score=round(r.score * weights.repeat_decay**n, 6)) if n else r)
     out.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
     return out
+
+
+def collapse_repeated_runs(
+    sessions: Iterable[RecentSession],
+    sources: Collection[str],
+    seen: set[tuple[str, str, str]] | None = None,
+) -> list[RecentSession]:
+    """Keep the first (newest) run of each automation job, in order (pure).
+
+    A job is a source of ``sources`` and a title (an untitled run: its first user message):
+    thirty nightly "disk usage check" runs browse as their newest one, as search demotes
+    their repeats. Other sessions pass through. ``seen`` carries the jobs met across pages.
+
+    Example:
+        >>> def r(i, source, title):
+        ...     return RecentSession(i, source, 0.0, title, None, 1, "df -h")
+        >>> runs = [r("c3", "cron", "Disk"), r("a", "cli", "Disk"), r("c2", "cron", "Disk")]
+        >>> [s.id for s in collapse_repeated_runs(runs, {"cron"})]
+        ['c3', 'a']
+    """
+    seen = set() if seen is None else seen
+    kept = []
+    for session in sessions:
+        if session.source in sources:
+            job = (session.source, session.title or "", "" if session.title else session.preview)
+            if job in seen:
+                continue
+            seen.add(job)
+        kept.append(session)
+    return kept

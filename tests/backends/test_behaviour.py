@@ -359,11 +359,10 @@ def test_stats(store: Any) -> None:
 _FRESH_PROCESS = r"""
 import json, sys
 from summarizer_support import ScriptedChatModel
+from store_targets import StoreTarget
 from langchain_session_recall import create_session_search_tool
-from langchain_session_recall.backends import open_store, PostgresSessionStore
 
-target, schema = sys.argv[1], sys.argv[2]
-store = PostgresSessionStore(target, schema=schema) if schema else open_store(target)
+store = StoreTarget.parse(sys.argv[1]).open()  # the same store: a file, or a DSN
 
 
 def recap(messages, n):
@@ -379,7 +378,9 @@ print(json.dumps({"calls": len(llm.calls), "count": payload["count"]}))
 """
 
 
-def test_summaries_cached_in_the_store_serve_a_fresh_process(store: Any, tmp_path: Any) -> None:
+def test_summaries_cached_in_the_store_serve_a_fresh_process(
+    store: Any, store_factory: Any
+) -> None:
     """Issue: on PostgreSQL the cache was in memory only. A new process now pays no LLM call."""
     import json
     import os
@@ -389,15 +390,13 @@ def test_summaries_cached_in_the_store_serve_a_fresh_process(store: Any, tmp_pat
 
     for sid, text in (("f1", "the flamingo migration script"), ("f2", "flamingo feeding log")):
         _say(store, sid, text, "we ran the migration at noon")
-    pg = type(store).__name__ == "PostgresSessionStore"
-    target = os.environ["SESSION_RECALL_PG_DSN"] if pg else store.path
-    schema = store.schema if pg else ""
+    target = store_factory.target().argv()  # where `store` lives
     tests = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
     def run() -> dict[str, int]:
         out = subprocess.run(
-            [sys.executable, "-c", _FRESH_PROCESS, str(target), schema],
+            [sys.executable, "-c", _FRESH_PROCESS, target],
             capture_output=True, text=True, env=env, timeout=120, check=True,
         )  # fmt: skip
         return json.loads(out.stdout.strip().splitlines()[-1])

@@ -16,7 +16,10 @@ from reliability.llm_stub import FaultyLLMServer
 
 pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
 
-RECAP = "Connections were exhausted; pgbouncer in transaction mode fixed it."
+RECAP = (
+    "Postgres hit max_connections=100 after the deploy; pgbouncer in transaction mode on port "
+    "6432 fixed it."
+)
 
 
 async def test_model_recaps_through_an_openai_compatible_endpoint(

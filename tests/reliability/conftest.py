@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from reliability.reliability_support import FIGURES, load_corpus
+from store_targets import BACKENDS, StoreFactory, StoreTarget
 
-from langchain_session_recall import SessionStore
+from langchain_session_recall.backends import SessionBackend
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -28,10 +29,22 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         Path(target).write_text(json.dumps(dict(sorted(FIGURES.items())), indent=2) + "\n")
 
 
-@pytest.fixture(scope="module")
-def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionStore]:
-    """A file store holding :data:`CORPUS`, shared by a module's tests (read it, do not write)."""
-    path = tmp_path_factory.mktemp("corpus") / "corpus.db"
-    with SessionStore(path) as store:
+@pytest.fixture(scope="module", params=BACKENDS)
+def corpus(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[SessionBackend, StoreTarget]]:
+    """A store of each backend holding :data:`CORPUS`, and where it lives; shared by a module's
+    tests (read it, do not write)."""
+    factory = StoreFactory(request.param, tmp_path_factory.mktemp("corpus"))
+    try:
+        store = factory.open("corpus")
         load_corpus(store)
-        yield store
+        yield store, factory.target("corpus")
+    finally:
+        factory.cleanup()
+
+
+@pytest.fixture(scope="module")
+def corpus_store(corpus: tuple[SessionBackend, StoreTarget]) -> SessionBackend:
+    """The store of :func:`corpus`."""
+    return corpus[0]

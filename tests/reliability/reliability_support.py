@@ -2,7 +2,8 @@
 corpus, and the environment for child processes.
 
 Every test that tries generated cases, injects faults, runs concurrent operations or checks
-messages adds to :data:`FIGURES` with :func:`count`. ``conftest.py`` prints the totals at the end
+messages adds to :data:`FIGURES` with :func:`count`; a test that runs on a store names its
+backend, so each figure is reported per backend (``hostile.cases[postgres]``). ``conftest.py`` prints the totals at the end
 of the run and, when the environment variable ``RELIABILITY_REPORT`` names a file, writes them
 there as JSON (the numbers quoted in ``docs/reliability.md`` come from such a file).
 """
@@ -17,9 +18,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
-from langchain_session_recall import SessionStore
+from langchain_session_recall.backends import SessionBackend
 
 REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "tests"
 FIGURES: Counter[str] = Counter()
 _FIGURES_LOCK = threading.Lock()
 
@@ -31,10 +33,22 @@ RELIABILITY_SETTINGS = settings(
 """Base Hypothesis settings: ``@settings(RELIABILITY_SETTINGS, max_examples=n)``."""
 
 
-def count(name: str, n: int = 1) -> None:
-    """Add ``n`` to the figure ``name`` (thread-safe)."""
+PG_EXAMPLES = 0.25
+"""Share of a property's Hypothesis examples run on PostgreSQL, where each search is a few
+round trips to the server (about three times the cost of an in-process SQLite search)."""
+
+
+def count(name: str, n: int = 1, *, backend: str | None = None) -> None:
+    """Add ``n`` to the figure ``name``, or to ``name[backend]`` (thread-safe)."""
+    key = f"{name}[{backend}]" if backend else name
     with _FIGURES_LOCK:
-        FIGURES[name] += n
+        FIGURES[key] += n
+
+
+def examples(n: int, backend: str) -> int:
+    """Hypothesis examples of a property for ``backend``: ``n`` on SQLite, a share
+    (:data:`PG_EXAMPLES`, at least 10) on PostgreSQL."""
+    return n if backend == "sqlite" else max(10, round(n * PG_EXAMPLES))
 
 
 # --------------------------------------------------------------------------- a small corpus
@@ -117,7 +131,7 @@ CORPUS: list[dict[str, Any]] = [
 ]
 
 
-def load_corpus(store: SessionStore) -> None:
+def load_corpus(store: SessionBackend) -> None:
     """Write :data:`CORPUS` into ``store`` (ids and titles as given)."""
     for i, session in enumerate(CORPUS):
         store.add_session(session["id"], title=session["title"], started_at=1_790_000_000.0 + i)
@@ -125,7 +139,10 @@ def load_corpus(store: SessionStore) -> None:
 
 
 def subprocess_env() -> dict[str, str]:
-    """The environment for a child Python that imports this checkout of the package."""
+    """The environment for a child Python that imports this checkout of the package and the
+    test helpers (``store_targets``)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPO), str(TESTS), env.get("PYTHONPATH")])
+    )
     return env

@@ -1,10 +1,12 @@
-"""Concurrent writers and readers on one database file.
+"""Concurrent writers and readers on one store, on both backends.
 
 * One thread adds sessions continuously while reader threads and an asyncio task search:
   no ``database is locked``, every committed message is searchable right after its commit,
   and no read ever sees half a batch (``add_messages`` is one transaction).
-* Two processes write the same file: serialized by SQLite's lock and the busy timeout,
-  nothing lost, no duplicate, both indexes intact.
+* Two processes write the same store: serialized by SQLite's lock and the busy timeout, or
+  side by side on PostgreSQL; nothing lost, no duplicate, the indexes intact.
+* Read-only readers search while a writer comes (opens the store), writes and goes (closes it),
+  three times. On SQLite also with a Hermes file and Hermes' own writes (immutable reads).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import threading
 from pathlib import Path
 
 from reliability.reliability_support import count, subprocess_env
+from store_targets import StoreFactory
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.search.pipeline import search_sessions
 
 SESSIONS = 120
@@ -56,7 +60,7 @@ class Committed:
             return list(self._done)
 
 
-def _check_session(store: SessionStore, n: int) -> int:
+def _check_session(store: SessionBackend, n: int) -> int:
     """The committed session ``n`` is found by its word and is whole; returns messages seen."""
     sid = f"c{n}"
     outcome = search_sessions(store, _word(n))
@@ -68,9 +72,9 @@ def _check_session(store: SessionStore, n: int) -> int:
     return len(messages)
 
 
-def test_one_writer_many_readers_and_an_asyncio_task(tmp_path: Path) -> None:
-    path = tmp_path / "live.db"
-    store = SessionStore(path)
+def test_one_writer_many_readers_and_an_asyncio_task(store_factory: StoreFactory) -> None:
+    backend = store_factory.backend
+    store = store_factory.open("live")
     committed = Committed()
     errors: list[BaseException] = []
     ops = {"reads": 0, "messages_checked": 0}
@@ -134,24 +138,27 @@ def test_one_writer_many_readers_and_an_asyncio_task(tmp_path: Path) -> None:
     assert committed.snapshot() == list(range(SESSIONS))
     for n in range(SESSIONS):  # afterwards, everything is there exactly once
         _check_session(store, n)
-    store.close()
-    count("concurrency.sessions_written", SESSIONS)
-    count("concurrency.messages_written", SESSIONS * BATCH)
-    count("concurrency.concurrent_reads", ops["reads"] + async_searches)
-    count("concurrency.messages_checked", ops["messages_checked"] + SESSIONS * BATCH)
+    count("concurrency.sessions_written", SESSIONS, backend=backend)
+    count("concurrency.messages_written", SESSIONS * BATCH, backend=backend)
+    count("concurrency.concurrent_reads", ops["reads"] + async_searches, backend=backend)
+    count(
+        "concurrency.messages_checked", ops["messages_checked"] + SESSIONS * BATCH, backend=backend
+    )
 
 
 _PROCESS_WRITER = """
 import pathlib, sys, time
-from langchain_session_recall import SessionStore
-path, tag, sessions, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-# start barrier: both processes are imported and ready before either writes
-pathlib.Path(path + "." + tag + ".ready").touch()
+from store_targets import StoreTarget
+target, barrier = StoreTarget.parse(sys.argv[1]), pathlib.Path(sys.argv[2])
+tag, sessions, batch = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+store = target.open()  # SQLite: a 30 s busy timeout
+# start barrier: both processes are imported and connected before either writes
+(barrier / (tag + ".ready")).touch()
 for _ in range(6000):
-    if len(list(pathlib.Path(path).parent.glob("*.ready"))) == 2:
+    if len(list(barrier.glob("*.ready"))) == 2:
         break
     time.sleep(0.01)
-with SessionStore(path, busy_timeout=30.0) as store:
+with store:
     for n in range(sessions):
         sid = f"{tag}-{n}"
         store.add_session(sid, started_at=1790000000.0 + n)
@@ -162,13 +169,17 @@ print("ok")
 """
 
 
-def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    SessionStore(path).close()  # schema created once; both processes then only write
+def test_two_processes_writing_the_same_store(store_factory: StoreFactory, tmp_path: Path) -> None:
+    backend = store_factory.backend
+    target = store_factory.target("shared")
+    target.open().close()  # schema created once; both processes then only write
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
     sessions, batch = 150, 5
+    args = [target.argv(), str(barrier)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _PROCESS_WRITER, str(path), tag, str(sessions), str(batch)],
+            [sys.executable, "-c", _PROCESS_WRITER, *args, tag, str(sessions), str(batch)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -182,30 +193,81 @@ def test_two_processes_writing_the_same_file(tmp_path: Path) -> None:
         assert "database is locked" not in err
         assert out.strip() == "ok"
 
-    with SessionStore(path, read_only=True) as store:
+    with target.open(read_only=True) as store:
         for tag in ("pa", "pb"):
             for n in range(sessions):
                 sid = f"{tag}-{n}"
                 found = [r.root_id for r in search_sessions(store, f"{tag}w{n}x").sessions]
                 assert found == [sid]
                 assert len(store.get_messages(sid)) == batch
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
-        total = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-        distinct = conn.execute(
-            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages)"
-        ).fetchone()[0]
-        writers = [r[0][:2] for r in conn.execute("SELECT session_id FROM messages ORDER BY id")]
-    finally:
-        conn.close()
+    target.assert_intact()
+    with target.sql() as sql:
+        total = sql.execute("SELECT count(*) FROM messages")[0][0]
+        distinct = sql.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages) d"
+        )[0][0]
+        writers = [r[0][:2] for r in sql.execute("SELECT session_id FROM messages ORDER BY id")]
     assert total == distinct == 2 * sessions * batch
-    count("concurrency.processes", 2)
-    # how often the commit order switched between the two processes (0 = they never overlapped)
-    count("concurrency.process_interleavings", sum(a != b for a, b in itertools.pairwise(writers)))
-    count("concurrency.messages_written", total)
-    count("concurrency.messages_checked", total)
+    count("concurrency.processes", 2, backend=backend)
+    # how often the id order (SQLite: the commit order) switched between the two processes
+    # (0 = they never overlapped)
+    switches = sum(a != b for a, b in itertools.pairwise(writers))
+    count("concurrency.process_interleavings", switches, backend=backend)
+    count("concurrency.messages_written", total, backend=backend)
+    count("concurrency.messages_checked", total, backend=backend)
+
+
+def test_read_only_readers_while_a_writer_comes_and_goes(store_factory: StoreFactory) -> None:
+    """A read-only store searches from three threads while a writer opens the store, writes
+    40 sessions and closes it, three times over; no error, the final data all visible."""
+    backend = store_factory.backend
+    target = store_factory.target("comes-and-goes")
+    with target.open() as seed:
+        seed.add_session("seed")
+        seed.add_messages("seed", [{"role": "user", "content": "nginx seeds the store"}])
+    reader = store_factory.open("comes-and-goes", read_only=True)
+    errors: list[BaseException] = []
+    done = threading.Event()
+    reads = [0]
+
+    def writer() -> None:
+        try:
+            for run in range(3):
+                with target.open() as store:
+                    for n in range(40):
+                        sid = f"w{run}-{n}"
+                        store.add_session(sid)
+                        store.add_messages(
+                            sid, [{"role": "user", "content": f"writerrun{run}x {sid}"}] * BATCH
+                        )
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            done.set()
+
+    def search() -> None:
+        try:
+            while not done.is_set():
+                outcome = search_sessions(reader, "nginx OR writerrun0x OR writerrun2x")
+                assert "seed" in {r.root_id for r in outcome.sessions}
+                reads[0] += 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer)] + [
+        threading.Thread(target=search) for _ in range(READERS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, repr(errors[0])
+    for run in range(3):
+        found = {r.root_id for r in search_sessions(reader, f"writerrun{run}x").sessions}
+        assert found == {f"w{run}-{n}" for n in range(40)}
+    assert all(len(reader.get_messages(f"w2-{n}")) == BATCH for n in range(40))
+    count("concurrency.concurrent_reads", reads[0], backend=backend)
+    count("concurrency.messages_written", 3 * 40 * BATCH, backend=backend)
 
 
 def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> None:
@@ -275,5 +337,5 @@ def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> N
     )
     conn.close()
     assert [p.name for p in tmp_path.iterdir()] == ["state.db"]
-    count("concurrency.concurrent_reads", reads[0])
-    count("concurrency.messages_written", 3 * 40 * BATCH)
+    count("concurrency.concurrent_reads", reads[0], backend="sqlite")
+    count("concurrency.messages_written", 3 * 40 * BATCH, backend="sqlite")

@@ -1,10 +1,11 @@
-"""Crash safety: a writer killed with SIGKILL in the middle of a batch.
+"""Crash safety: a writer killed with SIGKILL in the middle of a batch, on both backends.
 
 A child process appends large batches with ``add_messages`` (one transaction each) and reports
 each batch before and after it commits; the test kills it at a random moment, several times
-over the same file. After every kill the database must pass ``PRAGMA integrity_check`` and the
-FTS5 ``integrity-check``, every reported commit must be there, and each batch must be all or
-nothing.
+over the same store. After every kill the store must pass its integrity checks (SQLite:
+``PRAGMA integrity_check`` and the FTS5 ``integrity-check``; PostgreSQL: ``check()``, whose
+server rolls back the killed connection's transaction), every reported commit must be there,
+and each batch must be all or nothing. Killed imports, re-run, complete without duplicates.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 from reliability.reliability_support import count, subprocess_env
+from store_targets import StoreFactory, StoreTarget
 
-from langchain_session_recall import SessionStore
 from langchain_session_recall.search.pipeline import search_sessions
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
@@ -32,11 +32,11 @@ ROUNDS = 5
 
 _CHILD = """
 import sys
-from langchain_session_recall import SessionStore
-path, first = sys.argv[1], int(sys.argv[2])
+from store_targets import StoreTarget
+target, first = StoreTarget.parse(sys.argv[1]), int(sys.argv[2])
 batch = int(sys.argv[3])
 filler = "lorem ipsum dolor sit amet " * 20
-with SessionStore(path) as store:
+with target.open() as store:
     n = first
     while True:
         sid = f"s{n}"
@@ -50,10 +50,10 @@ with SessionStore(path) as store:
 """
 
 
-def _run_and_kill(path: Path, first: int, rng: random.Random) -> tuple[set[int], set[int]]:
+def _run_and_kill(target: StoreTarget, first: int, rng: random.Random) -> tuple[set[int], set[int]]:
     """Start a writer at batch ``first``, kill it mid-run; returns (begun, committed)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path), str(first), str(BATCH)],
+        [sys.executable, "-c", _CHILD, target.argv(), str(first), str(BATCH)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -78,47 +78,44 @@ def _run_and_kill(path: Path, first: int, rng: random.Random) -> tuple[set[int],
     return begun, committed
 
 
-def _check_consistent(path: Path) -> dict[str, int]:
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
-        rows = conn.execute(
+def _check_consistent(target: StoreTarget) -> dict[str, int]:
+    target.assert_intact()
+    with target.sql() as sql:
+        rows = sql.execute(
             "SELECT s.id, s.message_count, count(m.id) FROM sessions s "
             "LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id"
-        ).fetchall()
-    finally:
-        conn.close()
+        )
     for sid, declared, actual in rows:
         assert actual in (0, BATCH), f"batch {sid} is torn: {actual} of {BATCH} rows"
         assert declared == actual, f"{sid}: message_count {declared} but {actual} rows"
     return {sid: actual for sid, _, actual in rows}
 
 
-def test_sigkill_mid_batch_leaves_whole_batches_only(tmp_path: Path) -> None:
-    path = tmp_path / "crash.db"
-    SessionStore(path).close()
+def test_sigkill_mid_batch_leaves_whole_batches_only(store_factory: StoreFactory) -> None:
+    backend = store_factory.backend
+    target = store_factory.target("crash")
+    target.open().close()
     rng = random.Random(8)
     committed_all: set[int] = set()
     interrupted = 0
     first = 0
     for _ in range(ROUNDS):
-        begun, committed = _run_and_kill(path, first, rng)
+        begun, committed = _run_and_kill(target, first, rng)
         committed_all |= committed
-        rows = _check_consistent(path)
+        rows = _check_consistent(target)
         for n in committed:
             assert rows.get(f"s{n}") == BATCH, f"batch {n} was reported committed but is missing"
         interrupted += sum(rows.get(f"s{n}", 0) == 0 for n in begun - committed)
         first = max(begun) + 1
-    count("crash.sigkills", ROUNDS)
-    count("crash.batches_interrupted_and_rolled_back", interrupted)
-    count("crash.batches_committed", len(committed_all))
-    count("crash.messages_checked", len(committed_all) * BATCH)
-    with SessionStore(path, read_only=True) as store:
+    count("crash.sigkills", ROUNDS, backend=backend)
+    count("crash.batches_interrupted_and_rolled_back", interrupted, backend=backend)
+    count("crash.batches_committed", len(committed_all), backend=backend)
+    count("crash.messages_checked", len(committed_all) * BATCH, backend=backend)
+    with target.open(read_only=True) as store:
         for n in sorted(committed_all)[:: max(1, len(committed_all) // 10)]:
             assert [r.root_id for r in search_sessions(store, f"b{n}x").sessions] == [f"s{n}"]
-    # the writer picks up where it was killed: the file is fully usable
-    with SessionStore(path) as store:
+    # the writer picks up where it was killed: the store is fully usable
+    with target.open() as store:
         store.add_session("after")
         store.add_messages("after", [{"role": "user", "content": "life goes on"}])
         assert [r.root_id for r in search_sessions(store, "life").sessions] == ["after"]
@@ -126,10 +123,10 @@ def test_sigkill_mid_batch_leaves_whole_batches_only(tmp_path: Path) -> None:
 
 _IMPORT_CHILD = """
 import sys
-from langchain_session_recall import SessionStore
-path, sessions, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+from store_targets import StoreTarget
+target, sessions, per = StoreTarget.parse(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 filler = "lorem ipsum dolor sit amet " * 20
-with SessionStore(path) as store:
+with target.open() as store:
     for s in range(sessions):
         sid = f"imp{s}"
         store.add_session(sid)
@@ -143,12 +140,13 @@ print("done", flush=True)
 
 
 def test_an_import_killed_half_way_completes_without_duplicates_when_rerun(
-    tmp_path: Path,
+    store_factory: StoreFactory,
 ) -> None:
-    path = tmp_path / "import.db"
-    SessionStore(path).close()
+    backend = store_factory.backend
+    target = store_factory.target("import")
+    target.open().close()
     sessions, per = 6, 400
-    args = [sys.executable, "-c", _IMPORT_CHILD, str(path), str(sessions), str(per)]
+    args = [sys.executable, "-c", _IMPORT_CHILD, target.argv(), str(sessions), str(per)]
     for kill_after in (5, 17, 30):
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=subprocess_env())
         assert proc.stdout is not None
@@ -157,53 +155,55 @@ def test_an_import_killed_half_way_completes_without_duplicates_when_rerun(
                 proc.send_signal(signal.SIGKILL)
                 break
         proc.wait(timeout=60)
-        count("crash.sigkills")
-        conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.close()
-    per_session, distinct = _rerun_to_completion(args, path)
+        count("crash.sigkills", backend=backend)
+        _check_ledger(target)
+    per_session, distinct = _rerun_to_completion(args, target)
     assert per_session == {f"imp{s}": per for s in range(sessions)}
     assert distinct == sessions * per
-    count("crash.messages_checked", sessions * per)
+    count("crash.messages_checked", sessions * per, backend=backend)
 
 
-def _rerun_to_completion(args: list[str], db: Path) -> tuple[dict[str, int], int]:
-    """Run the killed command once more to the end; the full-text index must be intact. Returns
-    messages per session and the number of distinct (session, content) pairs."""
+def _check_ledger(target: StoreTarget) -> None:
+    """Integrity checks pass and the ledger holds exactly one row per imported message."""
+    target.assert_intact()
+    with target.sql() as sql:
+        (orphans,) = sql.execute(
+            "SELECT count(*) FROM messages m WHERE NOT EXISTS "
+            "(SELECT 1 FROM import_ledger l WHERE l.message_id = m.id)"
+        )[0]
+        (dangling,) = sql.execute(
+            "SELECT count(*) FROM import_ledger l WHERE NOT EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.id = l.message_id)"
+        )[0]
+    assert (orphans, dangling) == (0, 0), "messages and their ledger rows were split by a kill"
+
+
+def _rerun_to_completion(args: list[str], target: StoreTarget) -> tuple[dict[str, int], int]:
+    """Run the killed command once more to the end; the store (full-text index included) must
+    be intact. Returns messages per session and the number of distinct (session, content)."""
     done = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=300)
     assert done.returncode == 0, done.stderr
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
-        per_session = dict(
-            conn.execute("SELECT session_id, count(*) FROM messages GROUP BY session_id")
-        )
-        distinct = conn.execute(
-            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages)"
-        ).fetchone()[0]
-    finally:
-        conn.close()
+    target.assert_intact()
+    with target.sql() as sql:
+        per_session = {
+            str(sid): int(n)
+            for sid, n in sql.execute(
+                "SELECT session_id, count(*) FROM messages GROUP BY session_id"
+            )
+        }
+        distinct = sql.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT session_id, content FROM messages) d"
+        )[0][0]
     return per_session, int(distinct)
 
 
 _CLI = "import sys; from langchain_session_recall.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
-def _messages_in(path: Path) -> int:
-    if not path.exists():
-        return 0
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-    try:
-        return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
-    except sqlite3.OperationalError:  # schema not created yet
-        return 0
-    finally:
-        conn.close()
-
-
 def test_the_import_cli_killed_mid_run_completes_without_duplicates_when_rerun(
-    tmp_path: Path,
+    store_factory: StoreFactory, tmp_path: Path
 ) -> None:
+    backend = store_factory.backend
     source = tmp_path / "chats"
     source.mkdir()
     sessions, per = 30, 200
@@ -216,33 +216,32 @@ def test_the_import_cli_killed_mid_run_completes_without_duplicates_when_rerun(
             for i in range(per)
         ]
         (source / f"chat{s:02d}.jsonl").write_text("\n".join(lines) + "\n")
-    db = tmp_path / "imported.db"
+    target = store_factory.target("imported")  # created by the first run of the command
     # Imports commit a group of sessions at a time; groups of 3 here so that the kills land
     # between commits of this small source (a group is as atomic as a session).
     grouped = "import langchain_session_recall.importers.base as b; "
     grouped += "b.SESSIONS_PER_TRANSACTION = 3; " + _CLI
-    args = [sys.executable, "-c", grouped, "import", "jsonl", str(source), "--db", str(db)]
+    args = [sys.executable, "-c", grouped, "import", "jsonl", str(source), "--db", target.db]
     rng = random.Random(3)
     total = sessions * per
     for _ in range(3):
         proc = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=subprocess_env()
         )
-        target = _messages_in(db) + rng.randint(per, 4 * per)
+        goal = target.count() + rng.randint(per, 4 * per)
         for _ in range(3000):  # wait (bounded) until the import is under way, then kill it
-            if proc.poll() is not None or _messages_in(db) >= target:
+            if proc.poll() is not None or target.count() >= goal:
                 break
             time.sleep(0.01)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
-        count("crash.sigkills")
-        rows = _messages_in(db)
+        count("crash.sigkills", backend=backend)
+        rows = target.count()
         assert rows % per == 0, f"a session batch is torn: {rows} rows"  # one batch = one file
-        conn = sqlite3.connect(db)
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        conn.close()
-    assert _messages_in(db) < total  # the kills did interrupt the import
-    per_session, distinct = _rerun_to_completion(args, db)
+        if rows:
+            _check_ledger(target)
+    assert target.count() < total  # the kills did interrupt the import
+    per_session, distinct = _rerun_to_completion(args, target)
     assert sorted(per_session.values()) == [per] * sessions
     assert distinct == total
-    count("crash.messages_checked", total)
+    count("crash.messages_checked", total, backend=backend)

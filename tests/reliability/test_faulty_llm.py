@@ -4,7 +4,8 @@ resets, served by the local stub in ``llm_stub.py`` (127.0.0.1 only, bounded).
 Summaries degrade to the extractive fallback, retries stay within ``max_attempts``, the overall
 deadline holds (the summarizer returns while the model still has requests open), and nothing
 else is lost: every input Document comes back, in order, with its metadata, and no summary is
-attached to the wrong session.
+attached to the wrong session. These need no store; the one test that does (the summary cache
+kept in the store) runs on both backends.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI
 from reliability.llm_stub import FAULTS, FaultyLLMServer
 from reliability.reliability_support import count
+from store_targets import StoreFactory
 
+from langchain_session_recall import SessionRecallRetriever
 from langchain_session_recall.summarize import summarizer
 
 pytestmark = pytest.mark.allow_hosts(["127.0.0.1"])
@@ -204,3 +207,65 @@ def test_the_stub_is_bounded() -> None:
             for _ in range(4)
         ]
     assert codes == [200, 200, 503, 503]
+
+
+def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
+    store_factory: StoreFactory, record: list[FaultyLLMServer]
+) -> None:
+    """The summary cache lives in the store (both backends): a 40%-faulty model fills it with
+    the sessions it did summarize, each under its own session, and never with a fallback; a
+    fresh store object (a new process) is then served from it with no request at all, while a
+    dead model gets requests only for the sessions not cached."""
+    backend = store_factory.backend
+    target = store_factory.target()
+    with target.open() as writer:
+        for i in range(8):
+            writer.add_session(f"s{i}", title=f"deploy {i}", started_at=1_790_000_000.0 + i)
+            writer.add_messages(
+                f"s{i}",
+                [
+                    {"role": "user", "content": f"the deploy of sessiontoken{i}x failed"},
+                    {"role": "assistant", "content": "restarted the worker, the deploy went"},
+                ],
+            )
+
+    def cached_rows() -> list[tuple[Any, ...]]:
+        with target.sql() as sql:
+            return sql.execute("SELECT session_id, summary, status FROM summary_cache")
+
+    rng = random.Random(4242)
+    store = store_factory.open()
+    docs = SessionRecallRetriever(store=store, k=5, max_k=8).invoke("deploy", k=8)
+    assert len(docs) == 8
+    with FaultyLLMServer(default="500", reply=echo, max_hang=5.0) as server:
+        record.append(server)
+        out = make_summarizer(server, request_timeout=0.5, cache=True).invoke(docs)
+    assert {d.metadata["summary_status"] for d in out} == {"fallback"}
+    assert cached_rows() == []  # a fallback is never cached
+
+    def flaky(index: int, body: dict[str, Any]) -> str:
+        return rng.choices(["ok", "500", "timeout", "malformed", "empty"], [6, 2, 1, 1, 2])[0]
+
+    with FaultyLLMServer(flaky, reply=echo, max_hang=5.0) as server:
+        record.append(server)
+        summarizer = make_summarizer(server, request_timeout=0.5, cache=True, max_attempts=1)
+        out = summarizer.invoke(docs)
+    summarized = {
+        d.metadata["session_id"] for d in out if d.metadata["summary_status"] == "summarized"
+    }
+    assert summarized and len(summarized) < len(docs)  # the seed gives some of each
+    rows = cached_rows()
+    assert {r[0] for r in rows} == summarized and len(rows) == len(summarized)
+    for sid, summary, status in rows:
+        assert status == "summarized" and f"sessiontoken{sid[1:]}x" in summary
+
+    with target.open() as fresh:
+        docs = SessionRecallRetriever(store=fresh, k=5, max_k=8).invoke("deploy", k=8)
+        with FaultyLLMServer(default="500", reply=echo, max_hang=5.0) as server:
+            record.append(server)
+            out = make_summarizer(server, request_timeout=0.5, cache=True).invoke(docs)
+            served = server.served
+    statuses = {d.metadata["session_id"]: d.metadata["summary_status"] for d in out}
+    assert {s for s, status in statuses.items() if status == "cached"} == summarized
+    assert served == (len(docs) - len(summarized)) * MAX_ATTEMPTS
+    count("llm.store_cache_rows_checked", len(rows), backend=backend)

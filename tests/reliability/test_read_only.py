@@ -1,20 +1,39 @@
 """Read-only guarantee: opening a database read-only never changes its bytes, its ``-wal``, or
 creates files beside it. The one allowed change is SQLite's read marks inside an ``-shm`` that
 already exists (a reader must register itself there to read a WAL file safely).
+
+The file-level properties (Hermes layouts, ``-wal`` bytes, sidecar files, writers that come and
+go) are SQLite's. On both backends: a store opened ``read_only=True`` runs every read path
+(store, retriever, tool with a model, CLI) and refuses every write with
+:class:`ReadOnlyStoreError`, and not a row changes (on PostgreSQL compared with each row's
+``xmin``). On PostgreSQL also: opening read-only never creates a schema, and a reader beside a
+writer's open transaction sees only committed rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hermes_fixtures import build_hermes_db
 from reliability.reliability_support import count
+from store_targets import StoreFactory, pg_only
 
-from langchain_session_recall import ReadOnlyStoreError, SessionRecallRetriever, SessionStore
+from langchain_session_recall import (
+    NotASessionDatabaseError,
+    ReadOnlyStoreError,
+    SessionRecallRetriever,
+    SessionStore,
+)
+from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.cli import main as cli_main
 from langchain_session_recall.search.pipeline import search_sessions
 
 Snapshot = dict[str, str]
@@ -56,7 +75,7 @@ def exercise(store: SessionStore) -> dict[str, list[str]]:
     retriever.invoke("")
     store.recent_sessions(limit=50, exclude_sources=())
     store.get_cached_summary("k")
-    count("read_only.read_operations", 12 + 2 * len(docs))
+    count("read_only.read_operations", 12 + 2 * len(docs), backend="sqlite")
     return found
 
 
@@ -131,7 +150,7 @@ def test_a_writer_that_comes_and_goes_between_two_reads(hermes_wal: Path) -> Non
         _add(conn, "later", "zeppelin", 3000)  # several MB: rewrites pages the reader cached
         conn.execute("COMMIT")
         conn.close()
-        count("read_only.messages_written_by_other_process", 3000)
+        count("read_only.messages_written_by_other_process", 3000, backend="sqlite")
         assert set(snapshot(directory)) == {"state.db"}
         found = exercise(store)
         assert found["zeppelin"] == ["later"]
@@ -171,3 +190,189 @@ def test_our_own_file_opened_read_only_beside_a_live_writer(tmp_path: Path) -> N
     with SessionStore(path, read_only=True) as reader:
         assert exercise(reader)["zeppelin"] == ["a"]
     assert snapshot(tmp_path) == closed
+
+
+# --------------------------------------------------------------------------- both backends
+
+SEED = [
+    ("ro-root", None, "alice", "the nginx proxy drops the CORS header"),
+    ("ro-child", "ro-root", "alice", "zeppelin notes from the sub-agent"),
+    ("ro-other", None, "bob", "postgres vacuum and the nginx cache"),
+]
+
+
+def _recap(messages: Any, n: int) -> str:
+    return "The user asked about nginx [USER #1]; the assistant answered."
+
+
+def _seed(store: SessionBackend) -> None:
+    for sid, parent, user, text in SEED:
+        store.add_session(sid, parent_session_id=parent, user_id=user, title=sid)
+        store.add_messages(sid, [{"role": "user", "content": text}])
+    store.import_messages("ro-other", [("k1", {"role": "user", "content": "imported"})],
+                          source_kind="jsonl")  # fmt: skip
+    store.put_cached_summary("k", session_id="ro-root", summary="cached", model="m")
+    store.end_session("ro-other", end_reason="done")
+
+
+def every_read_path(store: SessionBackend, db: str) -> int:
+    """Every read the library does, through the store, the retriever, the tool (with a model:
+    summaries of a read-only store are cached in memory), the summarizer cache and the CLI
+    with ``--read-only``; returns the number of operations."""
+    from summarizer_support import ScriptedChatModel
+
+    from langchain_session_recall import create_session_search_tool
+
+    ops = 0
+    for word in ("nginx", "zeppelin", "nothingmatches", "ngin*", "nginx OR postgres"):
+        assert search_sessions(store, word).sessions or word == "nothingmatches"
+        ops += 1
+    assert search_sessions(store, "nginx", user_id="bob").sessions
+    retriever = SessionRecallRetriever(store=store, k=5)
+    assert retriever.invoke("nginx") and retriever.invoke("")
+    assert SessionRecallRetriever(store=store, user_id="alice").invoke("zeppelin")
+    llm = ScriptedChatModel(script=_recap)
+    tool = create_session_search_tool(store, llm=llm, max_attempts=1)
+    for _ in range(2):  # the second call is served by the in-memory cache
+        payload = json.loads(tool.invoke({"query": "nginx", "limit": 3}))
+        assert payload["success"] and payload["results"]
+    assert len(llm.calls) == 2  # two sessions match, each summarized once
+    assert json.loads(tool.invoke({"query": "", "limit": 3}))["success"]
+    ops += 9
+    for sid in store.all_session_ids():
+        assert store.get_session(sid) is not None
+        store.get_messages(sid)
+        store.chain_messages(store.root_of(sid))
+        store.lineage(sid)
+        store.chain(sid)
+        ops += 6
+    store.get_sessions([s for s, *_ in SEED])
+    store.parents_of(["ro-child"], user_id="alice")
+    store.recent_sessions(limit=50, exclude_sources=(), exclude_session_ids=["ro-child"])
+    assert store.imported_keys("jsonl", "ro-other") == {"k1"}
+    cached = store.get_cached_summary("k")
+    assert cached is not None and cached.summary == "cached"
+    store.vocabulary("ngi")
+    assert store.stats()["sessions"] == len(SEED)
+    assert store.check().ok
+    ops += 9
+    for argv in (
+        ["search", "nginx"],
+        ["search", "nginx", "--json", "--user", "alice"],
+        ["recent"],
+        ["show", "ro-child"],
+        ["stats"],
+        ["check"],
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert cli_main([*argv, "--db", db, "--read-only"], out) == 0, err.getvalue()
+        ops += 1
+    return ops
+
+
+def refuses_every_write(store: SessionBackend) -> None:
+    writes = [
+        lambda: store.add_session("new"),
+        lambda: store.add_session("ro-root", title="renamed"),
+        lambda: store.add_messages("ro-root", [{"role": "user", "content": "more"}]),
+        lambda: store.import_messages(
+            "ro-root", [("k2", {"role": "user", "content": "x"})], source_kind="jsonl"
+        ),
+        lambda: store.end_session("ro-root"),
+        lambda: store.put_cached_summary("k2", session_id="ro-root", summary="s", model=None),
+        store.optimize,
+    ]
+    for write in writes:
+        with pytest.raises(ReadOnlyStoreError):
+            write()
+    with pytest.raises(ReadOnlyStoreError), store.transaction():
+        pass
+
+
+def test_a_read_only_store_of_either_backend_leaves_its_data_unchanged(
+    store_factory: StoreFactory,
+) -> None:
+    """Every read path, then every write refused, on a store opened ``read_only=True``: not a
+    row changes (PostgreSQL: not even a row's ``xmin``, nor a sequence), and on SQLite not a
+    byte of the directory."""
+    target = store_factory.target("ro")
+    with target.open() as writer:
+        _seed(writer)
+    before = target.dump()
+    files = snapshot(Path(target.db).parent) if target.backend == "sqlite" else {}
+    with target.open(read_only=True) as store:
+        ops = every_read_path(store, target.db)
+        refuses_every_write(store)
+        ops += 8
+    assert target.dump() == before
+    if target.backend == "sqlite":
+        assert snapshot(Path(target.db).parent) == files
+    count("read_only.read_operations", ops, backend=target.backend)
+
+
+@pg_only
+def test_opening_postgres_read_only_never_creates_a_schema(pg_store_factory: StoreFactory) -> None:
+    """No schema, or an empty one: opening read-only (class, ``open_store``, CLI) refuses, and
+    the database is as it was."""
+    from langchain_session_recall.backends import open_store
+
+    target = pg_store_factory.target("nothing")
+
+    def catalog() -> list[tuple[Any, ...]]:
+        with target.sql() as sql:
+            return sql.execute(
+                "SELECT n.nspname, c.relname FROM pg_namespace n "
+                "LEFT JOIN pg_class c ON c.relnamespace = n.oid "
+                "WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' "
+                "ORDER BY 1, 2"
+            )
+
+    for make_empty_schema in (False, True):
+        if make_empty_schema:
+            with target.sql() as sql:
+                sql.execute("CREATE SCHEMA session_recall")
+        before = catalog()
+        with pytest.raises(NotASessionDatabaseError, match="no session store"):
+            target.open(read_only=True)
+        with pytest.raises(NotASessionDatabaseError, match="no session store"):
+            open_store(target.db, read_only=True)
+        for argv in (["search", "nginx"], ["recent"], ["stats"], ["check"]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                code = cli_main([*argv, "--db", target.db, "--read-only"], io.StringIO())
+            assert code == 3, err.getvalue()
+        assert catalog() == before
+        assert target.has_schema() is make_empty_schema
+        count("read_only.refused_opens", 6, backend="postgres")
+
+
+@pg_only
+def test_a_postgres_reader_beside_a_writer_with_an_open_transaction(
+    pg_store_factory: StoreFactory,
+) -> None:
+    """The twin of the live Hermes writer: another client holds uncommitted rows and row locks;
+    the read-only store sees the committed rows only, never waits, and changes nothing."""
+    target = pg_store_factory.target("live")
+    with target.open() as writer:
+        _seed(writer)
+    with target.sql() as other:
+        other.execute("BEGIN")
+        other.execute("UPDATE sessions SET title = 'locked' WHERE id = 'ro-root'")
+        other.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES ('w-pending', 'cli', 1)"
+        )
+        other.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('w-pending', 'user', 'uncommittedword', 2)"
+        )
+        before = target.dump()
+        with target.open(read_only=True) as store:
+            assert search_sessions(store, "uncommittedword").sessions == []
+            ops = every_read_path(store, target.db)
+            refuses_every_write(store)
+            root = store.get_session("ro-root")
+            assert root is not None and root.title == "ro-root"
+        assert target.dump() == before
+        other.execute("ROLLBACK")
+    count("read_only.read_operations", ops + 8, backend="postgres")

@@ -2,20 +2,25 @@
 
 Neither as a result, nor inside a transcript, nor through a delegation chain that crosses
 users (alice's session delegating to bob's sub-agent delegating back to alice), nor in the
-recent list, the metadata or the CLI's output.
+recent list, the metadata or the CLI's output. Both backends: on SQLite each generated forest
+gets a fresh in-memory store; on PostgreSQL the test's database is emptied between forests
+(and a share of the examples is run, ``reliability_support.examples``).
 """
 
 from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
+from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reliability.reliability_support import RELIABILITY_SETTINGS, count
+from reliability.reliability_support import RELIABILITY_SETTINGS, count, examples
+from store_targets import StoreFactory
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.cli import main as cli_main
 from langchain_session_recall.tool import create_session_search_tool
 
@@ -38,8 +43,25 @@ def forests(draw: st.DrawFn) -> list[tuple[str | None, int | None]]:
     return out
 
 
-def build(forest: list[tuple[str | None, int | None]]) -> SessionStore:
-    store = SessionStore(":memory:")
+def empty_stores(factory: StoreFactory) -> Callable[[], SessionBackend]:
+    """A fresh, empty store per call: SQLite in memory; on PostgreSQL the test's store with
+    every row deleted by another client (a schema per example would cost more than the test)."""
+    if factory.backend == "sqlite":
+        return lambda: SessionStore(":memory:")
+    store = factory.open()
+    target = factory.target()
+
+    def emptied() -> SessionBackend:
+        with target.sql() as sql, sql.transaction():
+            for table in ("messages", "summary_cache", "import_ledger", "sessions"):
+                sql.execute(f"DELETE FROM {table}")
+        assert store.all_session_ids() == []
+        return store
+
+    return emptied
+
+
+def build(forest: list[tuple[str | None, int | None]], store: SessionBackend) -> SessionBackend:
     for i, (user, parent) in enumerate(forest):
         store.add_session(
             f"sess-{i}",
@@ -59,7 +81,7 @@ def build(forest: list[tuple[str | None, int | None]]) -> SessionStore:
 
 
 def assert_scoped(
-    forest: list[tuple[str | None, int | None]], store: SessionStore, user: str, query: str
+    forest: list[tuple[str | None, int | None]], store: SessionBackend, user: str, query: str
 ) -> int:
     owner = {f"sess-{i}": u for i, (u, _) in enumerate(forest)}
     foreign = [_marker(i) for i, (u, _) in enumerate(forest) if u != user]
@@ -75,34 +97,43 @@ def assert_scoped(
     return len(docs)
 
 
-@settings(RELIABILITY_SETTINGS, max_examples=300)
-@given(forest=forests(), pick=st.integers(0, 11), current=st.integers(0, 11))
 def test_scoped_search_recent_and_transcripts_never_cross_users(
-    forest: list[tuple[str | None, int | None]], pick: int, current: int
+    store_factory: StoreFactory,
 ) -> None:
-    count("tenants.cases")
-    store = build(forest)
-    marker = _marker(pick % len(forest))
-    for user in ("alice", "bob"):
-        for query in ("common", marker, f"common OR {marker}", ""):
-            count("tenants.documents_checked", assert_scoped(forest, store, user, query))
-        # with the current session set to someone else's, nothing leaks either
-        retriever = SessionRecallRetriever(
-            store=store, user_id=user, current_session_id=f"sess-{current % len(forest)}"
-        )
-        for doc in retriever.invoke("common"):
-            assert doc.metadata["user_id"] == user
-        owned = {f"sess-{i}" for i, (u, _) in enumerate(forest) if u == user}
-        roots = {r.id for r in store.recent_sessions(limit=50, exclude_sources=(), user_id=user)}
-        assert roots <= owned
-        count("tenants.searches", 5)
-    store.close()
+    backend = store_factory.backend
+    fresh = empty_stores(store_factory)
+
+    @settings(RELIABILITY_SETTINGS, max_examples=examples(300, backend))
+    @given(forest=forests(), pick=st.integers(0, 11), current=st.integers(0, 11))
+    def check(forest: list[tuple[str | None, int | None]], pick: int, current: int) -> None:
+        count("tenants.cases", backend=backend)
+        store = build(forest, fresh())
+        marker = _marker(pick % len(forest))
+        for user in ("alice", "bob"):
+            for query in ("common", marker, f"common OR {marker}", ""):
+                checked = assert_scoped(forest, store, user, query)
+                count("tenants.documents_checked", checked, backend=backend)
+            # with the current session set to someone else's, nothing leaks either
+            retriever = SessionRecallRetriever(
+                store=store, user_id=user, current_session_id=f"sess-{current % len(forest)}"
+            )
+            for doc in retriever.invoke("common"):
+                assert doc.metadata["user_id"] == user
+            owned = {f"sess-{i}" for i, (u, _) in enumerate(forest) if u == user}
+            recent = store.recent_sessions(limit=50, exclude_sources=(), user_id=user)
+            assert {r.id for r in recent} <= owned
+            count("tenants.searches", 5, backend=backend)
+        if backend == "sqlite":
+            store.close()
+
+    check()
 
 
-def test_a_delegation_chain_that_crosses_users(tmp_path: Path) -> None:
+def test_a_delegation_chain_that_crosses_users(store_factory: StoreFactory) -> None:
     """alice -> bob (sub-agent) -> alice: each user sees only their own sessions' messages."""
-    path = tmp_path / "tenants.db"
-    with SessionStore(path) as store:
+    backend = store_factory.backend
+    target = store_factory.target()
+    with target.open() as store:
         store.add_session("a-root", user_id="alice", title="alice plans")
         store.add_session("b-sub", user_id="bob", parent_session_id="a-root", source="subagent")
         store.add_session("a-sub", user_id="alice", parent_session_id="b-sub", source="subagent")
@@ -137,10 +168,10 @@ def test_a_delegation_chain_that_crosses_users(tmp_path: Path) -> None:
         # hostile user ids match nobody
         for user in ("alice' OR '1'='1", "%", "*", "alice\x00", ""):
             assert SessionRecallRetriever(store=store, user_id=user).invoke("rollout") == []
-    count("tenants.documents_checked", 9)
+    count("tenants.documents_checked", 9, backend=backend)
 
     alice_only, bob_only = {"a-root", "a-sub", "a-under-b"}, {"b-sub", "b-root"}
-    with SessionStore(path, read_only=True) as store:
+    with target.open(read_only=True) as store:
         for user, expected, foreign in (
             ("alice", alice_only, ("bobsub", "bobroot")),
             ("bob", bob_only, ("alpharoot", "alphasub", "alphaunder")),
@@ -156,16 +187,39 @@ def test_a_delegation_chain_that_crosses_users(tmp_path: Path) -> None:
                 assert {r["session_id"] for r in payload["results"]} <= expected
                 text = json.dumps(payload)
                 assert not [word for word in foreign if word in text]
-                count("tenants.tool_calls")
+                count("tenants.tool_calls", backend=backend)
 
     for user, expected in (("alice", alice_only), ("bob", bob_only)):
         out = io.StringIO()
         code = cli_main(
-            ["search", "rollout", "--db", str(path), "--read-only", "--user", user, "--json"],
+            ["search", "rollout", "--db", target.db, "--read-only", "--user", user, "--json"],
             out=out,
         )
         assert code == 0
         payload = json.loads(out.getvalue())
         assert {p["metadata"]["session_id"] for p in payload} <= expected
         assert all(p["metadata"]["user_id"] == user for p in payload)
-        count("tenants.cli_runs")
+        count("tenants.cli_runs", backend=backend)
+
+
+def test_a_user_id_holding_nul_is_another_user(
+    store_factory: StoreFactory, request: pytest.FixtureRequest
+) -> None:
+    """A session written for ``"alice\\x00"`` is not alice's. Open on PostgreSQL: its text
+    cannot hold NUL and the store drops it on write, so the session becomes alice's."""
+    if store_factory.backend == "postgres":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="known bug: PostgreSQL stores user_id 'alice\\x00' as 'alice' "
+                "(Dialect.text drops NUL on write): the session is served to alice",
+            )
+        )
+    store = store_factory.open()
+    store.add_session("mallory", user_id="alice\x00")
+    store.add_messages("mallory", [{"role": "user", "content": "rollout of mallory"}])
+    store.add_session("alices", user_id="alice")
+    store.add_messages("alices", [{"role": "user", "content": "rollout of alice"}])
+    alice = SessionRecallRetriever(store=store, user_id="alice", k=5)
+    assert [d.metadata["session_id"] for d in alice.invoke("rollout")] == ["alices"]
+    assert [r.id for r in store.recent_sessions(user_id="alice")] == ["alices"]

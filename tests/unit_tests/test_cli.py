@@ -362,3 +362,45 @@ def test_import_progress_draws_a_bar_on_stderr(
     err = capsys.readouterr().err
     assert "jsonl import" in err and "━" in err and "3/3" in err
     assert "━" not in out  # the report on stdout stays plain
+
+
+def test_an_import_that_writes_nothing_creates_no_database(tmp_path: Path) -> None:
+    # It left an empty database behind, which the next command took for a real one.
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"text": "no role here"}\n{oops\n', encoding="utf-8")
+    target = tmp_path / "new.db"
+    assert run("import", "jsonl", str(junk), "--db", str(target))[0] == EXIT_PARTIAL
+    assert run("import", "jsonl", str(tmp_path / "missing.jsonl"), "--db", str(target))[0] == (
+        EXIT_USAGE
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junk.jsonl"]
+    # An existing database is never removed, even when the import wrote nothing to it.
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"role": "user", "content": "hello"}\n', encoding="utf-8")
+    assert run("import", "jsonl", str(good), "--db", str(target))[0] == EXIT_OK
+    assert run("import", "jsonl", str(junk), "--db", str(target))[0] == EXIT_PARTIAL
+    assert target.exists()
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "claude-code"])
+def test_follow_symlinks_opts_in_to_files_outside_the_directory(tmp_path: Path, kind: str) -> None:
+    source = DATA / ("jsonl" if kind == "jsonl" else "claude_code")
+    outside = tmp_path / "outside"
+    inside = tmp_path / "inside"
+    outside.mkdir()
+    inside.mkdir()
+    for f in source.rglob("*.jsonl"):  # the real files live outside; the directory links to them
+        target = outside / f.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f.read_bytes())
+        link = inside / f.relative_to(source)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+    code, out = run("import", kind, str(inside), "--db", str(tmp_path / "a.db"), "--json")
+    report = json.loads(out)
+    assert code == EXIT_PARTIAL
+    assert report["messages"] == 0 and "symlink" in " ".join(report["problems"])
+    code, out = run(
+        "import", kind, str(inside), "--db", str(tmp_path / "b.db"), "--json", "--follow-symlinks"
+    )
+    assert json.loads(out)["messages"] > 0 and code in (EXIT_OK, EXIT_PARTIAL)

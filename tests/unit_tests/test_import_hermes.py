@@ -155,11 +155,11 @@ def test_killed_import_leaves_a_consistent_db_and_a_rerun_completes_it(
     calls = 0
 
     def dies_before_commit(
-        self: SessionStore, conn: sqlite3.Connection, sid: str, rows: Any
+        self: SessionStore, conn: sqlite3.Connection, sid: str, rows: Any, first: int
     ) -> Any:
         nonlocal calls
         calls += 1
-        ids = real(self, conn, sid, rows)  # rows are written inside the open transaction...
+        ids = real(self, conn, sid, rows, first)  # rows are written inside the open transaction...
         if calls == 5:
             raise KeyboardInterrupt  # ...and the process dies before COMMIT
         return ids

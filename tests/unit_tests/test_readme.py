@@ -26,3 +26,21 @@ def test_readme_example_runs(
     monkeypatch.chdir(tmp_path)  # examples may create recall.db in the working directory
     exec(compile(_blocks()[index], f"README.md[python block {index}]", "exec"), {})
     assert capsys.readouterr().out.strip(), "each example prints what it shows"
+
+
+def test_readme_examples_can_run_twice_without_doubling_their_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Running the quickstart twice stored its two messages twice (issue 16).
+    from langchain_session_recall import SessionStore
+
+    monkeypatch.chdir(tmp_path)
+    writing = [code for code in _blocks() if '"recall.db"' in code]
+    assert writing, "the quickstart writes recall.db"
+    for code in writing:
+        for run in range(2):
+            exec(compile(code, f"README.md (run {run + 1})", "exec"), {})
+    capsys.readouterr()
+    with SessionStore(tmp_path / "recall.db") as store:
+        counts = {sid: len(store.get_messages(sid)) for sid in store.all_session_ids()}
+    assert counts == {"s1": 2}

@@ -156,4 +156,9 @@ def ddl_statements() -> list[str]:
         """,
         "CREATE INDEX IF NOT EXISTS idx_import_ledger_session "
         "ON import_ledger(source_kind, session_id)",
+        # version 2: message positions in their session (rows of version 1 keep NULL), and
+        # session headers (title and date in words, filled by the store, see headers.py)
+        "ALTER TABLE messages ADD COLUMN IF NOT EXISTS seq integer",
+        "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS header_tsv tsvector",
+        "CREATE INDEX IF NOT EXISTS idx_sessions_header ON sessions USING gin (header_tsv)",
     ]

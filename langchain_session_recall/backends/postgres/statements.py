@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_session_recall.backends.postgres.schema import TS_CONFIG
-from langchain_session_recall.backends.sql import Dialect, filter_clauses
+from langchain_session_recall.backends.sql import (
+    Dialect,
+    filter_clauses,
+    hit_columns,
+    session_filter_clauses,
+)
 from langchain_session_recall.models import SearchFilters
 
 __all__ = ["INSERT_MESSAGES", "PostgresDialect", "match_query"]
@@ -34,7 +39,8 @@ class PostgresDialect(Dialect):
         return f"{column} = ANY(%({name})s)"
 
     def array(self, values: Sequence[Any]) -> Any:
-        return list(values)
+        # Text holding NUL equals no stored value (PostgreSQL text cannot hold it): left out.
+        return [v for v in values if not (isinstance(v, str) and "\x00" in v)]
 
     def tail(self, expr: str, n: int) -> str:
         return f"right({expr}, {int(n)})"
@@ -56,10 +62,9 @@ def match_query(
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = filter_clauses(d, filters)
+    relevance = f"ts_rank_cd(%(weights)s::float4[], {column}, q.q, 1)"
     ranked = (
-        f"SELECT m.id, m.session_id, m.role, "
-        f"ts_rank_cd(%(weights)s::float4[], {column}, q.q, 1) AS relevance, "
-        f"s.source, m.timestamp "
+        f"SELECT {hit_columns(d, relevance)} "
         f"FROM (SELECT to_tsquery('{TS_CONFIG}', %(tsquery)s) AS q) q "
         f"CROSS JOIN messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE {' AND '.join([f'{column} @@ q.q', *where])}"
@@ -67,7 +72,8 @@ def match_query(
     if not automation:
         return f"{ranked} ORDER BY relevance DESC, m.id LIMIT %(limit)s", params
     sql = (
-        "SELECT x.id, x.session_id, x.role, x.relevance, x.source, x.timestamp FROM ("
+        "SELECT x.id, x.session_id, x.role, x.relevance, x.source, x.timestamp, x.seq, "
+        "x.started_at FROM ("
         "SELECT r.*, row_number() OVER (PARTITION BY r.source = ANY(%(automation)s) "
         f"ORDER BY r.relevance DESC, r.id) AS n FROM ({ranked}) r"
         ") x WHERE x.n <= %(limit)s ORDER BY x.relevance DESC, x.id"
@@ -83,13 +89,32 @@ INSERT_MESSAGES = f"""
         ) WITH ORDINALITY AS r(role, content, tool_call_id, tool_calls, tool_name, ts, cjk, n)
     )
     INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
-                          timestamp, cjk_tsv)
+                          timestamp, cjk_tsv, seq)
     SELECT %(session_id)s, role, content, tool_call_id, tool_calls, tool_name, ts,
-           CASE WHEN cjk IS NULL THEN NULL ELSE to_tsvector('{TS_CONFIG}', cjk) END
+           CASE WHEN cjk IS NULL THEN NULL ELSE to_tsvector('{TS_CONFIG}', cjk) END,
+           %(first)s + n - 1
     FROM rows ORDER BY n
     RETURNING id
 """
 """One statement for a whole batch: arrays in, ids out (sorted by the caller)."""
+
+PUT_HEADER = (
+    f"UPDATE sessions SET header_tsv = to_tsvector('{TS_CONFIG}', %(header)s) WHERE id = %(id)s"
+)
+ALL_HEADERS = "SELECT id, title, started_at FROM sessions WHERE header_tsv IS NULL"
+
+
+def header_match_query(d: PostgresDialect, filters: SearchFilters) -> tuple[str, dict[str, Any]]:
+    """Sessions whose header matches ``tsquery``, best first (bound: ``tsquery``, ``limit``)."""
+    where, params = session_filter_clauses(d, filters)
+    sql = (
+        "SELECT s.id, ts_rank_cd(s.header_tsv, q.q, 1) AS relevance, s.source, s.started_at "
+        f"FROM (SELECT to_tsquery('{TS_CONFIG}', %(tsquery)s) AS q) q CROSS JOIN sessions s "
+        f"WHERE {' AND '.join(['s.header_tsv @@ q.q', *where])} "
+        "ORDER BY relevance DESC, s.id LIMIT %(limit)s"
+    )
+    return sql, params
+
 
 HAS_TABLES = (
     "SELECT count(*) FROM pg_tables WHERE schemaname = %s "

@@ -11,7 +11,9 @@ Requires the ``postgres`` extra: ``pip install "langchain-session-recall[postgre
 
 from __future__ import annotations
 
+import functools
 import re
+import string
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,8 +30,9 @@ from langchain_session_recall.backends.postgres.schema import (
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.messages import MessageRow
-from langchain_session_recall.models import MessageHit, SearchFilters
+from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
+from langchain_session_recall.search.headers import session_header
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import budget_automation
 
@@ -64,6 +67,34 @@ def _import_psycopg() -> Any:
             'pip install "langchain-session-recall[postgres]"'
         ) from exc
     return psycopg, psycopg_pool
+
+
+def _plain(text: str) -> str:
+    """Text for ``to_tsvector`` as the messages' columns see it: punctuation made spaces."""
+    return (_DIALECT.text(text) or "").translate(_PUNCTUATION)
+
+
+_PUNCTUATION = str.maketrans(string.punctuation, " " * len(string.punctuation))
+
+
+@functools.cache
+def _text_dumper() -> type:
+    """psycopg's dumper of ``str`` parameters, except that text holding NUL goes as ``NULL``.
+
+    PostgreSQL text cannot hold NUL (the store drops it from what it writes; the server refuses
+    it from anyone), so a looked-up value with a NUL, say a user id from the application or a
+    role filter from the model, equals no stored value. Sent as ``NULL`` it equals none either,
+    instead of failing the query with ``DataError`` (on SQLite the same lookups just match
+    nothing). Lists leave such values out (:meth:`PostgresDialect.array`): in ``NOT x = ANY``
+    a ``NULL`` item would exclude every row.
+    """
+    from psycopg.types.string import StrDumperUnknown
+
+    class NulFreeText(StrDumperUnknown):
+        def dump(self, obj: str) -> Any:
+            return None if "\x00" in obj else super().dump(obj)
+
+    return NulFreeText
 
 
 def _batch(session_id: str, rows: Sequence[MessageRow]) -> dict[str, Any]:
@@ -169,6 +200,7 @@ class PostgresSessionStore(SessionBackend):
         return sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema))
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.adapters.register_dumper(str, _text_dumper())
         conn.execute(self._search_path())
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
@@ -203,6 +235,9 @@ class PostgresSessionStore(SessionBackend):
             conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(self.schema)))
             for statement in ddl_statements():  # idempotent: creates, or brings v1 up to date
                 conn.execute(statement)
+            for sid, title, started in conn.execute(st.ALL_HEADERS).fetchall():
+                header = _plain(session_header(title, started))
+                conn.execute(st.PUT_HEADER, {"id": sid, "header": header})
             conn.execute(st.PUT_META, (str(PG_SCHEMA_VERSION),))
 
     def _schema_version(self, conn: psycopg.Connection[Any]) -> int | None:
@@ -248,14 +283,26 @@ class PostgresSessionStore(SessionBackend):
     # ------------------------------------------------------------------ writing
 
     def _insert_messages(
-        self, conn: psycopg.Connection[Any], session_id: str, rows: Sequence[MessageRow]
+        self,
+        conn: psycopg.Connection[Any],
+        session_id: str,
+        rows: Sequence[MessageRow],
+        first: int,
     ) -> list[int]:
-        cursor = conn.execute(st.INSERT_MESSAGES, _batch(session_id, rows))
+        cursor = conn.execute(st.INSERT_MESSAGES, {**_batch(session_id, rows), "first": first})
         return sorted(int(r[0]) for r in cursor.fetchall())
 
+    def _put_header(self, conn: psycopg.Connection[Any], session_id: str, header: str) -> None:
+        conn.execute(st.PUT_HEADER, {"id": session_id, "header": _plain(header)})
+
     def optimize(self) -> None:
-        """Refresh planner statistics (``ANALYZE``) of the store's tables."""
-        with self._read() as conn:
+        """Refresh planner statistics (``ANALYZE``) of the store's tables.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only (``ANALYZE`` writes statistics,
+                and PostgreSQL allows it even in a read-only transaction).
+        """
+        with self._write() as conn:
             for statement in st.ANALYZE:
                 conn.execute(statement)
 
@@ -313,3 +360,21 @@ class PostgresSessionStore(SessionBackend):
                 found = [MessageHit.from_row(r) for r in rows]
                 hits += budget_automation(found, limit, set(automation)) if automation else found
         return hits
+
+    def match_sessions(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = _NO_FILTERS,
+        limit: int = 200,
+    ) -> list[SessionHit]:
+        """Sessions whose header (title, start date in words) matches, best first."""
+        statement, params = st.header_match_query(self.dialect, filters)
+        params.update(tsquery=to_tsquery_text(query, reading), limit=limit)
+        with self._read() as conn:
+            rows = conn.execute(statement, params, prepare=False).fetchall()
+        return [
+            SessionHit(str(r[0]), as_float(r[1]), str(r[2] or "unknown"), as_float(r[3]))
+            for r in rows
+        ]

@@ -16,7 +16,7 @@ and ``&`` tighter than ``|``.
 from __future__ import annotations
 
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.query import ParsedQuery, Reading, Term
+from langchain_session_recall.search.query import MAX_QUERY_TERMS, ParsedQuery, Reading, Term
 
 __all__ = ["quote_lexeme", "to_tsquery_text"]
 
@@ -36,7 +36,7 @@ def quote_lexeme(token: str) -> str:
 def _term(term: Term, *, cjk: bool) -> str:
     tokens = term.tokens
     if cjk:
-        tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())
+        tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())[:MAX_QUERY_TERMS]
         if len(tokens) == 1 and has_cjk(tokens[0]) and len(tokens[0]) == 1:
             return quote_lexeme(tokens[0]) + ":*"  # a lone CJK character: prefix of its bigrams
     lexemes = [quote_lexeme(t) for t in tokens]

@@ -7,12 +7,13 @@ produce an FTS5 syntax error or reach SQL.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.query import ParsedQuery, Reading, Term
+from langchain_session_recall.search.query import MAX_QUERY_TERMS, ParsedQuery, Reading, Term
 
 __all__ = ["stable_prefix", "to_fts5"]
 
@@ -24,7 +25,7 @@ def _quote(token: str) -> str:
 def _fts5_term(term: Term, *, cjk: bool) -> str:
     tokens = term.tokens
     if cjk:
-        tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())
+        tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())[:MAX_QUERY_TERMS]
         if len(tokens) == 1 and has_cjk(tokens[0]) and len(tokens[0]) == 1:
             return _quote(tokens[0]) + "*"  # a lone CJK character: prefix of its bigrams
     if term.prefix:
@@ -57,6 +58,7 @@ def _porter(word: str, *, stem: bool = True) -> str:
     return str(row[0]) if row else word.lower()
 
 
+@functools.lru_cache(maxsize=4096)
 def stable_prefix(word: str) -> str:
     """The longest prefix of ``word`` that stemming leaves alone.
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from langchain_session_recall.search.headers import session_header
+
 __all__ = [
     "FTS_INDEX_SINCE",
     "FTS_INSERT_TRIGGER",
@@ -85,7 +87,8 @@ CREATE TABLE IF NOT EXISTS messages (
     tool_call_id TEXT,
     tool_calls TEXT,
     tool_name TEXT,
-    timestamp REAL NOT NULL
+    timestamp REAL NOT NULL,
+    seq INTEGER
 );
 CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id);
 
@@ -132,6 +135,30 @@ CREATE TRIGGER IF NOT EXISTS messages_cjk_au AFTER UPDATE ON messages_cjk BEGIN
     INSERT INTO messages_cjk_fts(rowid, text) VALUES (new.message_id, new.text);
 END;
 
+-- Each session's header (its title and start date in words: "Monday 8 May 2023"), written by
+-- the library when a session is added or changed, so a question that names a date or a title
+-- reaches it (ranking counts a header match in every passage window of the session).
+CREATE TABLE IF NOT EXISTS session_headers (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL UNIQUE REFERENCES sessions(id),
+    header TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS session_headers_fts USING fts5(
+    header, content='session_headers', content_rowid='id', tokenize='{TOKENIZE}'
+);
+CREATE TRIGGER IF NOT EXISTS session_headers_ai AFTER INSERT ON session_headers BEGIN
+    INSERT INTO session_headers_fts(rowid, header) VALUES (new.id, new.header);
+END;
+CREATE TRIGGER IF NOT EXISTS session_headers_ad AFTER DELETE ON session_headers BEGIN
+    INSERT INTO session_headers_fts(session_headers_fts, rowid, header)
+    VALUES ('delete', old.id, old.header);
+END;
+CREATE TRIGGER IF NOT EXISTS session_headers_au AFTER UPDATE ON session_headers BEGIN
+    INSERT INTO session_headers_fts(session_headers_fts, rowid, header)
+    VALUES ('delete', old.id, old.header);
+    INSERT INTO session_headers_fts(rowid, header) VALUES (new.id, new.header);
+END;
+
 -- What importers have copied in: one row per imported message, keyed by where it came from,
 -- so re-running an import adds only what is new (see langchain_session_recall/importers).
 CREATE TABLE IF NOT EXISTS import_ledger (
@@ -160,8 +187,11 @@ CREATE TABLE IF NOT EXISTS summary_cache (
 # Migrations from version N to N+1, applied in order inside the opening transaction (after the
 # CREATE ... IF NOT EXISTS script, which adds the tables a version introduced).
 _MIGRATIONS: dict[int, str] = {
+    # version 2: the cache's verdicts, message positions (rows of version 1 keep NULL: ranking
+    # then orders them by id), session headers (filled by the store after migrating)
     1: "ALTER TABLE summary_cache ADD COLUMN status TEXT NOT NULL DEFAULT 'summarized';\n"
-    "ALTER TABLE summary_cache ADD COLUMN reasons TEXT NOT NULL DEFAULT '';",
+    "ALTER TABLE summary_cache ADD COLUMN reasons TEXT NOT NULL DEFAULT '';\n"
+    "ALTER TABLE messages ADD COLUMN seq INTEGER;",
 }
 
 
@@ -180,6 +210,7 @@ class Layout:
     fts_columns: int
     has_cjk: bool
     has_summary_cache: bool
+    has_headers: bool
     session_columns: frozenset[str]
     message_columns: frozenset[str]
     visibility: str
@@ -226,6 +257,7 @@ def detect_layout(conn: sqlite3.Connection) -> Layout | None:
         fts_columns=fts_columns,
         has_cjk="messages_cjk_fts" in tables,
         has_summary_cache="summary_cache" in tables,
+        has_headers="session_headers_fts" in tables,
         session_columns=_columns(conn, "sessions"),
         message_columns=message_columns,
         visibility=" AND ".join(conditions) or "1",
@@ -249,10 +281,21 @@ def create_or_migrate(conn: sqlite3.Connection) -> None:
             version = int(row[0]) if row else SCHEMA_VERSION
         for statement in _statements(_DDL):
             conn.execute(statement)
+        migrated_from = version
         while version < SCHEMA_VERSION:
             for statement in _statements(_MIGRATIONS[version]):
                 conn.execute(statement)
             version += 1
+        if migrated_from < 2:  # version 2 indexes session headers: add those of older sessions
+            conn.executemany(
+                "INSERT OR IGNORE INTO session_headers (session_id, header) VALUES (?, ?)",
+                (
+                    (sid, session_header(title, started))
+                    for sid, title, started in conn.execute(
+                        "SELECT id, title, started_at FROM sessions"
+                    ).fetchall()
+                ),
+            )
         conn.execute(
             "INSERT OR REPLACE INTO session_recall_meta(key, value) VALUES ('schema_version', ?)",
             (str(version),),

@@ -10,7 +10,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_session_recall.backends.sql import Dialect, filter_clauses
+from langchain_session_recall.backends.sql import (
+    Dialect,
+    filter_clauses,
+    hit_columns,
+    session_filter_clauses,
+)
 from langchain_session_recall.backends.sqlite.schema import Layout
 from langchain_session_recall.models import SearchFilters
 
@@ -48,6 +53,11 @@ class SqliteDialect(Dialect):
             return f"s.{name}"
         return "NULL"
 
+    def message_column(self, name: str) -> str:
+        if self.layout is None or name in self.layout.message_columns:
+            return f"m.{name}"
+        return "NULL"
+
     @property
     def visibility(self) -> str:
         return "1 = 1" if self.layout is None else self.layout.visibility
@@ -68,7 +78,7 @@ def match_query(
     if bounded:
         head.append(f"{fts_table}.rowid > :bound")
     sql = (
-        "SELECT m.id, m.session_id, m.role, -rank AS relevance, s.source, m.timestamp "
+        f"SELECT {hit_columns(d, '-rank')} "
         f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
         "JOIN sessions s ON s.id = m.session_id "
         f"WHERE {' AND '.join([*head, d.visibility, *where])} ORDER BY rank LIMIT :limit"
@@ -85,13 +95,31 @@ def window_probe_query(fts_table: str) -> str:
     )
 
 
+def header_match_query(d: SqliteDialect, filters: SearchFilters) -> tuple[str, dict[str, Any]]:
+    """Sessions whose header matches ``expr``, best first (bound: ``expr``, ``limit``)."""
+    where, params = session_filter_clauses(d, filters)
+    sql = (
+        "SELECT s.id, -rank AS relevance, s.source, s.started_at FROM session_headers_fts "
+        "JOIN session_headers h ON h.id = session_headers_fts.rowid "
+        "JOIN sessions s ON s.id = h.session_id "
+        f"WHERE {' AND '.join(['session_headers_fts MATCH :expr', *where])} "
+        "ORDER BY rank LIMIT :limit"
+    )
+    return sql, params
+
+
+PUT_HEADER = (
+    "INSERT INTO session_headers (session_id, header) VALUES (:id, :header) "
+    "ON CONFLICT (session_id) DO UPDATE SET header = excluded.header "
+    "WHERE header <> excluded.header"
+)
 INSERT_MESSAGES = (
     "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
-    "timestamp) VALUES "
+    "timestamp, seq) VALUES "
 )
 INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES "
 ROWS_PER_INSERT = 100
-"""Rows per multi-row ``INSERT``: 100 rows of up to 7 values stay under SQLite's oldest
+"""Rows per multi-row ``INSERT``: 100 rows of up to 8 values stay under SQLite's oldest
 default limit of 999 bound variables."""
 
 LAST_ROWID = "SELECT last_insert_rowid()"

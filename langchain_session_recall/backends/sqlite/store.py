@@ -34,7 +34,13 @@ from langchain_session_recall.backends.sqlite.schema import (
 )
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.messages import MessageRow, decode_content
-from langchain_session_recall.models import CachedSummary, MessageHit, SearchFilters
+from langchain_session_recall.models import (
+    CachedSummary,
+    MessageHit,
+    SearchFilters,
+    SessionHit,
+    as_float,
+)
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import budget_automation
@@ -375,11 +381,20 @@ class SessionStore(SessionBackend):
     # ------------------------------------------------------------------ writing
 
     def _insert_messages(
-        self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow]
+        self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow], first: int
     ) -> list[int]:
         values = [
-            (session_id, r.role, r.content, r.tool_call_id, r.tool_calls, r.tool_name, r.timestamp)
-            for r in rows
+            (
+                session_id,
+                r.role,
+                r.content,
+                r.tool_call_id,
+                r.tool_calls,
+                r.tool_name,
+                r.timestamp,
+                first + n,
+            )
+            for n, r in enumerate(rows)
         ]
         # Inside our write transaction nothing else can insert, and AUTOINCREMENT never reuses
         # ids, so the batch's ids are the consecutive run ending at last_insert_rowid() (the FTS
@@ -391,6 +406,9 @@ class SessionStore(SessionBackend):
         if cjk:
             _insert_many(conn, st.INSERT_CJK, cjk)
         return ids
+
+    def _put_header(self, conn: sqlite3.Connection, session_id: str, header: str) -> None:
+        conn.execute(st.PUT_HEADER, {"id": session_id, "header": header})
 
     def reindex_cjk(self) -> int:
         """Fill the CJK bigram index for messages written by other SQLite clients.
@@ -514,6 +532,34 @@ class SessionStore(SessionBackend):
             ) from exc
         finally:
             cursor.close()
+
+    def match_sessions(
+        self,
+        query: ParsedQuery,
+        reading: Literal["strict", "relaxed"],
+        *,
+        filters: SearchFilters = _NO_FILTERS,
+        limit: int = 200,
+    ) -> list[SessionHit]:
+        """Sessions whose header (title, start date in words) matches, best first.
+
+        Example:
+            >>> from langchain_session_recall.search.query import parse_query
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1", title="Trip planning", started_at=1683554160.0)
+            >>> [h.session_id for h in store.match_sessions(parse_query("May 2023"), "strict")]
+            ['s1']
+        """
+        if not self.layout.has_headers:
+            return []
+        statement, params = st.header_match_query(self.dialect, filters)
+        params.update(expr=to_fts5(query, reading), limit=limit)
+        with self._read() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return [
+            SessionHit(str(r[0]), as_float(r[1]), str(r[2] or "unknown"), as_float(r[3]))
+            for r in rows
+        ]
 
     def _window_bound(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
         """``None`` when ``expression`` matches at most ``rank_window`` rows, else the rowid
