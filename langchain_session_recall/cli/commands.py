@@ -33,6 +33,7 @@ from langchain_session_recall.cli.options import (
 )
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.results import Result, recent_results, search_results
+from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -193,7 +194,7 @@ def search(
             "before": before,
         }
         if browse:
-            results = recent_results(store, k, **scope)
+            results = recent_results(store, k, collapse_sources=AUTOMATION_SOURCES, **scope)
         else:
             results = search_results(
                 store,
@@ -246,6 +247,12 @@ def _summarize(results: list[Result], model: str, base_url: str | None) -> list[
 @read_only_option
 @k_option
 @scope_options
+@click.option(
+    "--all-runs",
+    is_flag=True,
+    help="list every run of an automation job (cron, kanban); by default each job is listed "
+    "once, as its newest run",
+)
 @json_option
 @pass_state
 def recent(
@@ -260,6 +267,7 @@ def recent(
     before: float | None,
     user: str | None,
     exclude_session: str | None,
+    all_runs: bool,
     as_json: bool,
 ) -> int:
     """The most recent root sessions (no search, no model): title, id and first message.
@@ -275,6 +283,7 @@ def recent(
             user_id=user,
             after=after,
             before=before,
+            collapse_sources=() if all_runs else AUTOMATION_SOURCES,
         )
     if as_json:
         state.json(_json_results(results))
@@ -665,7 +674,7 @@ def demo(
         max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000)
         queries = [query] if query else list(DEMO_QUERIES)
         searches = [(q, search_results(store, q, k, max_chars=max_chars)) for q in queries]
-        latest = recent_results(store, k)
+        latest = recent_results(store, k, collapse_sources=AUTOMATION_SOURCES)
     if as_json:
         state.json(
             {

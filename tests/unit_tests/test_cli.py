@@ -404,3 +404,17 @@ def test_follow_symlinks_opts_in_to_files_outside_the_directory(tmp_path: Path, 
         "import", kind, str(inside), "--db", str(tmp_path / "b.db"), "--json", "--follow-symlinks"
     )
     assert json.loads(out)["messages"] > 0 and code in (EXIT_OK, EXIT_PARTIAL)
+
+
+def test_recent_collapses_automation_runs_unless_asked(demo_db: str) -> None:
+    """Issue 16: four identical "Nightly disk usage check" cron runs are one job."""
+    code, out = run("recent", "--db", demo_db, "-k", "5", "--json")
+    titles = [d["metadata"]["title"] for d in json.loads(out)]
+    assert titles.count("Nightly disk usage check") == 1, titles
+    code, out = run("recent", "--db", demo_db, "-k", "5", "--json", "--all-runs")
+    titles = [d["metadata"]["title"] for d in json.loads(out)]
+    assert titles.count("Nightly disk usage check") == 4, titles
+    code, out = run("demo", "--db", demo_db, "--json", "-k", "5")
+    assert code == EXIT_OK
+    titles = [d["metadata"]["title"] for d in json.loads(out)["recent"]]
+    assert titles.count("Nightly disk usage check") == 1, titles
