@@ -56,14 +56,19 @@ _ESCAPES = re.compile(
 )
 
 
-def clean(text: str) -> str:
+def clean(text: object) -> str:
     """``text`` without terminal escape sequences or control characters (newlines and tabs stay).
 
+    Anything else another program may have stored in a text column (bytes, a number) is shown
+    as text, never an error.
+
     Example:
-        >>> clean("a\\x1b[31mred\\x1b[0m\\x07 b\\r")
-        'ared b'
+        >>> clean("a\\x1b[31mred\\x1b[0m\\x07 b\\r"), clean(b"caf\\xc3\\xa9 \\xff"), clean(42)
+        ('ared b', 'café �', '42')
     """
-    return _ESCAPES.sub("", text)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return _ESCAPES.sub("", text if isinstance(text, str) else str(text))
 
 
 def make_console(out: TextIO) -> Console:
@@ -119,7 +124,7 @@ def _facts(meta: Mapping[str, Any]) -> Text:
 
 def _panel(index: int, result: Result) -> Panel:
     meta = result.metadata
-    title = Text(clean(f"{index}. {meta.get('title') or '(untitled session)'}"), style="bold")
+    title = Text(f"{index}. {clean(meta.get('title') or '(untitled session)')}", style="bold")
     words = () if meta.get("summary_status") else _words(meta)
     body = Group(_facts(meta), Text(""), _transcript(result.page_content, words))
     return Panel(body, title=title, title_align="left", box=box.ROUNDED, padding=(0, 1))
