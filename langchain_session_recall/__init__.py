@@ -16,6 +16,7 @@ from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.errors import (
     EmptyQueryError,
     InvalidMessageError,
+    InvalidSessionError,
     LineageCycleError,
     NotASessionDatabaseError,
     ReadOnlyStoreError,
@@ -36,6 +37,7 @@ from langchain_session_recall.tool import SessionSearchTool, create_session_sear
 __all__ = [
     "EmptyQueryError",
     "InvalidMessageError",
+    "InvalidSessionError",
     "LineageCycleError",
     "MessageHit",
     "NotASessionDatabaseError",

@@ -96,7 +96,12 @@ async def test_other_users_sub_sessions_are_hidden_inside_a_chain(tmp_path: Path
 
 
 async def test_recaps_come_from_the_model_when_one_is_given(demo_store: SessionStore) -> None:
-    llm = GenericFakeChatModel(messages=iter([AIMessage("Postgres hit max_connections=100; pgbouncer on port 6432 fixed it [#60].")] * 2))
+    llm = GenericFakeChatModel(
+        messages=iter(
+            [AIMessage("Postgres hit max_connections=100; pgbouncer on port 6432 fixed it [#60].")]
+            * 2
+        )
+    )
     async with connected(demo_store, llm=llm, cache=False) as client:
         found = payload_of(
             await client.call_tool("session_search", {"query": "pgbouncer", "limit": 1})
