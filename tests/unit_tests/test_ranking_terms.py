@@ -138,4 +138,8 @@ def test_a_root_found_only_through_a_child_sessions_header_is_ranked() -> None:
     ranked = rank_by_terms(hits, {"child": "root"}, session_hits=header)
     assert {r.root_id for r in ranked} == {"root", "other"}
     root = next(r for r in ranked if r.root_id == "root")
-    assert (root.matched_terms, root.session_ids, root.message_ids) == (("flamingo",), ("child",), ())
+    assert (root.matched_terms, root.session_ids, root.message_ids) == (
+        ("flamingo",),
+        ("child",),
+        (),
+    )
