@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from langchain_session_recall.errors import (
         EmptyQueryError,
         InvalidMessageError,
+        InvalidSessionError,
         LineageCycleError,
         NotASessionDatabaseError,
         ReadOnlyStoreError,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "EmptyQueryError": "errors",
     "InvalidMessageError": "errors",
+    "InvalidSessionError": "errors",
     "LineageCycleError": "errors",
     "MessageHit": "models",
     "NotASessionDatabaseError": "errors",
@@ -81,6 +83,7 @@ _WHERE = {
 __all__ = [
     "EmptyQueryError",
     "InvalidMessageError",
+    "InvalidSessionError",
     "LineageCycleError",
     "MessageHit",
     "NotASessionDatabaseError",

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "EmptyQueryError",
     "InvalidMessageError",
+    "InvalidSessionError",
     "LineageCycleError",
     "NotASessionDatabaseError",
     "ReadOnlyStoreError",
@@ -26,6 +27,10 @@ class SessionNotFoundError(SessionRecallError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable.
         return str(self.args[0]) if self.args else "session not found"
+
+
+class InvalidSessionError(SessionRecallError, ValueError):
+    """Session arguments the store cannot keep as given (an empty id, a NUL in an id)."""
 
 
 class InvalidMessageError(SessionRecallError, ValueError):

@@ -24,9 +24,10 @@ if __package__ in (None, ""):  # run as a script
 
 from benchmarks.locomo.data import CATEGORY_NAMES, HOW_TO_GET, Conversation, load, locate, split
 from benchmarks.locomo.metrics import Result
-from benchmarks.locomo.systems import BASELINES, System, library
+from benchmarks.locomo.systems import BASELINES, Built, System, library
 
 LIBRARY = "this library (SessionRecallRetriever, k=5)"
+LIBRARY_PG = "this library on PostgreSQL (SessionRecallRetriever, k=5)"
 
 
 @dataclass
@@ -60,6 +61,8 @@ def measure(system: System, conversations: Sequence[Conversation]) -> Measured:
         for q in conv.questions:
             out.result.add(q.category, built.rank(q.text), q.evidence)
         out.query_seconds += time.perf_counter() - t0
+        if built.close is not None:
+            built.close()
     return out
 
 
@@ -108,8 +111,39 @@ def table(results: Mapping[str, Mapping[str, Measured]]) -> str:
     return "\n".join(lines)
 
 
-def systems() -> dict[str, System]:
-    return {**BASELINES, LIBRARY: library}
+def postgres_library(dsn: str) -> System:
+    """The library on PostgreSQL: one fresh schema per conversation, dropped afterwards."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    from langchain_session_recall import PostgresSessionStore
+
+    def system(conv: Conversation) -> Built:
+        schema = f"locomo_{uuid.uuid4().hex[:10]}"
+        store = PostgresSessionStore(dsn, schema=schema, max_size=2)
+        built = library(conv, store)
+        size = int(store.stats()["size_bytes"])
+
+        def rank(question: str) -> list[str]:
+            return built.rank(question)
+
+        def close() -> None:
+            store.close()
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+        return Built(rank, size, built.ingest_seconds, close)
+
+    return system
+
+
+def systems(dsn: str | None = None) -> dict[str, System]:
+    out: dict[str, System] = {**BASELINES, LIBRARY: library}
+    if dsn:
+        out[LIBRARY_PG] = postgres_library(dsn)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test", "both", "all"), default="dev")
     parser.add_argument("--json", type=Path, help="save the figures here")
     parser.add_argument("--only", action="append", help="systems whose name contains this")
+    parser.add_argument(
+        "--dsn", help="also measure the library on PostgreSQL (a postgresql:// DSN; a schema each)"
+    )
     args = parser.parse_args(argv)
     path = locate(args.data)
     if path is None:
@@ -127,7 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     conversations = load(path)
     names = ("dev", "test") if args.split == "both" else (args.split,)
-    chosen = {n: s for n, s in systems().items() if not args.only or any(o in n for o in args.only)}
+    chosen = {
+        n: s
+        for n, s in systems(args.dsn).items()
+        if not args.only or any(o in n for o in args.only)
+    }
     results: dict[str, dict[str, Measured]] = {}
     for name, system in chosen.items():
         try:

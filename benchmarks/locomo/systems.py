@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from benchmarks.locomo.data import Conversation
 from benchmarks.locomo.metrics import Ranker
-from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall import SessionBackend, SessionRecallRetriever, SessionStore
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.search.query import parse_query
@@ -27,6 +27,7 @@ class Built:
     rank: Ranker
     index_bytes: int  # the database holding the index (all tables), after ingest
     ingest_seconds: float
+    close: Callable[[], None] | None = None  # releases what the system holds (a schema)
 
 
 System = Callable[[Conversation], Built]
@@ -51,9 +52,10 @@ def db_bytes(conn: sqlite3.Connection) -> int:
 # --------------------------------------------------------------------------- the library
 
 
-def load_store(conv: Conversation) -> SessionStore:
-    """The protocol's store: one session per LoCoMo session, written through the public API."""
-    store = SessionStore(":memory:")
+def load_store(conv: Conversation, store: SessionBackend | None = None) -> SessionBackend:
+    """The protocol's store: one session per LoCoMo session, written through the public API
+    (into ``store``, an empty store of either backend; default an in-memory SQLite one)."""
+    store = SessionStore(":memory:") if store is None else store
     for s in conv.sessions:
         store.add_session(s.id, started_at=s.started_at)
         store.add_messages(
@@ -63,9 +65,10 @@ def load_store(conv: Conversation) -> SessionStore:
     return store
 
 
-def library(conv: Conversation) -> Built:
+def library(conv: Conversation, store: SessionBackend | None = None) -> Built:
+    """The library through ``SessionRecallRetriever`` (on ``store``: default in-memory SQLite)."""
     t0 = time.perf_counter()
-    store = load_store(conv)
+    store = load_store(conv, store)
     elapsed = time.perf_counter() - t0
     # The questions are asked after the conversation: relative time words ("last week") refer
     # to a day after its last session, not to the day the benchmark runs.

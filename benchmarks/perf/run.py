@@ -133,6 +133,105 @@ def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> 
     }
 
 
+def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[str, Any]:
+    """The baseline of the ingest ratios: the same rows written with plain SQL into the same
+    schema with the same triggers (a store creates the file, then closes).
+
+    What a careful user writes by hand: one ``INSERT`` per session and its header,
+    ``executemany`` for the messages and their CJK copies, the session's message count, one
+    commit per session (``batch`` 1) or per ``batch`` sessions. The rows are the library's own
+    (``to_row``, ``bigram_text``, ``session_header``), computed inside the timed section as the
+    library computes them inside its calls.
+    """
+    import corpus
+
+    from langchain_session_recall import SessionStore
+    from langchain_session_recall.messages import to_row
+    from langchain_session_recall.search.cjk import bigram_text, has_cjk
+    from langchain_session_recall.search.headers import session_header
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(path + suffix).unlink(missing_ok=True)
+    SessionStore(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    insert_session = (
+        "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, started_at, "
+        "end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    insert_message = (
+        "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
+        "timestamp, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    api = cpu = 0.0
+    messages = 0
+    specs = corpus.generate(seed, size)
+    while group := list(itertools.islice(specs, batch)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        conn.execute("BEGIN IMMEDIATE")
+        for spec in group:
+            kw = spec.kwargs
+            started = kw.get("started_at", time.time())
+            conn.execute(
+                insert_session,
+                (
+                    spec.session_id,
+                    kw.get("source", "cli"),
+                    kw.get("user_id"),
+                    kw.get("model"),
+                    kw.get("title"),
+                    kw.get("parent_session_id"),
+                    started,
+                    kw.get("end_reason"),
+                ),
+            )
+            conn.execute(
+                "INSERT INTO session_headers (session_id, header) VALUES (?, ?)",
+                (spec.session_id, session_header(kw.get("title"), started)),
+            )
+            rows = [to_row(m) for m in spec.messages]
+            conn.executemany(
+                insert_message,
+                [
+                    (
+                        spec.session_id,
+                        r.role,
+                        r.content,
+                        r.tool_call_id,
+                        r.tool_calls,
+                        r.tool_name,
+                        r.timestamp,
+                        n,
+                    )
+                    for n, r in enumerate(rows)
+                ],
+            )
+            last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+            first = last - len(rows) + 1
+            conn.executemany(
+                "INSERT INTO messages_cjk (message_id, text) VALUES (?, ?)",
+                [
+                    (first + n, bigram_text(r.content))
+                    for n, r in enumerate(rows)
+                    if r.content and not r.content.isascii() and has_cjk(r.content)
+                ],
+            )
+            conn.execute(
+                "UPDATE sessions SET message_count = ? WHERE id = ?", (len(rows), spec.session_id)
+            )
+            if batch == 1:
+                conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+        conn.execute("COMMIT")
+        api += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+        messages += sum(len(spec.messages) for spec in group)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return {"messages": messages, "ingest_rate": messages / api, "ingest_cpu_rate": messages / cpu}
+
+
 def worker_stats(path: str) -> dict[str, Any]:
     """File size and bytes per object class (dbstat)."""
     conn = sqlite3.connect(path)
@@ -288,6 +387,8 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
 def worker_main(args: argparse.Namespace) -> None:
     if args.worker == "build":
         out = worker_build(args.db, args.size, args.seed, fts=not args.no_fts, batch=args.batch)
+    elif args.worker == "plain":
+        out = worker_build_plain(args.db, args.size, args.seed, batch=args.batch)
     elif args.worker == "stats":
         out = worker_stats(args.db)
     elif args.worker == "search":
@@ -360,6 +461,15 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         nofts = _scratch_build(cache / f"scratch-nofts-{label}.db", size, args.seed, "--no-fts")
         res["ingest_rate_no_fts"] = nofts["ingest_rate"]
         res["ingest_cpu_rate_no_fts"] = nofts["ingest_cpu_rate"]
+    for plain_batch in (1, args.batch):
+        _log(f"{label}: plain-SQL ingest, a commit per {plain_batch} session(s)")
+        argv = ["--db", str(cache / f"scratch-plain-{label}.db"), "--size", str(size)]
+        argv += ["--seed", str(args.seed), "--batch", str(plain_batch)]
+        try:
+            res[f"plain_{plain_batch}"] = _spawn("--worker", "plain", *argv)
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(cache / f"scratch-plain-{label}.db") + suffix).unlink(missing_ok=True)
     if args.batch > 1:
         _log(f"{label}: ingest with store.transaction() per {args.batch} sessions")
         bulk = _scratch_build(
@@ -385,7 +495,7 @@ def _schema_key() -> str:
     """Cached databases are rebuilt when the DDL changes."""
     import hashlib
 
-    from langchain_session_recall import schema
+    from langchain_session_recall.backends.sqlite import schema
 
     return hashlib.sha256(schema._DDL.encode()).hexdigest()[:16]
 
@@ -455,11 +565,12 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
     add("")
     add(
         "| messages | sessions | ingest msg/s (wall) | msg/s (CPU) | bulk load in "
-        "`store.transaction()` (wall / CPU) | without FTS triggers "
+        "`store.transaction()` (wall / CPU) | plain SQL, commit per session / per batch (CPU) "
+        "| without FTS triggers "
         "(wall / CPU) | raw text MB | database MB | db / raw | FTS index / raw | "
         "FTS + b-tree indexes / raw |"
     )
-    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         b, st = r["build"], r["stats"]
         raw = b["raw_bytes"]
@@ -474,9 +585,17 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
             if "ingest_rate_batch" in r
             else "-"
         )
+        plain = (
+            " / ".join(
+                f"{r[k]['ingest_cpu_rate']:,.0f}"
+                for k in (f"plain_{x}" for x in (1, args.batch))
+                if k in r
+            )
+            or "-"
+        )
         add(
             f"| {r['label']} | {b['sessions']:,} | {r['ingest_rate']:,.0f} | "
-            f"{r['ingest_cpu_rate']:,.0f} | {bulk} | {nofts} | "
+            f"{r['ingest_cpu_rate']:,.0f} | {bulk} | {plain} | {nofts} | "
             f"{_mb(raw)} | {_mb(st['file_bytes'])} | {st['file_bytes'] / raw:.2f} | "
             f"{g['fts'] / raw:.2f} | {(g['fts'] + g['btree_indexes']) / raw:.2f} |"
         )
@@ -587,72 +706,81 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
 
 
 def _targets(results: list[dict[str, Any]]) -> list[str]:
+    """The goals of the performance issue, each a ratio measured in the same run (CPU time)."""
+    rows: list[tuple[str, str, bool | None]] = []
+    for r in results:
+        cpu = r["summary"]["cpu"]
+        ours, floor, ref = cpu["ours"], cpu["floor"], cpu["reference"]
+        label = r["label"]
+        rows.append(
+            (
+                f"{label}: search p50 <= 1.0x the reference algorithm",
+                f"{ours['p50'] / ref['p50']:.2f}x ({_ms(ours['p50'])} vs {_ms(ref['p50'])} ms)",
+                ours["p50"] <= ref["p50"],
+            )
+        )
+        if r["size"] >= 100_000:
+            rows.append(
+                (
+                    f"{label}: search p50 <= 1.5x the bare FTS5 floor",
+                    f"{ours['p50'] / floor['p50']:.2f}x ({_ms(ours['p50'])} vs "
+                    f"{_ms(floor['p50'])} ms)",
+                    ours["p50"] <= 1.5 * floor["p50"],
+                )
+            )
+            rows.append(
+                (
+                    f"{label}: search p95 <= 2x the bare FTS5 floor",
+                    f"{ours['p95'] / floor['p95']:.2f}x ({_ms(ours['p95'])} vs "
+                    f"{_ms(floor['p95'])} ms)",
+                    ours["p95"] <= 2 * floor["p95"],
+                )
+            )
+        batch = r.get("ingest_batch")
+        plain_bulk = r.get(f"plain_{batch}") if batch else None
+        if plain_bulk and "ingest_cpu_rate_batch" in r:
+            ratio = r["ingest_cpu_rate_batch"] / plain_bulk["ingest_cpu_rate"]
+            rows.append(
+                (
+                    f"{label}: bulk ingest (`transaction()` per {batch} sessions) >= 1.0x plain "
+                    "SQL committing per as many",
+                    f"{ratio:.2f}x ({r['ingest_cpu_rate_batch']:,.0f} vs "
+                    f"{plain_bulk['ingest_cpu_rate']:,.0f} msg/s)",
+                    ratio >= 1.0,
+                )
+            )
+        if "plain_1" in r:
+            ratio = r["ingest_cpu_rate"] / r["plain_1"]["ingest_cpu_rate"]
+            rows.append(
+                (
+                    f"{label}: a commit per call >= 0.8x plain SQL committing per session",
+                    f"{ratio:.2f}x ({r['ingest_cpu_rate']:,.0f} vs "
+                    f"{r['plain_1']['ingest_cpu_rate']:,.0f} msg/s)",
+                    ratio >= 0.8,
+                )
+            )
     big, small = results[-1], results[0]
-    sm = big["summary"]
-    lat, cpu = sm["latency"], sm["cpu"]
     b, st = big["build"], big["stats"]
     index = (st["groups"]["fts"] + st["groups"]["btree_indexes"]) / b["raw_bytes"]
     rss = big["rss"]["peak_rss"] / small["rss"]["peak_rss"]
-    rows = [
+    rows.append(
         (
-            "search p50 <= 50 ms",
-            f"{_ms(lat['ours']['p50'])} ms",
-            f"{_ms(cpu['ours']['p50'])} ms",
-            cpu["ours"]["p50"] <= 0.05,
-        ),
-        (
-            "search p95 <= 150 ms",
-            f"{_ms(lat['ours']['p95'])} ms",
-            f"{_ms(cpu['ours']['p95'])} ms",
-            cpu["ours"]["p95"] <= 0.15,
-        ),
-        (
-            "<= 3x the bare FTS5 floor (p50 / p95)",
-            f"{lat['ours']['p50'] / lat['floor']['p50']:.2f} / "
-            f"{lat['ours']['p95'] / lat['floor']['p95']:.2f}",
-            f"{cpu['ours']['p50'] / cpu['floor']['p50']:.2f} / "
-            f"{cpu['ours']['p95'] / cpu['floor']['p95']:.2f}",
-            cpu["ours"]["p50"] <= 3 * cpu["floor"]["p50"]
-            and cpu["ours"]["p95"] <= 3 * cpu["floor"]["p95"],
-        ),
-        (
-            "faster than the reference algorithm (p50 / p95 ratio < 1)",
-            f"{lat['ours']['p50'] / lat['reference']['p50']:.2f} / "
-            f"{lat['ours']['p95'] / lat['reference']['p95']:.2f}",
-            f"{cpu['ours']['p50'] / cpu['reference']['p50']:.2f} / "
-            f"{cpu['ours']['p95'] / cpu['reference']['p95']:.2f}",
-            cpu["ours"]["p50"] < cpu["reference"]["p50"],
-        ),
-        (
-            f"ingest >= 20,000 msg/s: bulk load, `store.transaction()` per "
-            f"{big.get('ingest_batch', '-')} sessions (what the importers do)",
-            f"{big.get('ingest_rate_batch', 0):,.0f}",
-            f"{big.get('ingest_cpu_rate_batch', 0):,.0f}",
-            big.get("ingest_cpu_rate_batch", 0) >= 20_000,
-        ),
-        (
-            "(not judged) ingest, one commit per `add_session`/`add_messages` call",
-            f"{big['ingest_rate']:,.0f}",
-            f"{big['ingest_cpu_rate']:,.0f}",
-            None,
-        ),
-        (
-            "index overhead <= 1.0x raw text (FTS + b-tree indexes)",
-            f"{index:.2f}",
-            "",
+            f"{big['label']}: index <= 1.0x raw text (FTS + b-tree indexes)",
+            f"{index:.2f}x",
             index <= 1.0,
-        ),
-        (f"peak RSS {small['label']} -> {big['label']} within 2x", f"{rss:.2f}x", "", rss <= 2.0),
-    ]
+        )
+    )
+    rows.append(
+        (f"peak RSS flat from {small['label']} to {big['label']}", f"{rss:.2f}x", rss <= 1.2)
+    )
     out = [
-        f"## Targets at {big['label']} messages",
+        "## Goals (CPU time, ratios from this run)",
         "",
-        "| target | wall clock | CPU time | met (judged on CPU time) |",
-        "|---|---:|---:|---|",
+        "| goal | measured | met |",
+        "|---|---:|---|",
     ]
-    for name, wall, cpu_v, ok in rows:
-        verdict = "-" if ok is None else "yes" if ok else "NO"
-        out.append(f"| {name} | {wall} | {cpu_v} | {verdict} |")
+    for name, value, ok in rows:
+        out.append(f"| {name} | {value} | {'-' if ok is None else 'yes' if ok else 'NO'} |")
     out.append("")
     return out
 

@@ -33,6 +33,7 @@ from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.search.ranking import TermWeights, rank_by_terms, rank_sessions
 
 KS = (1, 3, 5, 10)
+LOCOMO_MARK = "<!-- locomo -->"
 OURS = "ours"
 
 
@@ -272,6 +273,10 @@ def run(
         print("\n".join(missed))
     if out is not None:
         text = _markdown(intro, summary, details, split_table, ablation_table, seed_table, missed)
+        # The page's LoCoMo section comes from benchmarks/locomo: keep it.
+        previous = out.read_text(encoding="utf-8") if out.is_file() else ""
+        if LOCOMO_MARK in previous:
+            text = text.rstrip("\n") + "\n\n" + previous[previous.index(LOCOMO_MARK) :]
         out.write_text(text, encoding="utf-8")
         print(f"\nwrote {out}")
     return results

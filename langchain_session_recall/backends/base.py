@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.errors import (
+    InvalidSessionError,
     LineageCycleError,
     ReadOnlyStoreError,
     SessionNotFoundError,
@@ -114,11 +115,16 @@ def _message(row: Sequence[Any]) -> StoredMessage:
     )
 
 
-def _validate_session_args(session_id: object, source: object) -> None:
+def _validate_session_args(session_id: object, source: object, **ids: str | None) -> None:
     if not isinstance(session_id, str) or not session_id:
-        raise ValueError("session_id must be a non-empty string")
+        raise InvalidSessionError("session_id must be a non-empty string")
     if not isinstance(source, str) or not source:
-        raise ValueError("source must be a non-empty string")
+        raise InvalidSessionError("source must be a non-empty string")
+    # An identifier with a NUL cannot be stored as given on PostgreSQL (its text has no NUL):
+    # dropped, "alice\x00" would become another user's "alice". Refused on both backends.
+    for name, value in {"session_id": session_id, "source": source, **ids}.items():
+        if isinstance(value, str) and "\x00" in value:
+            raise InvalidSessionError(f"{name} must not contain NUL characters")
 
 
 def _session_updates(**given: Any) -> dict[str, Any]:
@@ -352,7 +358,9 @@ class SessionBackend(ABC):
             SessionNotFoundError: ``parent_session_id`` does not exist.
             LineageCycleError: the parent would make the session its own ancestor.
         """
-        _validate_session_args(session_id, source)
+        _validate_session_args(
+            session_id, source, user_id=user_id, parent_session_id=parent_session_id
+        )
         d = self.dialect
         with self._write() as conn:
             exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()

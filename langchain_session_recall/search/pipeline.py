@@ -57,7 +57,7 @@ __all__ = [
     "search_sessions",
 ]
 
-HIT_LIMIT = 200
+HIT_LIMIT = 100
 """Message hits fetched per index and per search term (or per strict query) before ranking
 sessions (reference: 50 for the whole query)."""
 

@@ -277,19 +277,31 @@ def best_window(
     """
     total = sum(term_weight.values()) or 1.0
     mean = total / max(1, len(term_weight))
-    starts = {p - k for ids in messages.values() for m in ids for p in (positions[m],)
-              for k in range(size)} or {0}  # fmt: skip
-    best = 0.0
+    if len(messages) == 1 and not header:  # one message of one term: the window is it
+        [(term, ids)] = messages.items()
+        if len(ids) == 1:
+            weight = term_weight.get(term, 0.0)
+            share: float = (weight / total) ** coverage_power
+            return weight / mean * next(iter(ids.values())) * share
+    # (position, term, contribution) in position order; each window is a run of them
+    found = sorted(
+        (positions[m], term, c) for term, ids in messages.items() for m, c in ids.items()
+    )
+    starts = sorted({p - k for p, _, _ in found for k in range(size)}) or [0]
+    best, lo = 0.0, 0
     for start in starts:
+        while lo < len(found) and found[lo][0] < start:
+            lo += 1
+        inside: dict[str, list[float]] = {t: [c] for t, c in header.items()}
+        hi = lo
+        while hi < len(found) and found[hi][0] < start + size:
+            inside.setdefault(found[hi][1], []).append(found[hi][2])
+            hi += 1
         score = covered = 0.0
-        for term in set(messages) | set(header):
-            inside = [c for m, c in messages.get(term, {}).items()
-                      if start <= positions[m] < start + size]  # fmt: skip
-            if term in header:
-                inside.append(header[term])
-            if inside:
-                score += term_weight.get(term, 0.0) / mean * _decayed(inside, decay)
-                covered += term_weight.get(term, 0.0)
+        for term, values in inside.items():
+            weight = term_weight.get(term, 0.0)
+            score += weight / mean * (values[0] if len(values) == 1 else _decayed(values, decay))
+            covered += weight
         best = max(best, score * (covered / total) ** coverage_power)
     return best
 
@@ -373,11 +385,14 @@ def rank_by_terms(
         per_message: dict[int, float] = {}
         message_terms: dict[int, float] = {}
         hits_by_id: dict[int, MessageHit] = {}
+        # session -> term -> message id -> contribution (the windows' input)
+        per_session: dict[str, dict[str, dict[int, float]]] = {}
         for term, msgs in by_term.items():
             for mid, (c, hit) in msgs.items():
                 per_message[mid] = per_message.get(mid, 0.0) + c
                 message_terms[mid] = message_terms.get(mid, 0.0) + term_weight[term]
                 hits_by_id[mid] = hit
+                per_session.setdefault(hit.session_id, {}).setdefault(term, {})[mid] = c
         together = (
             max(message_terms.values()) / total_weight
             if len(by_term) > 1 and message_terms
@@ -387,14 +402,9 @@ def rank_by_terms(
             base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * together)
         )
         # the best window over the chain's sessions (a window never spans two sessions)
-        sessions = {h.session_id for h in hits_by_id.values()} | set(root_headers)
         window_scores[root] = max(
             best_window(
-                {
-                    t: {m: c for m, (c, h) in msgs.items() if h.session_id == sid}
-                    for t, msgs in by_term.items()
-                    if any(h.session_id == sid for _, h in msgs.values())
-                },
+                per_session.get(sid, {}),
                 root_headers.get(sid, {}),
                 positions,
                 term_weight,
@@ -402,14 +412,17 @@ def rank_by_terms(
                 decay=weights.window_decay,
                 coverage_power=weights.window_coverage_power,
             )
-            for sid in sessions
+            for sid in set(per_session) | set(root_headers)
         )
         order = sorted(per_message, key=lambda m: (-per_message[m], m))
         matched = [hits_by_id[m].session_id for m in order] + sorted(root_headers)
         own = [h for h in hits_by_id.values() if h.session_id == root]
+        # the root's own start and source when a hit says them, else those of a matched member
+        heads = [header_info[root]] if root in header_info else []
+        heads += [header_info[s] for s in sorted(root_headers) if s != root]
         started = next((h.session_started for h in own if h.session_started is not None), None)
-        if started is None and root in header_info:
-            started = header_info[root].started_at
+        if started is None and heads:
+            started = heads[0].started_at
         if started is None:
             started = min(
                 (h.session_started for h in hits_by_id.values() if h.session_started is not None),
@@ -418,8 +431,8 @@ def rank_by_terms(
         source = (
             own[0].source
             if own
-            else header_info[root].source
-            if root in header_info
+            else heads[0].source
+            if heads
             else next(iter(hits_by_id.values())).source
         )
         latest = max((h.timestamp for h in hits_by_id.values()), default=started or 0.0)

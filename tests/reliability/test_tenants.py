@@ -202,22 +202,18 @@ def test_a_delegation_chain_that_crosses_users(store_factory: StoreFactory) -> N
         count("tenants.cli_runs", backend=backend)
 
 
-def test_a_user_id_holding_nul_is_another_user(
-    store_factory: StoreFactory, request: pytest.FixtureRequest
+def test_a_user_id_holding_nul_is_refused_not_merged_into_another_user(
+    store_factory: StoreFactory,
 ) -> None:
-    """A session written for ``"alice\\x00"`` is not alice's. Open on PostgreSQL: its text
-    cannot hold NUL and the store drops it on write, so the session becomes alice's."""
-    if store_factory.backend == "postgres":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="known bug: PostgreSQL stores user_id 'alice\\x00' as 'alice' "
-                "(Dialect.text drops NUL on write): the session is served to alice",
-            )
-        )
+    """``"alice\x00"`` is not alice. PostgreSQL text cannot hold NUL: dropping it made the
+    session alice's (a cross-tenant leak); both backends now refuse such an identifier."""
     store = store_factory.open()
-    store.add_session("mallory", user_id="alice\x00")
-    store.add_messages("mallory", [{"role": "user", "content": "rollout of mallory"}])
+    for field in ("user_id", "parent_session_id"):
+        with pytest.raises(ValueError, match=f"{field} must not contain NUL"):
+            store.add_session("mallory", **{field: "alice\x00"})
+    with pytest.raises(ValueError, match="session_id must not contain NUL"):
+        store.add_session("mallory\x00")
+    assert store.get_session("mallory") is None
     store.add_session("alices", user_id="alice")
     store.add_messages("alices", [{"role": "user", "content": "rollout of alice"}])
     alice = SessionRecallRetriever(store=store, user_id="alice", k=5)

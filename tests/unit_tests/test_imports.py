@@ -3,6 +3,7 @@ import langchain_session_recall
 EXPECTED_ALL = [
     "EmptyQueryError",
     "InvalidMessageError",
+    "InvalidSessionError",
     "LineageCycleError",
     "MessageHit",
     "NotASessionDatabaseError",

@@ -126,3 +126,20 @@ def test_ranking_is_total_and_ordered(term_hits: dict[str, list[MessageHit]]) ->
     scores = [r.score for r in ranked]
     assert scores == sorted(scores, reverse=True)
     assert all(0.0 < r.coverage <= 1.0 and r.score > 0 for r in ranked)
+
+
+def test_a_root_found_only_through_a_child_sessions_header_is_ranked() -> None:
+    # The header (title, date words) of a sub-agent session matched, nothing else of its chain:
+    # the chain is still ranked, under its root, with the child's start and source.
+    from langchain_session_recall.models import SessionHit
+
+    header = {"flamingo": [SessionHit("child", 2.0, "subagent", 50.0)]}
+    hits = {"nginx": [MessageHit(1, "other", "user", 1.0, "cli", 1.0)]}
+    ranked = rank_by_terms(hits, {"child": "root"}, session_hits=header)
+    assert {r.root_id for r in ranked} == {"root", "other"}
+    root = next(r for r in ranked if r.root_id == "root")
+    assert (root.matched_terms, root.session_ids, root.message_ids) == (
+        ("flamingo",),
+        ("child",),
+        (),
+    )

@@ -51,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 _NO_FILTERS = SearchFilters()
 _SQLITE_HEADER = b"SQLite format 3\x00"
+_NOTHING = -1  # a probe's answer: no row matches
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 
 
@@ -561,18 +562,20 @@ class SessionStore(SessionBackend):
             for r in rows
         ]
 
-    def _window_bound(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
-        """``None`` when ``expression`` matches at most ``rank_window`` rows, else the rowid
-        above which the newest ``rank_window`` matches lie."""
+    def _probe(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
+        """``-1`` when ``expression`` matches nothing, ``None`` when it matches at most
+        ``rank_window`` rows, else the rowid above which the newest ``rank_window`` lie."""
         try:
-            row = conn.execute(
-                st.window_probe_query(table), {"expr": expression, "offset": self.rank_window}
+            count, oldest = conn.execute(
+                st.window_probe_query(table), {"expr": expression, "n": self.rank_window + 1}
             ).fetchone()
         except sqlite3.OperationalError as exc:
             raise SessionRecallError(
                 f"full-text query {expression!r} was rejected by SQLite: {exc}"
             ) from exc
-        return None if row is None else int(row[0])
+        if not count:
+            return _NOTHING
+        return None if count <= self.rank_window else int(oldest)
 
     def _rank_plans(
         self,
@@ -601,20 +604,23 @@ class SessionStore(SessionBackend):
            ``rank_window`` matches only, a rowid range that FTS5 applies before ranking.
         """
         expression = to_fts5(query, reading, cjk=cjk)
-        bound = self._window_bound(conn, table, expression)
+        bound = self._probe(conn, table, expression)
+        if bound == _NOTHING:
+            return []  # no statement to rank: most words are absent from the CJK index
         if bound is None or reading != "relaxed" or not 2 <= len(query.relaxed) <= _MAX_PROBED:
             return [(expression, bound)]
         singles = [to_fts5(replace(query, relaxed=(t,)), "relaxed", cjk=cjk) for t in query.relaxed]
         selective = tuple(
             term
             for term, single in zip(query.relaxed, singles, strict=True)
-            if self._window_bound(conn, table, single) is None
+            if self._probe(conn, table, single) in (None, _NOTHING)
         )
         if selective:
             narrowed = to_fts5(replace(query, relaxed=selective), "relaxed", cjk=cjk)
-            return [(narrowed, self._window_bound(conn, table, narrowed))]
+            return [(narrowed, self._probe(conn, table, narrowed))]
         every = " AND ".join(f"({single})" for single in singles)
-        return [(every, self._window_bound(conn, table, every)), (expression, bound)]
+        plans = [(every, self._probe(conn, table, every)), (expression, bound)]
+        return [(e, b) for e, b in plans if b != _NOTHING]
 
     def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
         """Words of the main full-text index starting with ``prefix``, with document counts.
