@@ -43,7 +43,7 @@ from langchain_core.runnables import (
     RunnablePassthrough,
     RunnableSerializable,
 )
-from langchain_core.runnables.config import patch_config
+from langchain_core.runnables.config import patch_config, run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
@@ -624,10 +624,12 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     async def _run_async(
         self, input: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> list[Document]:
-        plans = self._plan(input)
+        # The cache reads and writes are store I/O, synchronous on both backends: in the
+        # executor, as the retriever runs its searches (one async model).
+        plans = await run_in_executor(config, self._plan, input)
         jobs, state = self._jobs(plans)
         if not jobs:
-            return self._finish(plans, state.sink)
+            return await run_in_executor(config, self._finish, plans, state.sink)
         runnable = self._job_runnable(state.cancelled)
         batch_config = patch_config(
             config, callbacks=run_manager.get_child(), max_concurrency=self.max_concurrency
@@ -639,7 +641,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             )
         except asyncio.TimeoutError:
             state.cancelled.set()
-        return self._finish(plans, dict(state.sink))
+        return await run_in_executor(config, self._finish, plans, dict(state.sink))
 
 
 class _RetryableFailure(Exception):
