@@ -263,7 +263,9 @@ def test_read_only_readers_while_a_writer_comes_and_goes(store_factory: StoreFac
         t.join()
     assert not errors, repr(errors[0])
     for run in range(3):
-        found = {r.root_id for r in search_sessions(reader, f"writerrun{run}x").sessions}
+        # every message of the run matches: fetch them all (the default keeps the best 100)
+        outcome = search_sessions(reader, f"writerrun{run}x", hit_limit=40 * BATCH)
+        found = {r.root_id for r in outcome.sessions}
         assert found == {f"w{run}-{n}" for n in range(40)}
     assert all(len(reader.get_messages(f"w2-{n}")) == BATCH for n in range(40))
     count("concurrency.concurrent_reads", reads[0], backend=backend)
@@ -323,7 +325,8 @@ def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> N
         t.join()
     try:
         assert not errors, repr(errors[0])
-        found = {r.root_id for r in search_sessions(store, "hermesrun2x").sessions}
+        outcome = search_sessions(store, "hermesrun2x", hit_limit=40 * BATCH)  # all, not 100
+        found = {r.root_id for r in outcome.sessions}
         assert len(found) == 40
     finally:
         store.close()
