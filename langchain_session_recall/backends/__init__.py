@@ -50,11 +50,13 @@ def open_store(
         target: Where the store is.
         read_only: Never write to it (a SQLite file keeps every byte; PostgreSQL sessions run
             read-only transactions).
-        create: Create a SQLite file that does not exist yet (``False``: it must exist).
+        create: Create a SQLite file that does not exist yet, or a schema in an empty one
+            (``False``: it must exist and not be empty).
 
     Raises:
         NotASessionDatabaseError: the target does not exist (with ``create=False`` or
-            ``read_only``), is not a regular file, or is not a session store.
+            ``read_only``), is empty (with ``create=False``), is not a regular file, or is not a
+            session store.
 
     Example:
         >>> open_store(":memory:")
@@ -79,4 +81,6 @@ def open_store(
         raise NotASessionDatabaseError(f"cannot open {path}: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
         raise NotASessionDatabaseError(f"{path} is not a regular file")
+    if not create and path.stat().st_size == 0:  # reading commands never write a schema into it
+        raise NotASessionDatabaseError(f"{path} is empty: not a session database")
     return SessionStore(path, read_only=read_only)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -87,8 +88,26 @@ class State:
         return make_console(self.out)
 
     def json(self, payload: Any) -> None:
-        json.dump(payload, self.out, ensure_ascii=False, indent=2, default=str)
+        """Write ``payload`` as strict JSON: a non-finite number (a NaN or infinite timestamp
+        another program stored) becomes ``null``, never ``NaN``/``Infinity``."""
+        json.dump(_finite(payload), self.out, ensure_ascii=False, indent=2, default=str)
         self.out.write("\n")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float inside it replaced by ``None``.
+
+    Example:
+        >>> _finite({"started_at": float("nan"), "scores": [1.5, float("inf")]})
+        {'started_at': None, 'scores': [1.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 pass_state = click.make_pass_decorator(State)

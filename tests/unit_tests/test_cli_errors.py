@@ -98,6 +98,20 @@ def test_a_db_that_is_not_a_session_database_exits_3(tmp_path: Path) -> None:
                 assert result.out == "" or argv[0] == "demo"
 
 
+def test_reading_commands_leave_an_empty_file_empty(tmp_path: Path) -> None:
+    """A 0-byte file is no session database: reading commands say so and write no schema."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for argv in _READERS:
+        result = run_cli(*argv, "--db", str(empty))
+        assert result.code == EXIT_DB, (argv, result.err)
+        assert result.err == f"session-recall: {empty} is empty: not a session database\n"
+        assert empty.stat().st_size == 0, argv
+    result = run_cli("import", "jsonl", str(DATA / "jsonl"), "--db", str(empty))
+    assert result.code in (0, 4), result.err  # an import may fill it
+    assert run_cli("stats", "--db", str(empty)).code == 0
+
+
 def test_stats_of_dev_zero_says_not_a_regular_file() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "langchain_session_recall", "stats", "--db", "/dev/zero"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,22 @@ def test_an_empty_query_lists_recent_sessions_as_the_retriever_does(demo_db: str
     # text with nothing searchable in it is a usage error, said as such
     bad = run_cli("search", "?!", "--db", demo_db)
     assert bad.code == 2 and "nothing to search" in bad.err
+
+
+def test_json_stays_strict_when_a_stored_time_is_infinite(tmp_path: Path) -> None:
+    """Another program stored an infinite timestamp: --json prints null there, never
+    ``Infinity`` (which strict JSON parsers refuse)."""
+    db = tmp_path / "inf.db"
+    with SessionStore(db) as store:
+        store.add_session("s1")
+        store.add_messages("s1", [{"role": "user", "content": "nginx timeout fix"}])
+    with sqlite3.connect(db) as conn:  # what another program may write
+        conn.execute("UPDATE sessions SET started_at = 9e999")
+        conn.execute("UPDATE messages SET timestamp = 9e999")
+    conn.close()
+    for argv in (["recent"], ["search", "nginx"], ["show", "s1"], ["stats"]):
+        result = run_cli(*argv, "--db", str(db), "--json")
+        assert result.code == EXIT_OK, (argv, result.err)
+        constants: list[str] = []
+        json.loads(result.out, parse_constant=constants.append)
+        assert constants == [], argv
