@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from collections.abc import Mapping
@@ -14,7 +15,7 @@ from langchain_session_recall.errors import InvalidMessageError
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["ROLES", "MessageLike", "MessageRow", "decode_content", "to_row"]
+__all__ = ["ROLES", "MessageLike", "MessageRow", "decode_content", "is_finite_number", "to_row"]
 
 MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
 """What the stores accept as a message: a LangChain message or a dict (see :func:`to_row`)."""
@@ -171,11 +172,26 @@ def _normalize_role(role: Any) -> str:
     return norm
 
 
+def is_finite_number(value: object) -> bool:
+    """Whether ``value`` is an int or float (not a bool) that is neither NaN nor infinite.
+
+    Example:
+        >>> [is_finite_number(v) for v in (1, 2.5, float("nan"), float("inf"), 10**400, True)]
+        [True, True, False, False, False, False]
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _timestamp(value: Any, default: float) -> float:
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidMessageError(f"timestamp must be Unix seconds (a number), got {value!r}")
+    if not is_finite_number(value):
+        raise InvalidMessageError(f"timestamp must be finite Unix seconds, got {value!r}")
     return float(value)
 
 

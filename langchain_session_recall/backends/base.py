@@ -35,7 +35,13 @@ from langchain_session_recall.errors import (
     SessionNotFoundError,
     SessionRecallError,
 )
-from langchain_session_recall.messages import MessageLike, MessageRow, decode_content, to_row
+from langchain_session_recall.messages import (
+    MessageLike,
+    MessageRow,
+    decode_content,
+    is_finite_number,
+    to_row,
+)
 from langchain_session_recall.models import (
     CachedSummary,
     CacheStatus,
@@ -115,7 +121,12 @@ def _message(row: Sequence[Any]) -> StoredMessage:
     )
 
 
-def _validate_session_args(session_id: object, source: object, **ids: str | None) -> None:
+def _validate_session_args(
+    session_id: object, source: object, started_at: object = None, **ids: str | None
+) -> None:
+    if started_at is not None and not is_finite_number(started_at):
+        # SQLite stores NaN as NULL (a NOT NULL error), PostgreSQL keeps it: refused on both.
+        raise InvalidSessionError(f"started_at must be finite Unix seconds, got {started_at!r}")
     if not isinstance(session_id, str) or not session_id:
         raise InvalidSessionError("session_id must be a non-empty string")
     if not isinstance(source, str) or not source:
@@ -354,12 +365,17 @@ class SessionBackend(ABC):
         """Create a session, or update the given fields of an existing one.
 
         Raises:
-            ValueError: ``session_id`` or ``source`` is empty.
+            ValueError: ``session_id`` or ``source`` is empty, or ``started_at`` is not a
+                finite number (:class:`~langchain_session_recall.errors.InvalidSessionError`).
             SessionNotFoundError: ``parent_session_id`` does not exist.
             LineageCycleError: the parent would make the session its own ancestor.
         """
         _validate_session_args(
-            session_id, source, user_id=user_id, parent_session_id=parent_session_id
+            session_id,
+            source,
+            started_at,
+            user_id=user_id,
+            parent_session_id=parent_session_id,
         )
         d = self.dialect
         with self._write() as conn:

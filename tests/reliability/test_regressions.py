@@ -12,7 +12,13 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from store_targets import StoreFactory
 
-from langchain_session_recall import EmptyQueryError, Session, SessionRecallRetriever
+from langchain_session_recall import (
+    EmptyQueryError,
+    InvalidMessageError,
+    InvalidSessionError,
+    Session,
+    SessionRecallRetriever,
+)
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.cli import main as cli_main
@@ -134,15 +140,33 @@ def test_stats_of_a_store_holding_times_no_clock_can_show(store_factory: StoreFa
     # _when_date() made dates with an unguarded datetime.fromtimestamp: one session started at
     # an infinity or 1e300 (the store takes them; PostgreSQL also NaN, from another writer)
     # made `session-recall stats` die with an OverflowError traceback (exit 2 for NaN).
+    # The library refuses non-finite times now (below); other writers may still store them.
     target = store_factory.target()
     with target.open() as store:
         store.add_session("far", started_at=1e300)
-        store.add_session("inf", started_at=float("inf"))
-        store.add_session("past", started_at=-float("inf"))
-    if target.backend == "postgres":
-        with target.sql() as sql:
-            sql.execute("INSERT INTO sessions (id, source, started_at) VALUES ('nan', 'cli', ?)",
-                        (float("nan"),))  # fmt: skip
+    odd = [float("inf"), -float("inf")] + ([float("nan")] if target.backend == "postgres" else [])
+    with target.sql() as sql:
+        for n, when in enumerate(odd):
+            sql.execute("INSERT INTO sessions (id, source, started_at) VALUES (?, 'cli', ?)",
+                        (f"odd{n}", when))  # fmt: skip
     out = io.StringIO()
     assert cli_main(["stats", "--db", target.db], out) == 0
     assert "unknown .. unknown" in out.getvalue()
+
+
+@pytest.mark.parametrize("when", [float("nan"), float("inf"), -float("inf"), 10**400])
+def test_non_finite_times_are_refused_alike_on_both_backends(
+    backend_store: SessionBackend, when: float
+) -> None:
+    # SQLite turned NaN into NULL (a raw NOT NULL IntegrityError), PostgreSQL stored it.
+    with pytest.raises(InvalidSessionError, match="started_at must be finite"):
+        backend_store.add_session("s", started_at=when)
+    assert backend_store.get_session("s") is None
+    backend_store.add_session("s", started_at=1.0)
+    with pytest.raises(InvalidSessionError, match="started_at must be finite"):
+        backend_store.add_session("s", started_at=when)  # an update too
+    with pytest.raises(InvalidMessageError, match="timestamp must be finite"):
+        backend_store.add_messages("s", [{"role": "user", "content": "x", "timestamp": when}])
+    session = backend_store.get_session("s")
+    assert session is not None and session.started_at == 1.0
+    assert backend_store.get_messages("s") == []
