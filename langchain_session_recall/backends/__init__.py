@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.postgres import (
-    PostgresSessionStore,
-    is_postgres_dsn,
-    redact_dsn,
-)
+from langchain_session_recall.backends.postgres import is_postgres_dsn, redact_dsn
 from langchain_session_recall.backends.sqlite import SessionStore
 from langchain_session_recall.errors import NotASessionDatabaseError
+
+if TYPE_CHECKING:  # imported on first use: a SQLite-only process never loads it
+    from langchain_session_recall.backends.postgres import PostgresSessionStore
 
 __all__ = [
     "PostgresSessionStore",
@@ -29,6 +29,14 @@ __all__ = [
     "is_postgres_dsn",
     "open_store",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PostgresSessionStore":
+        from langchain_session_recall.backends.postgres.store import PostgresSessionStore
+
+        return PostgresSessionStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def describe_target(target: str | os.PathLike[str]) -> str:
@@ -67,6 +75,8 @@ def open_store(
         langchain_session_recall.errors.NotASessionDatabaseError: /dev/null is not a regular file
     """
     if is_postgres_dsn(target):
+        from langchain_session_recall.backends.postgres.store import PostgresSessionStore
+
         return PostgresSessionStore(str(target), read_only=read_only)
     if str(target) == ":memory:":
         return SessionStore(":memory:", read_only=read_only)

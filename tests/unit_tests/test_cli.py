@@ -327,14 +327,16 @@ def test_every_read_command_takes_the_tenant_scope(tenants: str) -> None:
 
 
 def test_search_loads_no_model_library(demo_db: str) -> None:
-    """A plain search imports neither the OpenAI client nor LangChain (start-up time)."""
+    """A plain search imports neither the OpenAI client nor LangChain, nor, on SQLite, the
+    PostgreSQL backend (start-up time)."""
     import subprocess
 
     probe = (
         "import sys\n"
         "from langchain_session_recall.cli import main\n"
         "code = main(sys.argv[1:])\n"
-        "heavy = ('openai', 'langchain_openai', 'langchain_core', 'pydantic')\n"
+        "heavy = ('openai', 'langchain_openai', 'langchain_core', 'pydantic',\n"
+        "         'langchain_session_recall.backends.postgres.store')\n"
         "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n"
     )
     for extra in ([], ["--json"]):
