@@ -169,6 +169,11 @@ class SessionBackend(ABC):
         weakref.WeakValueDictionary()
     )
 
+    rank_window: int = 5_000
+    """Most matches one full-text query ranks (see :meth:`match_messages`): a word found in
+    more messages is ranked over its newest ones. Set it per instance to trade latency on very
+    common words for exhaustiveness."""
+
     def __init__(self, *, read_only: bool) -> None:
         self.read_only = read_only
         self.store_id = uuid.uuid4().hex

@@ -48,6 +48,10 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _DIALECT = st.PostgresDialect()
 
 
+SEARCH_WORK_MEM_KB = 16 * 1024
+"""``work_mem`` of the store's connections, in kB, when the server's is lower."""
+
+
 def _schema_name(name: str) -> str:
     if not isinstance(name, str) or not _SCHEMA_NAME.match(name):
         raise ValueError(
@@ -202,6 +206,9 @@ class PostgresSessionStore(SessionBackend):
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.adapters.register_dumper(str, _text_dumper())
         conn.execute(self._search_path())
+        # A search sorts its newest matches with their tsvectors (st.match_query): give the
+        # sort room in memory (PostgreSQL's default 4 MB spills it to disk); never lowered.
+        conn.execute(st.RAISE_WORK_MEM, {"kb": SEARCH_WORK_MEM_KB})
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
 
@@ -339,8 +346,10 @@ class PostgresSessionStore(SessionBackend):
         """Messages matching one reading of the query, best first, from both tsvector columns.
 
         The main column and the CJK bigram column are both queried; a message found by both
-        keeps its best relevance (in ranking). Messages of ``automation`` sources get a budget
-        of their own (:func:`~langchain_session_recall.search.ranking.budget_automation`).
+        keeps its best relevance (in ranking). Each ranks only its newest ``rank_window``
+        matches (a word found in more messages is ranked over its newest ones). Messages of
+        ``automation`` sources get a budget of their own
+        (:func:`~langchain_session_recall.search.ranking.budget_automation`).
         """
         hits: list[MessageHit] = []
         with self._read() as conn:
@@ -351,6 +360,7 @@ class PostgresSessionStore(SessionBackend):
                 params.update(
                     tsquery=to_tsquery_text(query, reading, cjk=cjk),
                     weights=rank_weights(),
+                    window=self.rank_window,
                     limit=limit,
                     automation=list(automation),
                 )

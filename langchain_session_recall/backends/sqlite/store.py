@@ -108,10 +108,6 @@ class SessionStore(SessionBackend):
         1
     """
 
-    rank_window: int = 5_000
-    """Most rows one full-text query ranks (see :meth:`match_messages`); set it per instance to
-    trade latency on very common words for exhaustiveness."""
-
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
