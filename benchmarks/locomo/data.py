@@ -65,6 +65,7 @@ class Question:
     text: str
     category: int
     evidence: frozenset[str]  # session ids
+    answer: str | None = None  # the gold answer when the data gives it as a string
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,15 @@ def conversation_from_json(sample: dict[str, Any]) -> Conversation:
     for qa in sample["qa"]:
         evidence = evidence_sessions(qa.get("evidence") or ())
         if evidence:
-            questions.append(Question(qa["question"], int(qa["category"]), evidence))
+            answer = qa.get("answer")
+            questions.append(
+                Question(
+                    qa["question"],
+                    int(qa["category"]),
+                    evidence,
+                    answer if isinstance(answer, str) else None,
+                )
+            )
     return Conversation(sample["sample_id"], tuple(sessions), tuple(questions))
 
 

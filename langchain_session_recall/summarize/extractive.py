@@ -1,18 +1,47 @@
 """Extractive recap used when a session cannot be summarized (pure, no I/O).
 
 Hermes fell back to the first 500 characters of the transcript, which usually shows the greeting
-and not the part that matched. This recap instead picks the messages that matched the search
-(by id when the transcript carries ids, else by query term), adds their neighbours for context,
-clips each one around the match and labels the result as *not summarized*.
+and not the part that matched. This recap instead scores every message by the query terms it
+holds (each weighted by its rarity in the session, so a name on every line counts for little)
+and by whether the search matched it, lets the messages around a scored one inherit part of its
+score (the reply after a question most), spends a small budget on the most valuable messages,
+each clipped around its query terms, shows them in transcript order and labels the result as
+*not summarized*.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["TranscriptBlock", "extractive_recap", "parse_transcript", "query_terms"]
+from langchain_session_recall.search.query import STOP_WORDS
+
+__all__ = [
+    "DEFAULT_RECAP_CHARS",
+    "TranscriptBlock",
+    "clip",
+    "context_weight",
+    "extractive_recap",
+    "message_scores",
+    "message_values",
+    "parse_transcript",
+    "query_terms",
+    "select_messages",
+    "term_weights",
+]
+
+DEFAULT_RECAP_CHARS = 1000
+"""Budget of one recap's body, in characters (three sessions: about 4,000 of tool output)."""
+MATCH_BONUS = 1.0
+"""Added to the score of a message the search matched (its id in ``matched_message_ids``)."""
+AFTER_WEIGHT = 0.6
+"""Share of a message's score the next message inherits (replies hold answers)."""
+BEFORE_WEIGHT = 0.35
+"""Share of a message's score the previous message inherits (the question it answers)."""
+CONTEXT_DECAY = 0.6
+"""Each further position away keeps this share of the inherited score."""
 
 # `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line.
 _TAG = re.compile(r"^\[(?P<role>[A-Z]+(?::[^\]#\n]+?)?)(?: #(?P<id>\d+))?\]: ?", re.MULTILINE)
@@ -73,19 +102,162 @@ def query_terms(query: str) -> list[str]:
     terms: list[str] = []
     for word in _WORD.findall(query.lower()):
         word = word.strip("./-")
-        if word and word not in _STOPWORDS and word not in terms:
+        if word and word not in _STOPWORDS and word not in STOP_WORDS and word not in terms:
             terms.append(word)
     return terms
 
 
-def _clip(text: str, terms: Sequence[str], width: int) -> str:
+def _stem(word: str) -> str:
+    """A crude English stem: one plural or verb ending off, so "paint" finds "painting".
+
+    Example:
+        >>> [_stem(w) for w in ("paintings", "painted", "uses", "gas", "docker")]
+        ['painting', 'paint', 'use', 'gas', 'docker']
+    """
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    # A stem matches at the start of a word ("paint" -> "painting"); a short term whole.
+    stem = _stem(term)
+    tail = r"\w*" if len(stem) >= 3 else r"(?!\w)"
+    return re.compile(rf"(?<!\w){re.escape(stem)}{tail}")
+
+
+def term_weights(texts: Sequence[str], terms: Sequence[str]) -> dict[str, float]:
+    """Rarity of each query term among the messages: ``log((n + 1) / (df + 0.5))``, at least 0.
+
+    A term in every message (a speaker's name, the project's name) weighs about nothing, a term
+    in one message the most; a term in none is left out.
+
+    Example:
+        >>> w = term_weights(["Ann: I paint", "Ann: the kiln broke", "Ann: bye"], ["ann", "kiln"])
+        >>> sorted(w), w["ann"] < 0.2 < w["kiln"]
+        (['ann', 'kiln'], True)
+    """
+    n = len(texts)
+    lowered = [t.lower() for t in texts]
+    weights: dict[str, float] = {}
+    for term in terms:
+        pattern = _term_pattern(term)
+        df = sum(1 for t in lowered if pattern.search(t))
+        if df:
+            weights[term] = max(0.0, math.log((n + 1) / (df + 0.5)))
+    return weights
+
+
+def message_scores(
+    texts: Sequence[str], weights: Mapping[str, float], matched: Sequence[bool] = ()
+) -> list[float]:
+    """Each message's score: the weights of the distinct query terms it holds, plus
+    :data:`MATCH_BONUS` when the search matched it (``matched``, by position).
+
+    Example:
+        >>> message_scores(["a kiln", "a kiln and a wheel", "bye"], {"kiln": 1.0, "wheel": 2.0})
+        [1.0, 3.0, 0.0]
+    """
+    patterns = {t: _term_pattern(t) for t in weights}
+    scores = []
+    for i, text in enumerate(texts):
+        lower = text.lower()
+        score = sum(w for t, w in weights.items() if patterns[t].search(lower))
+        scores.append(score + (MATCH_BONUS if i < len(matched) and matched[i] else 0.0))
+    return scores
+
+
+def context_weight(offset: int) -> float:
+    """How much of a scored message's value a message ``offset`` positions away inherits.
+
+    The reply after a matched message often holds the answer ("what did you paint?" -> "a
+    lake"), so messages after a match count more than those before it.
+
+    Example:
+        >>> [round(context_weight(o), 2) for o in (-2, -1, 0, 1, 2)]
+        [0.21, 0.35, 1.0, 0.6, 0.36]
+    """
+    if offset == 0:
+        return 1.0
+    return (AFTER_WEIGHT if offset > 0 else BEFORE_WEIGHT) * CONTEXT_DECAY ** (abs(offset) - 1)
+
+
+def message_values(scores: Sequence[float], neighbours: int) -> list[float]:
+    """A message's value: the best of its own score and what it inherits from scored
+    messages up to ``neighbours`` positions away (:func:`context_weight`).
+
+    Example:
+        >>> message_values([0.0, 2.0, 0.0, 0.0, 0.0], neighbours=2)
+        [0.7, 2.0, 1.2, 0.72, 0.0]
+    """
+    n = len(scores)
+    return [
+        max(
+            scores[j] * context_weight(i - j)
+            for j in range(max(0, i - neighbours), min(n, i + neighbours + 1))
+        )
+        for i in range(n)
+    ]
+
+
+def select_messages(values: Sequence[float], sizes: Sequence[int], budget: int) -> list[int]:
+    """Positions of the messages to show: the most valuable first (earlier on ties) while
+    their ``sizes`` fit in ``budget``, returned in transcript order. Messages of value 0 are
+    never chosen; the first chosen one is kept even when it alone exceeds the budget.
+
+    Example:
+        >>> select_messages([0.5, 3.0, 1.0, 0.0], [100, 100, 100, 100], budget=250)
+        [1, 2]
+        >>> select_messages([1.0], [900], budget=100)
+        [0]
+    """
+    order = sorted((i for i, v in enumerate(values) if v > 0), key=lambda i: (-values[i], i))
+    chosen: list[int] = []
+    used = 0
+    for i in order:
+        if chosen and used + sizes[i] > budget:
+            continue
+        chosen.append(i)
+        used += sizes[i]
+    return sorted(chosen)
+
+
+def clip(text: str, weights: Mapping[str, float], width: int) -> str:
+    """``text`` (whitespace collapsed) cut to ``width`` characters around the span of the
+    greatest weight of distinct query terms; from its start when no term is in it.
+
+    Example:
+        >>> clip("intro " * 20 + "the kiln broke, then the wheel too", {"kiln": 1, "wheel": 1}, 40)
+        '…intro the kiln broke, then the wheel too'
+        >>> clip("short", {"kiln": 1}, 40)
+        'short'
+    """
     text = " ".join(text.split())
     if len(text) <= width:
         return text
     lower = text.lower()
-    hits = [pos for pos in (lower.find(t) for t in terms) if pos >= 0]
-    centre = min(hits) if hits else 0
-    start = max(0, min(centre - width // 3, len(text) - width))
+    hits = sorted(
+        (m.start(), t) for t in weights for m in _term_pattern(t).finditer(lower) if weights[t] > 0
+    )
+    start, best = 0, 0.0
+    inside: dict[str, int] = {}  # term -> hits within [candidate, candidate + width)
+    low = high = 0
+    for pos, _ in hits:  # candidates only move right: two pointers, linear in the hits
+        # a little of what leads up to the first word of the span
+        candidate = max(0, min(pos - width // 5, len(text) - width))
+        while high < len(hits) and hits[high][0] < candidate + width:
+            inside[hits[high][1]] = inside.get(hits[high][1], 0) + 1
+            high += 1
+        while hits[low][0] < candidate:
+            term = hits[low][1]
+            inside[term] -= 1
+            if not inside[term]:
+                del inside[term]
+            low += 1
+        score = sum(weights[t] for t in inside)
+        if score > best:
+            start, best = candidate, score
     end = start + width
     return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 
@@ -97,21 +269,28 @@ def extractive_recap(
     matched_message_ids: Iterable[int] = (),
     reason: str = "summarization unavailable",
     header: str | None = None,
-    max_chars: int = 2000,
-    snippet_chars: int = 300,
-    neighbours: int = 1,
+    max_chars: int = DEFAULT_RECAP_CHARS,
+    snippet_chars: int = 280,
+    neighbours: int = 2,
 ) -> str:
-    """Build a labelled, extractive recap of a transcript: matched messages plus neighbours.
+    """Build a labelled, extractive recap of a transcript: the best messages and their context.
+
+    Messages are scored by the query terms they hold, each weighted by its rarity in the
+    session (:func:`term_weights`), plus a bonus when the search matched them
+    (``matched_message_ids``); their neighbours inherit part of that score, those after a
+    match more (:func:`message_values`). The most valuable messages, each clipped around its
+    query terms, fill the budget (:func:`select_messages`) and are shown in transcript order,
+    gaps marked ``…``.
 
     Args:
         transcript: The retriever's transcript (``[USER]: ...`` blocks, with or without ids).
-        query: The search query; its words locate matches when ids are not available.
+        query: The search query; its words score the messages.
         matched_message_ids: Ids of the messages the search matched (retriever metadata).
         reason: Why there is no summary; shown in the label.
         header: Optional line describing the session (date, source, title).
         max_chars: Budget for the recap body.
         snippet_chars: Longest excerpt of a single message.
-        neighbours: Messages kept on each side of a match.
+        neighbours: Messages on each side of a scored one that may be shown as its context.
 
     Returns:
         Never an empty string.
@@ -125,45 +304,39 @@ def extractive_recap(
     label = f"[Not summarized ({reason}): extractive recap of the matching messages]"
     lines = [label] + ([header] if header else [])
     blocks = parse_transcript(transcript)
+    terms = query_terms(query)
     if not blocks:
-        body = _clip(transcript, query_terms(query), max_chars) if transcript.strip() else ""
+        weights = dict.fromkeys(terms, 1.0)
+        body = clip(transcript, weights, max_chars) if transcript.strip() else ""
         return "\n".join([*lines, body or "No transcript available."])
 
-    terms = query_terms(query)
-    wanted_ids = set(matched_message_ids)
-    hits = [
-        i
-        for i, b in enumerate(blocks)
-        if (b.message_id is not None and b.message_id in wanted_ids)
-        or any(t in b.text.lower() for t in terms)
-    ]
-    if not hits:
+    texts = [b.text for b in blocks]
+    weights = term_weights(texts, terms)
+    wanted = set(matched_message_ids)
+    matched = [b.message_id is not None and b.message_id in wanted for b in blocks]
+    values = message_values(message_scores(texts, weights, matched), max(0, neighbours))
+    if not any(v > 0 for v in values):
         # Nothing located: the opening request and the last answer frame the session best.
         first_user = next((i for i, b in enumerate(blocks) if b.tag == "USER"), 0)
         last_assistant = max(
             (i for i, b in enumerate(blocks) if b.tag == "ASSISTANT"), default=len(blocks) - 1
         )
-        keep = sorted({first_user, last_assistant})
-        hit_set: set[int] = set()
-    else:
-        hit_set = set(hits)
-        keep = sorted(
-            {j for i in hits for j in range(i - neighbours, i + neighbours + 1)}
-            & set(range(len(blocks)))
-        )
+        values = [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(blocks))]
 
-    used = 0
+    # only messages that may be shown are clipped (a transcript can hold thousands)
+    pieces = {
+        i: b.render(clip(b.text, weights, snippet_chars))
+        for i, b in enumerate(blocks)
+        if values[i] > 0
+    }
+    sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(blocks))]
+    chosen = select_messages(values, sizes, max_chars)
     previous = None
-    for i in keep:
-        # Neighbours only give context: half the room of a match.
-        width = snippet_chars if i in hit_set or not hit_set else snippet_chars // 2
-        piece = blocks[i].render(_clip(blocks[i].text, terms, width))
-        if used + len(piece) > max_chars and used:
-            lines.append("…")
-            break
+    for i in chosen:
         if previous is not None and i != previous + 1:
             lines.append("…")
-        lines.append(piece)
-        used += len(piece) + 1
+        lines.append(pieces[i])
         previous = i
+    if sum(1 for v in values if v > 0) > len(chosen):
+        lines.append("…")  # the budget left out messages worth showing
     return "\n".join(lines)

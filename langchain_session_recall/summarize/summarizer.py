@@ -57,7 +57,11 @@ from langchain_session_recall.summarize.cache import (
     SummaryCache,
     summary_cache_key,
 )
-from langchain_session_recall.summarize.extractive import extractive_recap, parse_transcript
+from langchain_session_recall.summarize.extractive import (
+    DEFAULT_RECAP_CHARS,
+    extractive_recap,
+    parse_transcript,
+)
 from langchain_session_recall.summarize.grounding import check_citations
 from langchain_session_recall.summarize.prompts import (
     CITATION_INSTRUCTION,
@@ -238,7 +242,8 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     grounding: bool = True
     """Ask for ``[#id]`` citations when the transcript carries message ids, and check them."""
     invalid_citations: Literal["remove", "flag"] = "remove"
-    fallback_chars: int = Field(default=2000, ge=200)
+    fallback_chars: int = Field(default=DEFAULT_RECAP_CHARS, ge=200)
+    """Budget of each extractive recap's body, in characters."""
     quality_gate: bool = True
     """Check every model answer with :func:`~langchain_session_recall.summarize.quality.
     assess_recap`; a rejected one is replaced by the extractive recap. ``False`` turns it off."""

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.locomo import data, experiments, metrics, run, systems  # noqa: E402
+from benchmarks.locomo import data, experiments, metrics, retention, run, systems  # noqa: E402
 from benchmarks.locomo.data import (  # noqa: E402
     HOW_TO_GET,
     conversation_from_json,
@@ -75,12 +75,23 @@ def synthetic(sample_id: str = "conv-26") -> dict[str, Any]:
             "session_4_date_time": "8:00 pm on 1 August, 2023",  # a date without a session
         },
         "qa": [
-            {"question": "How did Ana repair the hull?", "evidence": ["D1:3"], "category": 4},
-            {"question": "Why did Ben's starter die?", "evidence": ["D2:1"], "category": 4},
+            {
+                "question": "How did Ana repair the hull?",
+                "evidence": ["D1:3"],
+                "category": 4,
+                "answer": "Epoxy, two coats",
+            },
+            {
+                "question": "Why did Ben's starter die?",
+                "evidence": ["D2:1"],
+                "category": 4,
+                "answer": "he was away travelling",  # not verbatim in the conversation
+            },
             {
                 "question": "What has Ana said about the sailboat?",
                 "evidence": ["D1:1; D3:3"],
                 "category": 1,
+                "answer": 2,  # a number, not a string: not a short string answer
             },
             {"question": "Which club elected Ana?", "evidence": ["D:3:1"], "category": 2},
             {"question": "A question without evidence", "evidence": [], "category": 3},
@@ -111,6 +122,12 @@ def test_the_protocol_maps_sessions_turns_and_questions() -> None:
         ["session_3"],  # "D:3:1", an odd form the data has
     ]
     assert len(conv.questions) == 4  # the question without evidence does not count
+    assert [q.answer for q in conv.questions] == [
+        "Epoxy, two coats",
+        "he was away travelling",
+        None,  # given as a number
+        None,  # no answer in the data
+    ]
 
 
 def test_splits_keep_dev_and_test_apart(data_file: Path) -> None:
@@ -204,7 +221,36 @@ def test_the_experiments_score_the_synthetic_conversation() -> None:
     assert {h.session_id for h in hits} == {"session_2"}
 
 
-@pytest.mark.parametrize("module", [data, experiments, metrics, systems])
+def test_answer_retention_on_the_synthetic_conversation(
+    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "retention.json"
+    assert retention.main(["--data", str(data_file), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| all | 2 | 50.0% (1) | 100.0% (1) |" in printed  # dev only: conv-99 is not read
+    figures = json.loads(out.read_text())
+    assert figures["split"] == "dev"
+    assert figures["all"]["questions"] == 2  # the short string answers of categories 1, 2, 4
+    rows = figures["rows"]
+    assert [(r["in_windows"], r["in_output"]) for r in rows] == [(True, True), (False, False)]
+    assert all(r["output_chars"] > 0 for r in rows)
+
+
+def test_answer_matching_is_normalised_and_on_word_boundaries() -> None:
+    assert retention.contains("Epoxy -- two coats, then sanded", "epoxy, two COATS")
+    assert not retention.contains("I started painting", "art")
+    assert not retention.contains("anything", "")
+
+
+def test_retention_without_data_skips(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("LOCOMO_DATA", raising=False)
+    assert retention.main([]) == 0
+    assert capsys.readouterr().out.strip() == HOW_TO_GET
+
+
+@pytest.mark.parametrize("module", [data, experiments, metrics, retention, systems])
 def test_the_benchmark_examples_run(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
