@@ -57,7 +57,7 @@ def recording_settings() -> dict[str, Any]:
     if RECORDING:
         settings = {
             "base_url": os.environ.get("SESSION_RECALL_LLM_BASE_URL", "http://127.0.0.1:8765/v1"),
-            "model": os.environ.get("SESSION_RECALL_LLM_MODEL", "gemma-3-270m"),
+            "model": os.environ.get("SESSION_RECALL_LLM_MODEL", "smollm2-135m"),
             "max_tokens_param": os.environ.get("SESSION_RECALL_LLM_TOKEN_PARAM", "max_tokens"),
         }
         CASSETTE_DIR.mkdir(parents=True, exist_ok=True)
