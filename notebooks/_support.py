@@ -48,6 +48,13 @@ def max_tokens_param() -> str:
     return str(recording_settings()["max_tokens_param"])
 
 
+def deadline() -> float:
+    """The summarizer's overall deadline in seconds: its default (60), or 15 minutes while
+    recording against a slow local server, so that no session of a recording ends as a
+    ``deadline`` fallback. Replay answers at once; the deadline is not in the requests."""
+    return 900.0 if os.environ.get("RECORD") == "1" else 60.0
+
+
 @contextlib.contextmanager
 def recorded(name: str) -> Iterator[None]:
     """Replay (or with RECORD=1 record) ``cassettes/<name>.yaml.gz``; a no-op when live."""
