@@ -112,7 +112,9 @@ import datetime as dt
 
 by_source = {}
 for s in sessions:
-    by_source.setdefault(s.source, []).append(dt.datetime.fromtimestamp(s.started_at, dt.timezone.utc))
+    by_source.setdefault(s.source, []).append(
+        dt.datetime.fromtimestamp(s.started_at, dt.timezone.utc)
+    )
 fig, ax = plt.subplots(figsize=(8, 2.5))
 for row, (source, times) in enumerate(sorted(by_source.items())):
     ax.scatter(times, [row] * len(times), s=40, label=source)
@@ -146,7 +148,10 @@ for r in recaps:
     m = r.metadata
     print(f"=== {m['title']}: {m['summary_status']}")
     if m["summary_status"] == "rejected":
-        print("model's answer, REJECTED by the quality gate because:", ", ".join(m["summary_rejected_because"]))
+        print(
+            "model's answer, REJECTED by the quality gate because:",
+            ", ".join(m["summary_rejected_because"]),
+        )
         print(textwrap.indent(textwrap.shorten(m["summary_rejected_text"], 500), "  | "))
         print("replaced by the extractive recap:")
     print(textwrap.indent(r.page_content.strip()[:600], "    "), "\\n")
@@ -160,7 +165,14 @@ for r in recaps:
 again = chain.invoke("how did we fix the CORS error?")
 for r in again:
     m = r.metadata
-    print(m["title"], "->", m["summary_status"], m.get("summary_rejected_because", ""), "| from the cache:", m["summary_status"] == "cached" or m.get("summary_from_cache", False))
+    print(
+        m["title"],
+        "->",
+        m["summary_status"],
+        m.get("summary_rejected_because", ""),
+        "| from the cache:",
+        m["summary_status"] == "cached" or m.get("summary_from_cache", False),
+    )
 """
     ),
 ]
@@ -220,7 +232,11 @@ class ScriptedAgentModel(BaseChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         tool_results = [m for m in messages if m.type == "tool"]
         if not tool_results:
-            call = {"name": "session_search", "args": {"query": "CORS error nginx", "limit": 2}, "id": "call_1"}
+            call = {
+                "name": "session_search",
+                "args": {"query": "CORS error nginx", "limit": 2},
+                "id": "call_1",
+            }
             reply = AIMessage("", tool_calls=[call])
         else:
             found = json.loads(tool_results[-1].content)["results"]
@@ -245,10 +261,18 @@ else:
     agent_model = ScriptedAgentModel()
 print("agent's model:", "gpt-4o-mini (live)" if _support.LIVE else "SCRIPTED (no language model)")
 
-agent = create_agent(agent_model, tools=[tool], system_prompt="You are a coding assistant with recall of past sessions.")
+agent = create_agent(
+    agent_model,
+    tools=[tool],
+    system_prompt="You are a coding assistant with recall of past sessions.",
+)
 with _support.recorded("notebook_02_agent"):
     result = agent.invoke(
-        {"messages": [{"role": "user", "content": "The CORS error is back. How did we fix it last time?"}]},
+        {
+            "messages": [
+                {"role": "user", "content": "The CORS error is back. How did we fix it last time?"}
+            ]
+        },
         config={"configurable": {"session_id": "today-chat"}},
     )
 for message in result["messages"]:
@@ -270,7 +294,10 @@ for doc in tool_message.artifact:
     m = doc.metadata
     print(f"\\n=== {m['when']} {m['title']}: {m['summary_status']} ({m['summary_model']})")
     if m["summary_status"] == "rejected":
-        print("model's answer, REJECTED by the quality gate because:", ", ".join(m["summary_rejected_because"]))
+        print(
+            "model's answer, REJECTED by the quality gate because:",
+            ", ".join(m["summary_rejected_because"]),
+        )
         print(textwrap.indent(textwrap.shorten(m["summary_rejected_text"], 400), "  | "))
         print("replaced by the extractive recap:")
     print(textwrap.indent(doc.page_content.strip()[:500], "    "))
