@@ -186,15 +186,15 @@ AGENT = [
 tells the model to use it when the user says "we did this before" or asks about earlier work; the
 current conversation is never searched (its id comes from the run config, not from the model).
 
-**What is real here, and what is scripted.** Offline, the agent's own turns come from a
-**scripted** chat model, not a language model: no local model can drive this tool.
-SmolLM2-135M-Instruct, the model the cassettes were recorded with, ignores the `tools` of a
-request; forced with `tool_choice`, it fills the arguments with junk (no `query` at all, a
-`role_filter` of `"1.0.3"`). So the scripted model makes the tool call, and its final message only
-lists what the tool returned, marked as scripted. The tool itself is real: it searches the store
-and its summarizer calls SmolLM2 (real HTTP traffic, replayed from
-`cassettes/notebook_02_agent.yaml.gz`), and the quality gate rejects those answers. With
-`OPENAI_API_KEY` set, a real model drives the agent and writes the recaps.
+**What is real here, and what is scripted.** The committed recordings come from
+SmolLM2-135M-Instruct, which cannot drive this tool: it ignores the `tools` of a request, and
+forced with `tool_choice` it fills the arguments with junk (no `query` at all, a `role_filter` of
+`"1.0.3"`). So, offline, the agent's own turns come from a **scripted** chat model, not a language
+model: it makes the tool call, and its final message only lists what the tool returned, marked as
+scripted. The tool itself is real: it searches the store, and its summarizer's calls to SmolLM2
+are real HTTP traffic (replayed from `cassettes/notebook_02_agent.yaml.gz`), which the quality
+gate rejects. With `OPENAI_API_KEY` set, or with cassettes recorded from a model that can call
+tools, a language model drives the agent; the cell below prints which.
 """
     ),
     SETUP,
@@ -253,13 +253,12 @@ class ScriptedAgentModel(BaseChatModel):
         return "scripted-agent"
 
 
-if _support.LIVE:
-    from langchain_openai import ChatOpenAI
-
-    agent_model = ChatOpenAI(model="gpt-4o-mini")
+if _support.agent_model_calls_tools():  # live, or recorded from a model that can call tools
+    agent_model = _support.chat_model(temperature=0)
+    print("agent's model:", agent_model.model_name)
 else:
     agent_model = ScriptedAgentModel()
-print("agent's model:", "gpt-4o-mini (live)" if _support.LIVE else "SCRIPTED (no language model)")
+    print("agent's model: SCRIPTED (no language model)")
 
 agent = create_agent(
     agent_model,

@@ -61,10 +61,6 @@ def _summarizer(llm: ChatOpenAI) -> SessionSummarizer:
     )
 
 
-def _statuses(docs: list[Document]) -> list[str]:
-    return [d.metadata["summary_status"] for d in docs]
-
-
 def _verdicts(docs: list[Document]) -> list[tuple[str, ...]]:
     """The gate's decision per session: ``("rejected", *reasons)`` or ``(status,)``."""
     return [
@@ -79,10 +75,9 @@ def test_retriever_pipe_summarizer(demo_store: SessionStore) -> None:
     with cassette("lcel_retriever_pipe_summarizer"):
         docs = chain.invoke("how did we fix the CORS error?")
     assert docs[0].metadata["session_id"] == "20261103_091512_a1b2c3"
-    assert _statuses(docs) == ["rejected", "rejected"] or RECORDING
-    assert all(d.page_content.startswith("[Not summarized (model recap rejected") for d in docs)
     assert all(d.metadata["token_usage"]["total_tokens"] > 0 for d in docs)
     if not RECORDING:
+        assert all(d.page_content.startswith("[Not summarized (model recap rejected") for d in docs)
         # The recorded SmolLM2-135M answers, cut off at 64 tokens: the CORS one quotes a URL the
         # session never had (/api-v2/orders/100); the Django one "fixes the CORS error with the
         # pytest debugger" and restates the prompt. Both are replaced by the extractive recaps.
@@ -142,7 +137,6 @@ def test_batch_over_queries(demo_store: SessionStore) -> None:
         "20261105_112048_f00d42",
         "20261027_164530_b7e3a9",
     ]
-    assert all(_statuses(r) == ["rejected"] for r in results) or RECORDING
     if not RECORDING:
         # pgbouncer: the title, then the transcript copied on, cut off at 64 tokens; photos: the
         # prompt's five points read back, cut off.
