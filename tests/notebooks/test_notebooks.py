@@ -19,7 +19,7 @@ VERDICTS = {
         "=== Fix CORS error between app.example.dev and the API behind nginx: rejected",
         "REJECTED by the quality gate because: echo, vague",
         "=== Upgrade shop backend from Django 4.2 to 5.1: rejected",
-        "REJECTED by the quality gate because: echo\n",
+        "REJECTED by the quality gate because: echo, truncated\n",
     ],
     "02_agent_tool.ipynb": [
         "agent's model: SCRIPTED (no language model)",
