@@ -48,6 +48,24 @@ def max_tokens_param() -> str:
     return str(recording_settings()["max_tokens_param"])
 
 
+def agent_model_calls_tools() -> bool:
+    """Whether a language model drives the agent notebook's tool calls: live, or recorded from a
+    model that can (``SESSION_RECALL_LLM_TOOL_CALLING=1`` when recording). Otherwise the agent's
+    turns are scripted."""
+    if LIVE:
+        return True
+    from tests.cassette_config import recording_settings
+
+    return bool(recording_settings()["tool_calling"])
+
+
+def deadline() -> float:
+    """The summarizer's overall deadline in seconds: its default (60), or 15 minutes while
+    recording against a slow local server, so that no session of a recording ends as a
+    ``deadline`` fallback. Replay answers at once; the deadline is not in the requests."""
+    return 900.0 if os.environ.get("RECORD") == "1" else 60.0
+
+
 @contextlib.contextmanager
 def recorded(name: str) -> Iterator[None]:
     """Replay (or with RECORD=1 record) ``cassettes/<name>.yaml.gz``; a no-op when live."""

@@ -39,8 +39,11 @@ An agent forgets everything when a session ends. `langchain-session-recall` keep
 SQLite with a full-text index, finds the sessions that answer a question like *"how did we fix
 the CORS error?"*, and recaps them with a chat model.
 
-This notebook runs offline: model calls replay from `cassettes/` (recorded against a small local
-model, so the recaps are modest). Set `OPENAI_API_KEY` to run it against a real model.
+This notebook runs offline: model calls replay from `cassettes/`, real HTTP traffic recorded
+against SmolLM2-135M-Instruct, a tiny local model served by llama.cpp. Its answers are mostly not
+recaps, and the summarizer's quality gate rejects them: below, each rejected answer is shown as
+rejected, with the gate's reasons, next to the extractive recap that replaced it. Set
+`OPENAI_API_KEY` to run it against a real model.
 """
     ),
     SETUP,
@@ -109,7 +112,9 @@ import datetime as dt
 
 by_source = {}
 for s in sessions:
-    by_source.setdefault(s.source, []).append(dt.datetime.fromtimestamp(s.started_at, dt.timezone.utc))
+    by_source.setdefault(s.source, []).append(
+        dt.datetime.fromtimestamp(s.started_at, dt.timezone.utc)
+    )
 fig, ax = plt.subplots(figsize=(8, 2.5))
 for row, (source, times) in enumerate(sorted(by_source.items())):
     ax.scatter(times, [row] * len(times), s=40, label=source)
@@ -120,10 +125,12 @@ fig.tight_layout()
 """
     ),
     md(
-        "## 4. Summarize\n`create_session_recall_chain(retriever, llm)` takes the query string and returns one recap per session. Sessions are summarized in parallel, with retries, an overall deadline and an extractive fallback; secrets are redacted before anything leaves the process."
+        "## 4. Summarize\n`create_session_recall_chain(retriever, llm)` takes the query string and returns one recap per session. Sessions are summarized in parallel, with retries, an overall deadline and an extractive fallback; secrets are redacted before anything leaves the process.\n\nEvery model answer goes through a quality gate. `summary_status` says what happened to each session: `summarized` (the model's recap passed), `rejected` (the model answered, the gate found it is not a recap: `summary_rejected_because` gives the reasons, `summary_rejected_text` the answer, and the Document carries the extractive recap instead), `fallback` (no answer: error, deadline or no model) or `cached`."
     ),
     code(
         """
+import textwrap
+
 from langchain_session_recall import create_session_recall_chain
 
 llm = _support.chat_model(temperature=0.1)
@@ -132,19 +139,40 @@ chain = create_session_recall_chain(
     llm,
     max_output_tokens=96,
     max_tokens_param=_support.max_tokens_param(),
+    timeout=_support.deadline(),  # seconds for all sessions; longer while recording
 )
 with _support.recorded("notebook_01_summarize"):
     recaps = chain.invoke("how did we fix the CORS error?")
+print("recaps by", recaps[0].metadata["summary_model"], "\\n")
 for r in recaps:
-    print(r.metadata["title"], "->", r.metadata["summary_status"])
-    print(r.page_content.strip()[:600], "\\n")
+    m = r.metadata
+    print(f"=== {m['title']}: {m['summary_status']}")
+    if m["summary_status"] == "rejected":
+        print(
+            "model's answer, REJECTED by the quality gate because:",
+            ", ".join(m["summary_rejected_because"]),
+        )
+        print(textwrap.indent(textwrap.shorten(m["summary_rejected_text"], 500), "  | "))
+        print("replaced by the extractive recap:")
+    print(textwrap.indent(r.page_content.strip()[:600], "    "), "\\n")
 """
     ),
-    md("Run it again: the recaps come from the cache in the session database, with no model call."),
+    md(
+        "Run it again: the cache in the session database answers, with no model call. A recap that passed the gate comes back as `cached`; a rejected answer stays rejected (the verdict is cached with it), it never turns into a summary."
+    ),
     code(
         """
 again = chain.invoke("how did we fix the CORS error?")
-print([r.metadata["summary_status"] for r in again])
+for r in again:
+    m = r.metadata
+    print(
+        m["title"],
+        "->",
+        m["summary_status"],
+        m.get("summary_rejected_because", ""),
+        "| from the cache:",
+        m["summary_status"] == "cached" or m.get("summary_from_cache", False),
+    )
 """
     ),
 ]
@@ -158,9 +186,15 @@ AGENT = [
 tells the model to use it when the user says "we did this before" or asks about earlier work; the
 current conversation is never searched (its id comes from the run config, not from the model).
 
-Offline, the agent's own turns come from a scripted chat model (a small local model cannot drive
-tool calls reliably), while the tool's recaps replay real recorded model traffic. With
-`OPENAI_API_KEY` set, a real model drives the agent and writes the recaps.
+**What is real here, and what is scripted.** The committed recordings come from
+SmolLM2-135M-Instruct, which cannot drive this tool: it ignores the `tools` of a request, and
+forced with `tool_choice` it fills the arguments with junk (no `query` at all, a `role_filter` of
+`"1.0.3"`). So, offline, the agent's own turns come from a **scripted** chat model, not a language
+model: it makes the tool call, and its final message only lists what the tool returned, marked as
+scripted. The tool itself is real: it searches the store, and its summarizer's calls to SmolLM2
+are real HTTP traffic (replayed from `cassettes/notebook_02_agent.yaml.gz`), which the quality
+gate rejects. With `OPENAI_API_KEY` set, or with cassettes recorded from a model that can call
+tools, a language model drives the agent; the cell below prints which.
 """
     ),
     SETUP,
@@ -171,8 +205,9 @@ import tempfile
 from pathlib import Path
 
 from langchain.agents import create_agent
-from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langchain_session_recall import create_session_search_tool
 from langchain_session_recall.demo import build_demo_store
@@ -183,37 +218,60 @@ tool = create_session_search_tool(
     llm=_support.chat_model(temperature=0.1),
     max_output_tokens=96,
     max_tokens_param=_support.max_tokens_param(),
+    timeout=_support.deadline(),  # seconds for all sessions; longer while recording
 )
 print(tool.description[:400], "...")
 """
     ),
     code(
         """
-class ScriptedAgentModel(GenericFakeChatModel):
-    \"\"\"Offline stand-in for the agent's model: calls the tool, then answers from its result.\"\"\"
+class ScriptedAgentModel(BaseChatModel):
+    \"\"\"SCRIPTED stand-in for the agent's model (no language model): it calls session_search
+    once, then replies with a list of what the tool returned, marked as scripted.\"\"\"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        tool_results = [m for m in messages if m.type == "tool"]
+        if not tool_results:
+            call = {
+                "name": "session_search",
+                "args": {"query": "CORS error nginx", "limit": 2},
+                "id": "call_1",
+            }
+            reply = AIMessage("", tool_calls=[call])
+        else:
+            found = json.loads(tool_results[-1].content)["results"]
+            lines = ["[SCRIPTED reply, not written by a model] session_search returned:"]
+            lines += [f"- {r['when']}: {r['title']}" for r in found]
+            reply = AIMessage("\\n".join(lines))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def bind_tools(self, tools, **kwargs):
         return self
 
+    @property
+    def _llm_type(self):
+        return "scripted-agent"
 
-if _support.LIVE:
-    from langchain_openai import ChatOpenAI
 
-    agent_model = ChatOpenAI(model="gpt-4o-mini")
+if _support.agent_model_calls_tools():  # live, or recorded from a model that can call tools
+    agent_model = _support.chat_model(temperature=0)
+    print("agent's model:", agent_model.model_name)
 else:
-    agent_model = ScriptedAgentModel(
-        messages=iter(
-            [
-                AIMessage("", tool_calls=[{"name": "session_search", "args": {"query": "CORS error nginx", "limit": 2}, "id": "call_1"}]),
-                AIMessage("Last time the fix was in nginx: the API answered the preflight without Access-Control-Allow-Origin, so we added the add_header lines for app.example.dev and reloaded nginx."),
-            ]
-        )
-    )
+    agent_model = ScriptedAgentModel()
+    print("agent's model: SCRIPTED (no language model)")
 
-agent = create_agent(agent_model, tools=[tool], system_prompt="You are a coding assistant with recall of past sessions.")
+agent = create_agent(
+    agent_model,
+    tools=[tool],
+    system_prompt="You are a coding assistant with recall of past sessions.",
+)
 with _support.recorded("notebook_02_agent"):
     result = agent.invoke(
-        {"messages": [{"role": "user", "content": "The CORS error is back. How did we fix it last time?"}]},
+        {
+            "messages": [
+                {"role": "user", "content": "The CORS error is back. How did we fix it last time?"}
+            ]
+        },
         config={"configurable": {"session_id": "today-chat"}},
     )
 for message in result["messages"]:
@@ -222,15 +280,26 @@ for message in result["messages"]:
 """
     ),
     md(
-        "The tool's JSON is what the model reads; the full Documents travel as the tool message's artifact."
+        "The tool's JSON is what the model reads; the full Documents travel as the tool message's artifact. Their metadata says what the quality gate decided on each recap: a `rejected` model answer is shown with its reasons, and the tool handed the model the extractive recap instead."
     ),
     code(
         """
+import textwrap
+
 tool_message = next(m for m in result["messages"] if m.type == "tool")
 payload = json.loads(tool_message.content)
 print(json.dumps({k: v for k, v in payload.items() if k != "results"}, indent=2))
-for r in payload["results"]:
-    print(r["when"], r["title"], "->", tool_message.artifact[0].metadata["summary_status"])
+for doc in tool_message.artifact:
+    m = doc.metadata
+    print(f"\\n=== {m['when']} {m['title']}: {m['summary_status']} ({m['summary_model']})")
+    if m["summary_status"] == "rejected":
+        print(
+            "model's answer, REJECTED by the quality gate because:",
+            ", ".join(m["summary_rejected_because"]),
+        )
+        print(textwrap.indent(textwrap.shorten(m["summary_rejected_text"], 400), "  | "))
+        print("replaced by the extractive recap:")
+    print(textwrap.indent(doc.page_content.strip()[:500], "    "))
 """
     ),
 ]

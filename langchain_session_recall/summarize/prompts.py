@@ -66,11 +66,16 @@ def prompt_fingerprint(prompt: ChatPromptTemplate) -> str:
     """Version tag of ``prompt`` for the cache key: :data:`PROMPT_VERSION` for the default one,
     else the version plus a hash of the template, so editing a custom prompt invalidates its cache.
 
+    Compared by value, not identity: pydantic copies a prompt given to a model field, so the
+    summarizer's default prompt is an equal copy of :data:`DEFAULT_SUMMARY_PROMPT`, not the object.
+
     Example:
         >>> prompt_fingerprint(DEFAULT_SUMMARY_PROMPT)
         'session-summary-v1'
+        >>> prompt_fingerprint(DEFAULT_SUMMARY_PROMPT.model_copy(deep=True))
+        'session-summary-v1'
     """
-    if prompt is DEFAULT_SUMMARY_PROMPT:
+    if prompt == DEFAULT_SUMMARY_PROMPT:
         return PROMPT_VERSION
     # dumpd() serializes the message templates; model_dump_json() leaves them out.
     blob = json.dumps(dumpd(prompt), sort_keys=True, default=str)

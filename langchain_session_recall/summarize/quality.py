@@ -16,7 +16,9 @@ Reason codes (stable; they end up in ``summary_rejected_because``), in the order
     ``<start_of_turn>``, ``<|im_start|>``, ``<|eot_id|>``, ``</s>``, ``### Response:``, ...).
 ``transcript_format``
     ``transcript_lines`` or more lines start with a transcript tag (``[USER #3]:``,
-    ``[ASSISTANT]:``): the model went on writing the conversation instead of recapping it.
+    ``[ASSISTANT]:``), or one line starts with a tag whose message id the transcript does not
+    have (``[ASSISTANT #215]:`` after ``#214``): the model went on writing the conversation
+    instead of recapping it.
 ``echo``
     ``echo`` or more of the recap's words lie in runs of ``echo_ngram`` consecutive words (twice
     as many characters for CJK text) copied verbatim from the transcript or from the prompt; or
@@ -29,8 +31,8 @@ Reason codes (stable; they end up in ``summary_rejected_because``), in the order
 ``truncated``
     Cut off: the finish reason says the token limit was hit (``length``, ``max_tokens``, ...)
     and the last line is not closed by a sentence end; or, whatever the finish reason, the text
-    ends on a dangling word (``the``, ``and``, ``to``, ...), a comma, colon or open bracket, or
-    inside a code block.
+    ends on a dangling word (``the``, ``and``, ``to``, ...), a comma, colon or open bracket, an
+    empty list item (``3.``), or inside a code block.
 ``language``
     Written in a language that neither the transcript (with ``context``) nor the prompt's
     instructions are in (see :mod:`langchain_session_recall.summarize.language`; an
@@ -62,8 +64,8 @@ hand-written reference recaps. The thresholds were set on the 70 SmolLM2-135M-In
 and 18 references; the 70 Gemma 3 270M answers and 8 later references were held out. Result:
 all 139 bad answers rejected, each for a defect it was labelled with; all 27 good recaps
 accepted. Every check fired only on bad answers (precision 100%); recall against the defects
-labelled: ``template_tokens`` 1/1, ``transcript_format`` 54/64, ``echo`` 81/84, ``loop`` 20/21,
-``truncated`` 110/114, ``invented`` 45/63, ``vague`` 23/25 (no recording was empty or in
+labelled: ``template_tokens`` 1/1, ``transcript_format`` 58/64, ``echo`` 81/84, ``loop`` 20/21,
+``truncated`` 111/114, ``invented`` 45/63, ``vague`` 23/25 (no recording was empty or in
 another language: the fuzz tests cover those). Where the good recaps sit: at most 59% copied
 words (``echo`` 65%), 13% prompt words (40%), 12% repeated trigrams (``loop`` 20%); at least
 73% grounded content words (``grounded`` 50%) and 2 new specifics; no invented specific. The
@@ -113,7 +115,7 @@ __all__ = [
     "is_length_stop",
 ]
 
-GATE_VERSION = "recap-gate-v1"
+GATE_VERSION = "recap-gate-v2"
 """Bump when a check changes meaning. A cache that stores the gate's decision should store this
 (with the thresholds) so that decisions made by another gate are taken again."""
 
@@ -184,8 +186,8 @@ def gate_fingerprint(thresholds: RecapThresholds = DEFAULT_THRESHOLDS) -> str:
 
     Example:
         >>> gate_fingerprint()
-        'recap-gate-v1'
-        >>> gate_fingerprint(RecapThresholds(loop=0.3)).startswith("recap-gate-v1+")
+        'recap-gate-v2'
+        >>> gate_fingerprint(RecapThresholds(loop=0.3)).startswith("recap-gate-v2+")
         True
     """
     if thresholds == DEFAULT_THRESHOLDS:
@@ -269,6 +271,10 @@ _LOOSE_CITATION = re.compile(r"(?:\b[A-Z]{2,}(?::[\w-]+)?\s+)?#\s*\d+\b")
 # `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line
 _TAG_LINE = re.compile(
     r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #\d+)?\]:", re.MULTILINE
+)
+# The message id of such a tag: `[ASSISTANT #43]:` -> 43
+_TAG_LINE_ID = re.compile(
+    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)? #(\d+)\]:", re.MULTILINE
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -372,6 +378,7 @@ _DANGLING_WORDS = frozenset(
      "using"}
 )  # fmt: skip
 _DANGLING_CHARS = tuple(",;:-–—(/[{=+&|\\")
+_EMPTY_LIST_ITEM = re.compile(r"(?:\d{1,2}[.)]|[-*•+])")
 
 
 def _truncation(text: str, finish_reason: str | None) -> str | None:
@@ -383,6 +390,8 @@ def _truncation(text: str, finish_reason: str | None) -> str | None:
         return None
     last = lines[-1]
     words = _WORD.findall(last.lower())
+    if _EMPTY_LIST_ITEM.fullmatch(last):
+        return f"ends on an empty list item {last!r}"
     if last.endswith(_DANGLING_CHARS):
         return f"ends on {last[-1]!r}"
     if words and words[-1] in _DANGLING_WORDS and last[-1].isalnum():
@@ -566,6 +575,8 @@ def assess_recap(
         )
     )
     tag_lines = len(_TAG_LINE.findall(recap))
+    known_ids = set(_TAG_LINE_ID.findall(transcript))
+    new_turns = [i for i in _TAG_LINE_ID.findall(recap) if known_ids and i not in known_ids]
     if not words:
         reasons.append(EMPTY)
         details[EMPTY] = "no words once citations, tags and template tokens are removed"
@@ -575,6 +586,9 @@ def assess_recap(
     if tag_lines >= thresholds.transcript_lines:
         reasons.append(TRANSCRIPT_FORMAT)
         details[TRANSCRIPT_FORMAT] = f"{tag_lines} lines start with a transcript tag"
+    elif new_turns:
+        reasons.append(TRANSCRIPT_FORMAT)
+        details[TRANSCRIPT_FORMAT] = f"writes a turn the transcript does not have: #{new_turns[0]}"
 
     # -- echo --------------------------------------------------------------------------------
     n = thresholds.echo_ngram

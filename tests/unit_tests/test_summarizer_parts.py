@@ -9,7 +9,7 @@ import openai
 import pytest
 from langchain_core.prompts import ChatPromptTemplate
 
-from langchain_session_recall import SessionStore
+from langchain_session_recall import SessionStore, SessionSummarizer
 from langchain_session_recall.models import CachedSummary
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -23,6 +23,8 @@ from langchain_session_recall.summarize.grounding import check_citations
 from langchain_session_recall.summarize.prompts import (
     DEFAULT_SUMMARY_PROMPT,
     PROMPT_VERSION,
+    SUMMARY_SYSTEM_PROMPT,
+    SUMMARY_USER_PROMPT,
     prompt_fingerprint,
 )
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
@@ -94,6 +96,21 @@ def test_prompt_fingerprint_changes_with_a_custom_prompt() -> None:
     b = ChatPromptTemplate.from_messages([("human", "B {transcript}")])
     assert prompt_fingerprint(a) != prompt_fingerprint(b)
     assert prompt_fingerprint(a).startswith(PROMPT_VERSION)
+
+
+def test_prompt_fingerprint_compares_prompts_by_value() -> None:
+    # The summarizer's field holds a pydantic copy of the default prompt, not the object itself.
+    default = SessionSummarizer(llm=None).prompt
+    assert default is not DEFAULT_SUMMARY_PROMPT
+    assert prompt_fingerprint(default) == PROMPT_VERSION
+    rebuilt = ChatPromptTemplate.from_messages(
+        [("system", SUMMARY_SYSTEM_PROMPT), ("human", SUMMARY_USER_PROMPT)]
+    )
+    assert prompt_fingerprint(SessionSummarizer(llm=None, prompt=rebuilt).prompt) == PROMPT_VERSION
+    edited = ChatPromptTemplate.from_messages(
+        [("system", SUMMARY_SYSTEM_PROMPT + " Be brief."), ("human", SUMMARY_USER_PROMPT)]
+    )
+    assert prompt_fingerprint(SessionSummarizer(llm=None, prompt=edited).prompt) != PROMPT_VERSION
 
 
 def test_caches_share_one_protocol(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.models import CachedSummary
 from langchain_session_recall.summarize.cache import InMemorySummaryCache, summary_cache_key
 from langchain_session_recall.summarize.prompts import prompt_fingerprint
@@ -136,3 +137,44 @@ def test_the_gate_can_be_turned_off() -> None:
     [out] = SessionSummarizer(llm=llm, quality_gate=False, **FAST).invoke(sample_documents()[:1])
     assert out.metadata["summary_status"] == "summarized"
     assert out.page_content == LOOP.strip()
+
+
+# Two real SmolLM2-135M-Instruct answers (llama.cpp, temperature 0.1) recorded while the cassettes
+# were re-recorded, which the first gate (recap-gate-v1) accepted as summaries. Neither is one.
+NEW_TURN = (
+    "Alembic migration fails on deploy: 4f2a1c (head: 9b7e22)\n[ASSISTANT #215]: [Called: terminal]"
+    '\n\nThe server crashed with a message that says "alembic upgrade head" and the server is still '
+    "running. The server was unable to create an invoice table, so we need to check if it can "
+    "happen again."
+)
+EMPTY_ITEM = (
+    "1. What the user asked about or wanted to accomplish: rename photos\n2. Actions taken and "
+    "outcomes found: renaming all photos in a folder by date 2026-10-14_153012.jpg, using Python "
+    "script written in Python.\n3."
+)
+
+
+def test_a_turn_the_transcript_does_not_have_is_rejected() -> None:
+    # The transcript's ids end at #214: "[ASSISTANT #215]:" is the model writing the conversation
+    # on (and the crash it reports never happened).
+    docs = [
+        d for d in sample_documents() if d.metadata["title"] == "Alembic migration fails on deploy"
+    ]
+    llm = GenericFakeChatModel(
+        messages=iter([AIMessage(NEW_TURN, response_metadata={"finish_reason": "stop"})])
+    )
+    [out] = SessionSummarizer(llm=llm, cache=False).invoke(docs)
+    assert out.metadata["summary_status"] == "rejected"
+    assert out.metadata["summary_rejected_because"] == ["transcript_format"]
+
+
+def test_an_empty_last_list_item_is_rejected_as_truncated(demo_store: SessionStore) -> None:
+    # Recorded on the demo session this search finds (the LCEL batch recipe), cut off at 64 tokens.
+    docs = SessionRecallRetriever(store=demo_store, k=1).invoke("rename photos")
+    assert docs[0].metadata["title"] == "Script to rename photos by EXIF date"
+    llm = GenericFakeChatModel(
+        messages=iter([AIMessage(EMPTY_ITEM, response_metadata={"finish_reason": "length"})])
+    )
+    [out] = SessionSummarizer(llm=llm, cache=False).invoke(docs)
+    assert out.metadata["summary_status"] == "rejected"
+    assert out.metadata["summary_rejected_because"] == ["truncated"]
