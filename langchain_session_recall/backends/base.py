@@ -765,24 +765,30 @@ class SessionBackend(ABC):
 
     # ------------------------------------------------------------------ statistics
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """Counts, sources, date range and size: cheap, whatever the store's size (no
-        integrity check; see :meth:`check`).
+        integrity check; see :meth:`check`). With ``user_id``, the counts and dates are of
+        that user's sessions and their messages (``size_bytes`` stays the store's).
 
         Example:
             >>> from langchain_session_recall.backends import open_store
-            >>> open_store(":memory:").stats()["sessions"]
-            0
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("a", user_id="ana"), store.add_session("b", user_id="bob")
+            >>> store.stats()["sessions"], store.stats(user_id="ana")["sessions"]
+            (2, 1)
         """
+        queries = sql.stats_queries(self.dialect, scoped=user_id is not None)
+        params = {"user_id": user_id}
         with self._read() as conn:
-            sessions, first, last = conn.execute(sql.SESSION_COUNTS).fetchone()
-            messages = conn.execute(sql.MESSAGE_COUNT).fetchone()[0]
-            sources = conn.execute(sql.SOURCE_COUNTS).fetchall()
-            roots = conn.execute(sql.ROOT_COUNT).fetchone()[0]
+            sessions, first, last = conn.execute(queries.sessions, params).fetchone()
+            messages = conn.execute(queries.messages, params).fetchone()[0]
+            sources = conn.execute(queries.sources, params).fetchall()
+            roots = conn.execute(queries.roots, params).fetchone()[0]
             size = self._size_bytes(conn)
         return {
             "store": self.describe(),
             "backend": self.dialect.name,
+            "user_id": user_id,
             "sessions": _count(sessions),
             "root_sessions": _count(roots),
             "messages": _count(messages),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_session_recall.models import SearchFilters
@@ -403,13 +404,37 @@ def put_summary(d: Dialect) -> str:
 
 # --------------------------------------------------------------------------- statistics
 
-SESSION_COUNTS = "SELECT count(*), min(started_at), max(started_at) FROM sessions"
-MESSAGE_COUNT = "SELECT count(*) FROM messages"
-SOURCE_COUNTS = "SELECT source, count(*) FROM sessions GROUP BY source ORDER BY 2 DESC, 1"
-ROOT_COUNT = (
-    "SELECT count(*) FROM sessions s LEFT JOIN sessions p ON p.id = s.parent_session_id "
-    f"WHERE {_ROOT}"
-)
+
+@dataclass(frozen=True, slots=True)
+class StatsQueries:
+    """The counts of ``stats()``: sessions (count, first and last start), messages, sessions
+    per source, chain roots."""
+
+    sessions: str
+    messages: str
+    sources: str
+    roots: str
+
+
+def stats_queries(d: Dialect, *, scoped: bool) -> StatsQueries:
+    """:class:`StatsQueries` of the whole store, or with ``scoped`` of one user's sessions
+    (bound as ``user_id``) and their messages."""
+    scope = f" AND {d.session_column('user_id')} = {d.param('user_id')}" if scoped else ""
+    where = f"WHERE 1 = 1{scope}"
+    return StatsQueries(
+        sessions=f"SELECT count(*), min(s.started_at), max(s.started_at) FROM sessions s {where}",
+        messages=(
+            f"SELECT count(*) FROM messages m JOIN sessions s ON s.id = m.session_id {where}"
+            if scoped
+            else "SELECT count(*) FROM messages"
+        ),
+        sources=f"SELECT s.source, count(*) FROM sessions s {where} GROUP BY s.source "
+        "ORDER BY 2 DESC, 1",
+        roots="SELECT count(*) FROM sessions s LEFT JOIN sessions p "
+        f"ON p.id = s.parent_session_id WHERE {_ROOT}{scope}",
+    )
+
+
 WRONG_MESSAGE_COUNTS = (
     "SELECT s.id FROM sessions s WHERE s.message_count <> "
     "(SELECT count(*) FROM messages m WHERE m.session_id = s.id) ORDER BY s.id LIMIT 20"

@@ -429,17 +429,22 @@ def _size(n: int) -> str:
 
 \b
   session-recall stats --db recall.db
+  session-recall stats --db recall.db --user alice
   session-recall stats --db ~/.hermes/state.db --read-only --json
 """
 )
 @db_option()
 @read_only_option
+@user_option
 @json_option
 @pass_state
-def stats(state: State, db: str, read_only: bool, as_json: bool) -> int:
-    """Sessions, messages, sources, date range and size: counts only, cheap at any size."""
+def stats(state: State, db: str, read_only: bool, user: str | None, as_json: bool) -> int:
+    """Sessions, messages, sources, date range and size: counts only, cheap at any size.
+
+    With --user, the counts and dates are that user's (the size stays the store's).
+    """
     with _open(db, read_only) as store:
-        figures = store.stats()
+        figures = store.stats(user_id=user)
     if as_json:
         state.json(figures)
         return EXIT_OK
@@ -450,6 +455,7 @@ def stats(state: State, db: str, read_only: bool, as_json: bool) -> int:
     where = f"{figures['store']} ({_size(figures['size_bytes'])}, {figures['layout']} schema)"
     rows = [
         ("Store", where),
+        *([("User", user)] if user is not None else []),
         ("Sessions", f"{figures['sessions']} ({figures['root_sessions']} root)"),
         ("Messages", str(figures["messages"])),
         ("Sources", sources),

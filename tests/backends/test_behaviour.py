@@ -404,3 +404,23 @@ def test_summaries_cached_in_the_store_serve_a_fresh_process(
     first, second = run(), run()
     assert first == {"calls": 2, "count": 2}
     assert second == {"calls": 0, "count": 2}
+
+
+def test_stats_of_one_user(store: Any) -> None:
+    """``stats(user_id=)`` counts that user's sessions and their messages only."""
+    store.add_session("a1", user_id="ana", source="cli", started_at=10.0)
+    store.add_session("a2", user_id="ana", source="telegram", parent_session_id="a1",
+                      started_at=20.0)  # fmt: skip
+    store.add_session("b1", user_id="bob", source="cli", started_at=5.0)
+    store.add_messages("a1", [{"role": "user", "content": "one"}] * 2)
+    store.add_messages("a2", [{"role": "user", "content": "two"}])
+    store.add_messages("b1", [{"role": "user", "content": "three"}] * 4)
+    ana = store.stats(user_id="ana")
+    assert (ana["sessions"], ana["root_sessions"], ana["messages"]) == (2, 1, 3)
+    assert ana["sources"] == {"cli": 1, "telegram": 1}
+    assert (ana["first_started_at"], ana["last_started_at"], ana["user_id"]) == (10.0, 20.0, "ana")
+    everyone = store.stats()
+    assert (everyone["sessions"], everyone["messages"], everyone["user_id"]) == (3, 7, None)
+    nobody = store.stats(user_id="carol")
+    assert (nobody["sessions"], nobody["messages"], nobody["sources"]) == (0, 0, {})
+    assert nobody["first_started_at"] is None

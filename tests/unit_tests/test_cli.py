@@ -13,6 +13,7 @@ from hermes_fixtures import EXTRA_SESSION_ID, build_hermes_db
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from langchain_session_recall import SessionStore
 from langchain_session_recall.cli import (
     EXIT_DB,
     EXIT_EMPTY,
@@ -98,6 +99,23 @@ def test_stats_reports_counts_sources_dates_and_size(db: str) -> None:
     code, out = run("stats", "--db", db, "--json")
     stats = json.loads(out)
     assert stats["size_bytes"] > 0 and stats["sources"]["cli"] == 10
+
+
+def test_stats_of_one_user(tmp_path: Path) -> None:
+    """``stats --user`` counts that tenant's sessions and messages only, as search scopes."""
+    db = str(tmp_path / "tenants.db")
+    with SessionStore(db) as store:
+        for sid, user, n in (("a1", "ana", 2), ("a2", "ana", 1), ("b1", "bob", 4)):
+            store.add_session(sid, user_id=user, started_at=1_780_000_000.0)
+            store.add_messages(sid, [{"role": "user", "content": "hello"}] * n)
+    code, out = run("stats", "--db", db, "--user", "ana", "--json")
+    stats = json.loads(out)
+    assert code == EXIT_OK
+    assert (stats["user_id"], stats["sessions"], stats["messages"]) == ("ana", 2, 3)
+    code, out = run("stats", "--db", db, "--user", "ana")
+    lines = dict(line.split(None, 1) for line in out.strip().splitlines())
+    assert (lines["User"], lines["Sessions"], lines["Messages"]) == ("ana", "2 (2 root)", "3")
+    assert json.loads(run("stats", "--db", db, "--json")[1])["messages"] == 7
 
 
 def test_check_reports_a_healthy_store_and_finds_a_damaged_index(db: str) -> None:
@@ -280,7 +298,6 @@ def test_import_sqlite_store_into_another_file(tmp_path: Path) -> None:
 @pytest.fixture
 def tenants(tmp_path: Path) -> str:
     """alice's root a1 with her own child a2 and bob's child b1 inside the chain."""
-    from langchain_session_recall import SessionStore
 
     path = tmp_path / "tenants.db"
     with SessionStore(path) as store:
