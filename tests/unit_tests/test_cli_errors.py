@@ -132,7 +132,7 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     from langchain_session_recall.backends.base import SessionBackend
     from langchain_session_recall.cli import EXIT_INTERNAL
 
-    def io_error(self: object) -> None:
+    def io_error(self: object, **_: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(SessionBackend, "stats", io_error)
@@ -140,7 +140,7 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     assert result.code == EXIT_DB
     assert result.err == f"session-recall: {demo_db}: disk I/O error\n"
 
-    def bug(self: object) -> None:
+    def bug(self: object, **_: object) -> None:
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(SessionBackend, "stats", bug)
