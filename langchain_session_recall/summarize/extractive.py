@@ -46,11 +46,7 @@ CONTEXT_DECAY = 0.6
 # `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line.
 _TAG = re.compile(r"^\[(?P<role>[A-Z]+(?::[^\]#\n]+?)?)(?: #(?P<id>\d+))?\]: ?", re.MULTILINE)
 _WORD = re.compile(r"[\w./\-]+", re.UNICODE)
-_STOPWORDS = frozenset(
-    {"a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "for", "from", "how", "i",
-     "in", "is", "it", "near", "not", "of", "on", "or", "the", "to", "was", "we", "what", "when",
-     "where", "which", "who", "why", "with", "you"}
-)  # fmt: skip
+_STOPWORDS = STOP_WORDS | {"near"}  # the search's stop words, and FTS5's NEAR operator
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +98,7 @@ def query_terms(query: str) -> list[str]:
     terms: list[str] = []
     for word in _WORD.findall(query.lower()):
         word = word.strip("./-")
-        if word and word not in _STOPWORDS and word not in STOP_WORDS and word not in terms:
+        if word and word not in _STOPWORDS and word not in terms:
             terms.append(word)
     return terms
 

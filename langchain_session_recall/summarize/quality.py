@@ -269,12 +269,10 @@ _CITATION = re.compile(
 # Any other message reference: `#54`, `USER #54`, `TOOL:terminal #56` (in any brackets)
 _LOOSE_CITATION = re.compile(r"(?:\b[A-Z]{2,}(?::[\w-]+)?\s+)?#\s*\d+\b")
 # `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line
+# A transcript tag at the start of a line; its message id captured (`[ASSISTANT #43]:` -> "43",
+# "" without one)
 _TAG_LINE = re.compile(
-    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #\d+)?\]:", re.MULTILINE
-)
-# The message id of such a tag: `[ASSISTANT #43]:` -> 43
-_TAG_LINE_ID = re.compile(
-    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)? #(\d+)\]:", re.MULTILINE
+    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #(\d+))?\]:", re.MULTILINE
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -574,9 +572,10 @@ def assess_recap(
             if m.group(0).strip() not in transcript
         )
     )
-    tag_lines = len(_TAG_LINE.findall(recap))
-    known_ids = set(_TAG_LINE_ID.findall(transcript))
-    new_turns = [i for i in _TAG_LINE_ID.findall(recap) if known_ids and i not in known_ids]
+    recap_tags = _TAG_LINE.findall(recap)
+    tag_lines = len(recap_tags)
+    known_ids = set(_TAG_LINE.findall(transcript)) - {""}
+    new_turns = [i for i in recap_tags if i and known_ids and i not in known_ids]
     if not words:
         reasons.append(EMPTY)
         details[EMPTY] = "no words once citations, tags and template tokens are removed"
