@@ -58,7 +58,8 @@ def match_query(
     ``tsvector`` (a word found in 8% of a million messages cost 250 ms to rank whole, 35 ms
     this way), while finding the newest matches walks the primary key or the GIN index
     without it. Matches beyond the window are older ones of a word found in more than
-    ``window`` messages (the SQLite store's ``rank_window`` bound, same default).
+    ``window`` messages (the store passes ``SessionBackend.rank_window``, as SQLite bounds its
+    ranking).
 
     Bound: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``window``, ``limit``, the
     filters', and with ``automation`` the ``automation`` sources: then the best ``limit`` hits
