@@ -39,6 +39,7 @@ from langchain_session_recall.search.query import (
 from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,
+    best_hits,
     rank_by_terms,
     rank_sessions,
 )
@@ -301,6 +302,7 @@ def match_terms(
                 if found:
                     hits.extend(found)
                     used.append(_term_key(correction))
+            hits = best_hits(hits)  # two corrections may match the same message
         if not hits and (prefix := _prefix_term(term)) is not None:
             hits = match(prefix)
             used = [_term_key(prefix)] if hits else []
