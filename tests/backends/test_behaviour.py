@@ -207,6 +207,7 @@ print(json.dumps({"calls": len(llm.calls), "count": payload["count"]}))
 """
 
 
+@pytest.mark.slow  # two child processes, each importing LangChain
 def test_summaries_cached_in_the_store_serve_a_fresh_process(
     store: Any, store_factory: Any
 ) -> None:

@@ -42,3 +42,30 @@ class TestSessionBackendConformance(SessionBackendTests):
         yield open_
         for store in opened:
             store.close()
+
+
+_DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
+
+
+@pytest.mark.slow
+def test_the_documented_recipe_runs_the_suite_outside_this_repository(tmp_path: Path) -> None:
+    """docs/design.md's example, as a third party would run it: its own test module, no
+    conftest or configuration of ours, pytest's default plugins."""
+    import re
+    import subprocess
+    import sys
+
+    text = _DESIGN.read_text("utf-8")
+    section = text[text.index("### The conformance suite") :]
+    (recipe,) = re.findall(r"```python\n(.*?)```", section[: section.index("\n### ", 5)], re.S)
+    (tmp_path / "test_my_store.py").write_text(recipe, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_store.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    expected = sum(name.startswith("test_") for name in dir(SessionBackendTests))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert f"{expected} passed" in out.stdout, out.stdout[-3000:]

@@ -53,6 +53,7 @@ def http_server(demo_db: Path, tmp_path: Path) -> Iterator[str]:
             process.wait(timeout=30)
 
 
+@pytest.mark.slow  # a server subprocess over HTTP
 async def test_streamable_http_serves_both_tools(http_server: str) -> None:
     async with (
         streamable_http_client(http_server) as (read, write, _session_id),

@@ -57,6 +57,8 @@ from langchain_session_recall.search.pipeline import search_sessions
 from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.tool import create_session_search_tool
 
+pytestmark = pytest.mark.slow  # thousands of generated cases per property, on both backends
+
 TOKEN = re.compile(r"[^\W_]")
 CORPUS_IDS = frozenset(s["id"] for s in CORPUS)
 
