@@ -667,28 +667,31 @@ class SessionBackendTests:
         assert hit.relevance > 0
 
     def test_readings_of_a_query(self, store: SessionBackend) -> None:
-        _say(store, "phrase", "the exact phrase appears here about deployment")
-        _say(store, "scattered", "phrase words are exact but scattered")
-        _say(store, "docker", "docker-compose up failed")
-        _say(store, "k8s", "kubernetes helm chart")
-        _say(store, "python", "python script only")
-        _say(store, "both", "python and java together")
+        for sid, text in (
+            ("phrase", "the rolling restart finished cleanly"),
+            ("scattered", "restart it later, rolling back first"),
+            ("dash", "the pre-commit hook failed"),
+            ("tf", "terraform plan output"),
+            ("rust", "a rust crate only"),
+            ("both", "rust and golang together"),
+        ):
+            _say(store, sid, text)
 
         def found(text: str, reading: str = "strict") -> set[str]:
             hits = _match(store, text, reading)
             _assert_contract_order(hits)
             return _sessions(hits)
 
-        assert found('"exact phrase"') == {"phrase"}
-        assert found('"exact phrase"', "relaxed") == {"phrase", "scattered"}
-        assert found("docker OR kubernetes") == {"docker", "k8s"}
-        assert found("python NOT java") == {"python"}
-        assert found("python AND java") == {"both"}
-        assert found("python java") == {"both"}  # side by side: both words
-        assert found("python java", "relaxed") == {"python", "both"}  # any of them
-        assert found("kube*") == {"k8s"}
-        assert found("docker-compose") == {"docker"}
-        assert found("zzyzx") == set() and found("python AND zzyzx") == set()
+        assert found('"rolling restart"') == {"phrase"}
+        assert found('"rolling restart"', "relaxed") == {"phrase", "scattered"}
+        assert found("pre-commit OR terraform") == {"dash", "tf"}
+        assert found("rust NOT golang") == {"rust"}
+        assert found("rust AND golang") == {"both"}
+        assert found("rust golang") == {"both"}  # side by side: both words
+        assert found("rust golang", "relaxed") == {"rust", "both"}  # any of them
+        assert found("terra*") == {"tf"}
+        assert found("pre-commit") == {"dash"}
+        assert found("zzyzx") == set() and found("rust AND zzyzx") == set()
 
     def test_words_match_their_inflections_and_cjk_words_inside_a_run(
         self, store: SessionBackend
