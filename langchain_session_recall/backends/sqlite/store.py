@@ -14,13 +14,14 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
@@ -31,8 +32,15 @@ from langchain_session_recall.backends.sqlite.schema import (
     Layout,
     create_or_migrate,
     detect_layout,
+    foreign_file_message,
+    schema_objects,
+    setup_needed,
 )
-from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.errors import (
+    NotASessionDatabaseError,
+    SessionRecallError,
+    StoreBusyError,
+)
 from langchain_session_recall.messages import MessageRow, decode_content
 from langchain_session_recall.models import (
     CachedSummary,
@@ -48,6 +56,7 @@ from langchain_session_recall.search.ranking import budget_automation
 __all__ = ["SessionStore"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _NO_FILTERS = SearchFilters()
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -90,15 +99,23 @@ def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int
 class SessionStore(SessionBackend):
     """Sessions and messages in one SQLite file, searchable with FTS5.
 
-    Opening a path creates the schema when the file is new (WAL journal, foreign keys on) and
-    migrates an older version of ours. Each thread gets its own connection; writes are
-    serialized by a lock and SQLite's busy timeout, so several threads read while one writes.
+    Opening a path creates the schema when the file is missing or empty (WAL journal, foreign
+    keys on) and migrates an older version of ours. Anything else is refused and left as it is
+    (:class:`NotASessionDatabaseError`): a file holding another program's tables (an
+    application's database, a LangGraph checkpointer file), or a Hermes ``state.db`` (open it
+    ``read_only``). Opening a store of the current version writes nothing and takes no lock.
+
+    Each thread gets its own connection. Reads never wait for writers (WAL: a read sees the
+    last commit while a writer works). Writers take turns: one waits up to ``busy_timeout``
+    seconds for another's write transaction, in this process or any other, then raises
+    :class:`~langchain_session_recall.errors.StoreBusyError` having written nothing (see
+    :mod:`~langchain_session_recall.backends.retry` for who retries it).
 
     Args:
         path: Database file, or ``":memory:"`` for a private in-memory store.
         read_only: Open someone else's database without ever writing to it: no schema
             creation, no migration, no checkpoint, no new files beside it.
-        busy_timeout: Seconds to wait for another writer's lock.
+        busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
 
     Example:
         >>> store = SessionStore(":memory:")
@@ -113,7 +130,7 @@ class SessionStore(SessionBackend):
         path: str | os.PathLike[str] = ":memory:",
         *,
         read_only: bool = False,
-        busy_timeout: float = 5.0,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> None:
         self.path = str(path)
         self.busy_timeout = busy_timeout
@@ -137,29 +154,24 @@ class SessionStore(SessionBackend):
         self._dialect = st.SqliteDialect(self.layout)
 
     def _open(self, read_only: bool) -> Layout:
-        """Check (read-only) or create and migrate (writable) the file; its layout."""
+        """Check (read-only) or create and migrate (writable) the file; its layout.
+
+        A writable open of a current store only reads (the schema, the journal mode): no
+        transaction, no lock, not a byte written.
+        """
         if read_only:
             self._check_file()
         conn = self._conn()
         layout = self._detect(conn)
         if not read_only:
-            if layout is not None and not layout.own:
-                raise NotASessionDatabaseError(
-                    f"{self.path} is a session database of another program (e.g. a Hermes "
-                    "state.db); open it read-only (SessionStore(path, read_only=True), "
-                    "SessionStore.open_hermes(path), or --read-only on the command line), "
-                    "or import it into a store of your own"
-                )
-            if layout is not None and (layout.version or 0) > SCHEMA_VERSION:
-                raise NotASessionDatabaseError(
-                    f"{self.path} has schema version {layout.version}, newer than this "
-                    f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
-                )
-            with self._write_lock:
-                if not self._memory:  # persistent; set only once the file is known ours
+            self._refuse_unless_ours(conn, layout)
+            with self._write_lock, self._busy_is_an_error():
+                # persistent files only, and only once the file is known ours
+                if not self._memory and self._journal_mode(conn) != "wal":
                     conn.execute("PRAGMA journal_mode = WAL")
-                create_or_migrate(conn)
-            layout = self._detect(conn)
+                if setup_needed(conn):
+                    create_or_migrate(conn, name=self.path)
+                    layout = self._detect(conn)
         if layout is None:
             raise NotASessionDatabaseError(
                 f"{self.path} is not a session database: it has no 'sessions' and 'messages' tables"
@@ -169,6 +181,49 @@ class SessionStore(SessionBackend):
                 f"{self.path} has no 'messages_fts' full-text index; it cannot be searched"
             )
         return layout
+
+    def _refuse_unless_ours(self, conn: sqlite3.Connection, layout: Layout | None) -> None:
+        """Raise unless a writable open may go on: the file is empty, or a store of ours no
+        newer than this library."""
+        if layout is None:
+            objects = self._guarded(schema_objects, conn)
+            if objects and "session_recall_meta" not in objects:
+                raise NotASessionDatabaseError(foreign_file_message(self.path, objects))
+        elif not layout.own and layout.fts_columns == 0:  # 'sessions' and 'messages', no index
+            raise NotASessionDatabaseError(
+                foreign_file_message(self.path, self._guarded(schema_objects, conn))
+            )
+        elif not layout.own:
+            raise NotASessionDatabaseError(
+                f"{self.path} is a session database of another program (e.g. a Hermes "
+                "state.db); open it read-only (SessionStore(path, read_only=True), "
+                "SessionStore.open_hermes(path), or --read-only on the command line), "
+                "or import it into a store of your own"
+            )
+        elif (layout.version or 0) > SCHEMA_VERSION:
+            raise NotASessionDatabaseError(
+                f"{self.path} has schema version {layout.version}, newer than this "
+                f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
+            )
+
+    @staticmethod
+    def _journal_mode(conn: sqlite3.Connection) -> str:
+        return str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+
+    @contextmanager
+    def _busy_is_an_error(self) -> Iterator[None]:
+        """SQLite's ``database is locked`` (its busy timeout ran out) as :class:`StoreBusyError`."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            raise StoreBusyError(
+                f"{self.path} is busy: another connection kept its write lock for more than "
+                f"{self.busy_timeout:g} s (busy_timeout), so nothing of this write was stored; "
+                "try again once that writer is done, or open the store with a longer "
+                "busy_timeout"
+            ) from exc
 
     @classmethod
     def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SessionStore:
@@ -289,11 +344,15 @@ class SessionStore(SessionBackend):
             conn.close()
 
     @staticmethod
-    def _detect(conn: sqlite3.Connection) -> Layout | None:
+    def _guarded(read: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
+        """``read(conn)``, a file that is not SQLite reported as not a session database."""
         try:
-            return detect_layout(conn)
+            return read(conn)
         except sqlite3.DatabaseError as exc:
             raise NotASessionDatabaseError(f"not a readable SQLite database: {exc}") from exc
+
+    def _detect(self, conn: sqlite3.Connection) -> Layout | None:
+        return self._guarded(detect_layout, conn)
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -311,7 +370,8 @@ class SessionStore(SessionBackend):
             # Inside transaction() on this thread: a savepoint, so a failed write still leaves
             # nothing half-done while the outer block goes on.
             nested = conn.in_transaction
-            conn.execute("SAVEPOINT session_recall" if nested else "BEGIN IMMEDIATE")
+            with self._busy_is_an_error():  # waits up to busy_timeout for the write lock
+                conn.execute("SAVEPOINT session_recall" if nested else "BEGIN IMMEDIATE")
             try:
                 yield conn
             except BaseException:
@@ -447,8 +507,10 @@ class SessionStore(SessionBackend):
                 for table in tables:
                     checked.append(f"full-text index {table}")
                     try:
-                        # compares the index with its content (the messages view)
-                        conn.execute(st.fts_command(table, "integrity-check"))
+                        # compares the index with its content (the messages view); a write
+                        # statement, so it waits its turn for the lock like any writer
+                        with self._busy_is_an_error():
+                            conn.execute(st.fts_command(table, "integrity-check"))
                     except sqlite3.DatabaseError as exc:
                         problems.append(
                             f"{table} is damaged ({exc}); rebuild it with: "
