@@ -8,6 +8,7 @@ already in the ledger skipped. Re-running an import therefore adds only what is 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import os
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.backends.retry import WriteRetry
+from langchain_session_recall.errors import SessionRecallError, StoreBusyError
 from langchain_session_recall.messages import MessageLike
 from langchain_session_recall.models import Session
 
@@ -53,6 +55,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 ("line too long"), read past in pieces of at most 1 MB, so memory stays bounded whatever the
 file holds (a 1 GB file without a newline included)."""
 _SKIP_PIECE = 1024 * 1024
+_RETRY = WriteRetry()
 
 
 class ImportSourceError(SessionRecallError):
@@ -468,11 +471,19 @@ def write_sessions(
     report: ImportReport,
     *,
     show_progress: bool | None = None,
+    retry: WriteRetry | None = None,
 ) -> ImportReport:
     """Write parsed sessions into ``store``, parents first, each batch in one transaction.
 
     A session whose parent is missing everywhere is written as a root and listed in
     ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
+
+    Writers take turns: a group that finds the store busy (another process holding SQLite's
+    write lock past the store's ``busy_timeout``, a PostgreSQL deadlock) is rolled back and
+    tried again as ``retry`` says (default :class:`~langchain_session_recall.backends.retry.
+    WriteRetry`: 3 attempts). After the last, :class:`~langchain_session_recall.errors.
+    StoreBusyError` is raised: the groups written before stay, and running the import again
+    adds the rest.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -491,10 +502,25 @@ def write_sessions(
     # A transaction per group of sessions: one commit and one index pass per group (see
     # SessionBackend.transaction); a crash loses at most the group, which a re-run adds again.
     while group := list(itertools.islice(items, SESSIONS_PER_TRANSACTION)):
+        _write_group(store, group, report, retry or _RETRY)
+    return report
+
+
+def _write_group(
+    store: SessionBackend, group: Sequence[ImportSession], report: ImportReport, retry: WriteRetry
+) -> None:
+    """One group in one transaction, tried again while the store is busy (a failed attempt
+    rolled back whole: the ledger and the report are as they were before it)."""
+
+    def attempt() -> ImportReport:
+        draft = copy.deepcopy(report)
         with store.transaction():
             for session in group:
-                _write_one(store, session, report)
-    return report
+                _write_one(store, session, draft)
+        return draft
+
+    done = retry.call(attempt, what=f"{report.kind} import into {store.describe()}")
+    vars(report).update(vars(done))
 
 
 def fields_to_write(session: ImportSession, existing: Session | None) -> dict[str, Any]:
@@ -537,6 +563,8 @@ def _write_one(store: SessionBackend, session: ImportSession, report: ImportRepo
     try:
         if existing is None or fields:  # (``source`` is never among an existing one's fields)
             store.add_session(session.id, **fields)
+    except StoreBusyError:
+        raise  # not the session's fault: the group is tried again
     except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
         report.skip("session rejected by the store", f"session {session.id}: {exc}")
         return
@@ -546,6 +574,8 @@ def _write_one(store: SessionBackend, session: ImportSession, report: ImportRepo
     if fresh:
         try:
             ids = store.import_messages(session.id, fresh, source_kind=report.kind)
+        except StoreBusyError:
+            raise
         except SessionRecallError as exc:
             # One bad message would sink the batch: retry one by one, keep the good ones.
             ids = []

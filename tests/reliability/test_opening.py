@@ -35,9 +35,7 @@ READERS = [["search", "nginx"], ["recent"], ["show", "nginx-1"], ["stats"], ["ch
 
 def _files(directory: Path) -> dict[str, str]:
     """``{name: sha256}`` of every file in ``directory``."""
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())
-    }
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())}
 
 
 def _app_db(path: Path) -> None:
@@ -81,7 +79,7 @@ def test_a_file_of_another_program_is_refused_and_left_as_it_is(build, tmp_path:
     build(path)
     before = _files(tmp_path)
     for read_only in (False, True):
-        with pytest.raises(NotASessionDatabaseError, match="not a session database|no 'messag"):
+        with pytest.raises(NotASessionDatabaseError, match=r"not a session database|no 'messag"):
             SessionStore(path, read_only=read_only)
         with pytest.raises(NotASessionDatabaseError):
             open_store(path, read_only=read_only)
