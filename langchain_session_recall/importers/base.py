@@ -9,7 +9,6 @@ already in the ledger skipped. Re-running an import therefore adds only what is 
 from __future__ import annotations
 
 import copy
-import itertools
 import logging
 import os
 import stat
@@ -49,7 +48,11 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _MAX_PROBLEMS = 50  # details kept per report; counts are always complete
 SESSIONS_PER_TRANSACTION = 100
-"""Sessions an import writes per transaction."""
+"""Most sessions an import writes per transaction."""
+MESSAGES_PER_TRANSACTION = 2_000
+"""A transaction ends after the session that brings it to this many messages: on SQLite it
+holds the one write lock, so other writers (a recorder, another import) get a turn at least
+every few hundred milliseconds."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest line a line-based importer reads (64 MB): a longer one is skipped and reported
 ("line too long"), read past in pieces of at most 1 MB, so memory stays bounded whatever the
@@ -501,9 +504,30 @@ def write_sessions(
     )
     # A transaction per group of sessions: one commit and one index pass per group (see
     # SessionBackend.transaction); a crash loses at most the group, which a re-run adds again.
-    while group := list(itertools.islice(items, SESSIONS_PER_TRANSACTION)):
+    for group in _groups(items):
         _write_group(store, group, report, retry or _RETRY)
     return report
+
+
+def _groups(sessions: Iterable[ImportSession]) -> Iterator[list[ImportSession]]:
+    """Sessions in groups of at most :data:`SESSIONS_PER_TRANSACTION`, each ending once it
+    holds :data:`MESSAGES_PER_TRANSACTION` messages (pure).
+
+    Example:
+        >>> s = [ImportSession(str(n), "x", [("k", {})] * 1500) for n in range(3)]
+        >>> [len(g) for g in _groups(s)]
+        [2, 1]
+    """
+    group: list[ImportSession] = []
+    size = 0
+    for session in sessions:
+        group.append(session)
+        size += len(session.messages)
+        if len(group) >= SESSIONS_PER_TRANSACTION or size >= MESSAGES_PER_TRANSACTION:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
 
 
 def _write_group(

@@ -14,6 +14,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -62,6 +63,8 @@ _NO_FILTERS = SearchFilters()
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _NOTHING = -1  # a probe's answer: no row matches
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
+_HAND_OVER = 0.1  # share of a write transaction's hold time left free after it (_hand_over)
+_MAX_HAND_OVER = 0.15  # seconds: longer than SQLite's longest sleep between two lock attempts
 
 
 @dataclass(slots=True)
@@ -146,6 +149,7 @@ class SessionStore(SessionBackend):
         self._immutable = False
         self._file_state: tuple[int, int, int] | None = None
         self._shared: sqlite3.Connection | None = None
+        self._next_write = 0.0  # (time.monotonic) see _hand_over
         try:
             self.layout: Layout = self._open(read_only)
         except BaseException:
@@ -370,8 +374,11 @@ class SessionStore(SessionBackend):
             # Inside transaction() on this thread: a savepoint, so a failed write still leaves
             # nothing half-done while the outer block goes on.
             nested = conn.in_transaction
+            if not nested:
+                self._hand_over()
             with self._busy_is_an_error():  # waits up to busy_timeout for the write lock
                 conn.execute("SAVEPOINT session_recall" if nested else "BEGIN IMMEDIATE")
+            started = time.monotonic()
             try:
                 yield conn
             except BaseException:
@@ -382,7 +389,23 @@ class SessionStore(SessionBackend):
                     else:
                         conn.execute("ROLLBACK")
                 raise
+            finally:
+                if not nested:
+                    held = time.monotonic() - started
+                    self._next_write = time.monotonic() + min(_MAX_HAND_OVER, held * _HAND_OVER)
             conn.execute("RELEASE session_recall" if nested else "COMMIT")
+
+    def _hand_over(self) -> None:
+        """Before a write transaction: when this store's last one held the lock for long, let
+        a tenth of that time pass since it ended (at most 0.15 s). SQLite does not queue its
+        writers: a waiting one tries again every 100 ms at most, and would nearly never find
+        the lock free between the back-to-back transactions of an import; this gap lets it in.
+        """
+        if self._memory:
+            return
+        wait = self._next_write - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
     def _in_block(self) -> bool:
         return getattr(self._local, "block", None) is not None
