@@ -68,7 +68,7 @@ _EXAMPLES = f"""Examples:
 \b
 Exit codes: 0 ok, 1 nothing found, 2 bad usage or input,
             3 not a session database (missing, not a regular file, not ours to write),
-            4 import finished but skipped some input
+            4 import finished but skipped some input, 75 the store stayed busy
 """
 
 
@@ -510,7 +510,8 @@ Re-running an import adds only what is new (messages are tracked in the import l
 
 \b
 Exit codes: 0 imported, 2 source unreadable, 3 --db is not a session database,
-            4 imported but some input was skipped (see the summary line)
+            4 imported but some input was skipped (see the summary line),
+            75 the store stayed busy (run it again: it adds only what is missing)
 """
 
 
