@@ -194,9 +194,10 @@ class SessionBackend(ABC):
         this thread, the block's own connection, so reads see its writes)."""
 
     @abstractmethod
-    def _write_transaction(self) -> Any:
+    def _write_transaction(self, *, bulk: bool = False) -> Any:
         """A context manager giving a connection inside one transaction, or a savepoint when
-        this thread is inside :meth:`transaction` already."""
+        this thread is inside :meth:`transaction` already. ``bulk``: the outermost
+        :meth:`transaction` block, which may yield the lock to single writes."""
 
     @abstractmethod
     def _block(self, conn: Any) -> Any:
@@ -313,14 +314,14 @@ class SessionBackend(ABC):
             yield conn
 
     @contextmanager
-    def _write(self) -> Iterator[Any]:
+    def _write(self, *, bulk: bool = False) -> Iterator[Any]:
         self._check_open()
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.describe()} was opened read-only; open it without read_only=True "
                 "(or --read-only) to write"
             )
-        with self._write_transaction() as conn:
+        with self._write_transaction(bulk=bulk) as conn:
             yield conn
 
     @contextmanager
@@ -350,7 +351,7 @@ class SessionBackend(ABC):
             with self._write():
                 yield self
             return
-        with self._write() as conn, self._block(conn):
+        with self._write(bulk=True) as conn, self._block(conn):
             yield self
 
     # ------------------------------------------------------------------ writing

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import sqlite3
 import threading
 import time
@@ -65,6 +66,7 @@ _NOTHING = -1  # a probe's answer: no row matches
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 _HAND_OVER = 0.1  # share of a write transaction's hold time left free after it (_hand_over)
 _MAX_HAND_OVER = 0.15  # seconds: longer than SQLite's longest sleep between two lock attempts
+_BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (_begin)
 
 
 @dataclass(slots=True)
@@ -112,7 +114,9 @@ class SessionStore(SessionBackend):
     last commit while a writer works). Writers take turns: one waits up to ``busy_timeout``
     seconds for another's write transaction, in this process or any other, then raises
     :class:`~langchain_session_recall.errors.StoreBusyError` having written nothing (see
-    :mod:`~langchain_session_recall.backends.retry` for who retries it).
+    :mod:`~langchain_session_recall.backends.retry` for who retries it). A bulk block
+    (:meth:`transaction`) lets single writes go first when both wait, and leaves the lock free
+    for a moment after it held it long (see ``docs/reliability.md``, "Writers take turns").
 
     Args:
         path: Database file, or ``":memory:"`` for a private in-memory store.
@@ -368,16 +372,18 @@ class SessionStore(SessionBackend):
             yield self._conn()
 
     @contextmanager
-    def _write_transaction(self) -> Iterator[sqlite3.Connection]:
+    def _write_transaction(self, *, bulk: bool = False) -> Iterator[sqlite3.Connection]:
         with self._write_lock:
             conn = self._conn()
             # Inside transaction() on this thread: a savepoint, so a failed write still leaves
             # nothing half-done while the outer block goes on.
             nested = conn.in_transaction
-            if not nested:
-                self._hand_over()
             with self._busy_is_an_error():  # waits up to busy_timeout for the write lock
-                conn.execute("SAVEPOINT session_recall" if nested else "BEGIN IMMEDIATE")
+                if nested:
+                    conn.execute("SAVEPOINT session_recall")
+                else:
+                    self._hand_over()
+                    self._begin(conn, politely=bulk and not self._memory)
             started = time.monotonic()
             try:
                 yield conn
@@ -394,6 +400,32 @@ class SessionStore(SessionBackend):
                     held = time.monotonic() - started
                     self._next_write = time.monotonic() + min(_MAX_HAND_OVER, held * _HAND_OVER)
             conn.execute("RELEASE session_recall" if nested else "COMMIT")
+
+    def _begin(self, conn: sqlite3.Connection, *, politely: bool) -> None:
+        """``BEGIN IMMEDIATE``, waiting up to ``busy_timeout`` for the write lock.
+
+        A single write waits in SQLite's busy handler, which tries again every 100 ms at
+        most. A bulk block (``politely``: an import's group, which holds the lock for long)
+        tries every 0.15 to 0.3 s instead, so when both wait for the same writer, the single
+        write (a recorder's message) nearly always goes first.
+        """
+        if not politely:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        deadline = time.monotonic() + self.busy_timeout
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    left = deadline - time.monotonic()
+                    if not is_busy(exc) or left <= 0:
+                        raise
+                time.sleep(min(left, random.uniform(*_BULK_TRIES)))
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
     def _hand_over(self) -> None:
         """Before a write transaction: when this store's last one held the lock for long, let
