@@ -268,3 +268,38 @@ def test_kept_messages_go_out_before_the_next_one(store_factory: StoreFactory) -
         assert recorder.pending == 0
     finally:
         store.close()
+
+
+def test_a_bulk_load_leaves_the_lock_free_between_its_transactions(tmp_path: Path) -> None:
+    """SQLite does not queue writers: a writer of another process that waits while a bulk load
+    commits block after block gets in between them (``hand_over``: the store leaves the lock
+    free for a tenth of the time it held it, at most 0.15 s, longer than the 100 ms between a
+    waiting writer's tries), not after the whole load."""
+    path = tmp_path / "recall.db"
+    store = SessionStore(path)
+    holding = threading.Event()
+    order: list[str] = []
+
+    def other_process() -> None:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        holding.wait()
+        conn.execute("BEGIN IMMEDIATE")  # waits for the bulk load's first block
+        conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('other', 'cli', 1)")
+        conn.execute("COMMIT")
+        conn.close()
+
+    waiter = threading.Thread(target=other_process)
+    waiter.start()
+    try:
+        for block in ("first", "second"):
+            with store.transaction():
+                store.add_session(block)
+                if block == "first":
+                    holding.set()
+                    time.sleep(1.6)  # a long block: the hand-over after it is the full 0.15 s
+        waiter.join()
+        with sqlite3.connect(path) as conn:
+            order = [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY rowid")]
+    finally:
+        store.close()
+    assert order == ["first", "other", "second"]

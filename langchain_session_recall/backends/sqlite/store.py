@@ -64,7 +64,6 @@ _NO_FILTERS = SearchFilters()
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _NOTHING = -1  # a probe's answer: no row matches
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
-_HAND_OVER = 0.1  # share of a write transaction's hold time left free after it (_hand_over)
 _MAX_HAND_OVER = 0.15  # seconds: longer than SQLite's longest sleep between two lock attempts
 _BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (_begin)
 
@@ -132,6 +131,12 @@ class SessionStore(SessionBackend):
         1
     """
 
+    hand_over: float = 0.1
+    """Share of the time a write transaction held the lock that this store leaves the lock
+    free before its next one (at most 0.15 s), so writers of other processes get their turn
+    between the transactions of a bulk load. It costs a bulk load up to that share of its
+    time; set it to 0 on a store that no other process writes meanwhile."""
+
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
@@ -153,7 +158,7 @@ class SessionStore(SessionBackend):
         self._immutable = False
         self._file_state: tuple[int, int, int] | None = None
         self._shared: sqlite3.Connection | None = None
-        self._next_write = 0.0  # (time.monotonic) see _hand_over
+        self._next_write = 0.0  # (time.monotonic) see _wait_for_hand_over
         try:
             self.layout: Layout = self._open(read_only)
         except BaseException:
@@ -382,7 +387,7 @@ class SessionStore(SessionBackend):
                 if nested:
                     conn.execute("SAVEPOINT session_recall")
                 else:
-                    self._hand_over()
+                    self._wait_for_hand_over()
                     self._begin(conn, politely=bulk and not self._memory)
             started = time.monotonic()
             try:
@@ -398,7 +403,8 @@ class SessionStore(SessionBackend):
             finally:
                 if not nested:
                     held = time.monotonic() - started
-                    self._next_write = time.monotonic() + min(_MAX_HAND_OVER, held * _HAND_OVER)
+                    pause = min(_MAX_HAND_OVER, held * self.hand_over)
+                    self._next_write = time.monotonic() + pause
             conn.execute("RELEASE session_recall" if nested else "COMMIT")
 
     def _begin(self, conn: sqlite3.Connection, *, politely: bool) -> None:
@@ -427,11 +433,12 @@ class SessionStore(SessionBackend):
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
-    def _hand_over(self) -> None:
+    def _wait_for_hand_over(self) -> None:
         """Before a write transaction: when this store's last one held the lock for long, let
-        a tenth of that time pass since it ended (at most 0.15 s). SQLite does not queue its
-        writers: a waiting one tries again every 100 ms at most, and would nearly never find
-        the lock free between the back-to-back transactions of an import; this gap lets it in.
+        :attr:`hand_over` of that time pass since it ended (at most 0.15 s). SQLite does not
+        queue its writers: a waiting one tries again every 100 ms at most, and would nearly
+        never find the lock free between the back-to-back transactions of an import; this gap
+        lets it in.
         """
         if self._memory:
             return
