@@ -6,6 +6,11 @@ latest checkpoint (its ``messages`` channel); each is stamped with the time of t
 checkpoint that holds it. Messages are keyed by thread and message id, so re-importing after
 the agent ran on adds only the new turns.
 
+The file is read with :class:`~langchain_session_recall.importers.checkpoint_serde.
+StrictCheckpointSerde`, never with LangGraph's default deserializer: only chat messages are
+built from it, so a checkpoint that names other code (``os.system``) cannot run it; what was
+refused is reported.
+
 Needs ``pip install langchain-session-recall[langgraph]`` (``langgraph-checkpoint-sqlite``).
 """
 
@@ -33,6 +38,8 @@ __all__ = ["import_langgraph"]
 
 KIND = "langgraph"
 SOURCE = "langgraph"
+REFUSED = "not built: a type that is not a chat message"
+"""Why an object of a checkpoint was left as plain data (see ``checkpoint_serde.py``)."""
 _THREADS = (
     "SELECT thread_id, checkpoint_ns, count(*) FROM checkpoints "
     "GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
@@ -126,19 +133,26 @@ def import_langgraph(
             "importing LangGraph checkpoints needs langgraph-checkpoint-sqlite: "
             "pip install 'langchain-session-recall[langgraph]'"
         ) from exc
+    from langchain_session_recall.importers.checkpoint_serde import StrictCheckpointSerde
+
     file = Path(path).expanduser()
     check_regular_file(file, "; pass the SqliteSaver database file")
     report = ImportReport(KIND)
     conn = _connect(file)
+    serde = StrictCheckpointSerde()
     try:
-        saver = SqliteSaver(conn)
+        saver = SqliteSaver(conn, serde=serde)
         threads = conn.execute(_THREADS).fetchall()
         sessions = []
         for thread_id, namespace, _count in threads:
+            where = f"thread {thread_id} {namespace!r}"
+            serde.refused.clear()
             try:
                 sessions.append(_thread(saver, str(thread_id), str(namespace or ""), report))
             except Exception as exc:  # a checkpoint this version cannot decode: skip the thread
-                report.skip("unreadable checkpoint", f"thread {thread_id} {namespace!r}: {exc}")
+                report.skip("unreadable checkpoint", f"{where}: {exc}")
+            for name in sorted(serde.refused):
+                report.skip(REFUSED, f"{where}: {name}")
     finally:
         conn.close()
     return write_sessions(store, sessions, report, show_progress=show_progress)
