@@ -40,6 +40,7 @@ from langchain_session_recall.messages import (
     MessageRow,
     decode_content,
     is_finite_number,
+    storable_text,
     to_row,
 )
 from langchain_session_recall.models import (
@@ -132,10 +133,15 @@ def _validate_session_args(
     if not isinstance(source, str) or not source:
         raise InvalidSessionError("source must be a non-empty string")
     # An identifier with a NUL cannot be stored as given on PostgreSQL (its text has no NUL):
-    # dropped, "alice\x00" would become another user's "alice". Refused on both backends.
+    # dropped, "alice\x00" would become another user's "alice". One with a lone surrogate
+    # cannot be encoded (UTF-8) on either; replaced, it would be another id. Both refused.
     for name, value in {"session_id": session_id, "source": source, **ids}.items():
         if isinstance(value, str) and "\x00" in value:
             raise InvalidSessionError(f"{name} must not contain NUL characters")
+        if isinstance(value, str) and storable_text(value) != value:
+            raise InvalidSessionError(
+                f"{name} is not valid Unicode text (it holds a lone surrogate)"
+            )
 
 
 def _session_updates(**given: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.models import SearchFilters
 from langchain_session_recall.transcript import (
     TOOL_CLIP_MARKER,
@@ -87,8 +88,9 @@ class Dialect(ABC):
         """The last ``n`` characters of a text expression."""
 
     def text(self, value: str | None) -> str | None:
-        """A text value as this database can store it."""
-        return value
+        """A text value as this database can store it: lone surrogates, which UTF-8 cannot
+        encode, become U+FFFD (:func:`~langchain_session_recall.messages.storable_text`)."""
+        return storable_text(value) if value else value
 
     def session_column(self, name: str) -> str:
         """``s.<name>``, or ``NULL`` for a column the file lacks (older Hermes files)."""

@@ -9,12 +9,13 @@ already in the ledger skipped. Re-running an import therefore adds only what is 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import stat
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,18 +23,21 @@ from typing import Any, BinaryIO, TextIO, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.messages import MessageLike
+from langchain_session_recall.messages import MessageLike, storable_text
 from langchain_session_recall.models import Session
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "BadEntry",
     "ImportReport",
     "ImportSession",
     "ImportSourceError",
     "bounded_lines",
     "check_regular_file",
     "fields_to_write",
+    "identifier",
     "import_target",
+    "json_objects",
     "open_regular_file",
     "open_sources",
     "order_parents_first",
@@ -57,6 +61,11 @@ _SKIP_PIECE = 1024 * 1024
 
 class ImportSourceError(SessionRecallError):
     """The import source cannot be read at all (missing file, wrong format)."""
+
+
+class BadEntry(ValueError):
+    """One line or entry of a source that cannot be imported; its message says why. The
+    importers skip it, report it with its line number and go on."""
 
 
 @dataclass
@@ -313,6 +322,67 @@ def _skip_line(fh: BinaryIO, piece: int) -> None:
         if end >= 0:
             fh.seek(end + 1 - len(chunk), os.SEEK_CUR)
             return
+
+
+def json_objects(
+    lines: Iterable[str], *, name: str, report: ImportReport
+) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """``(line number, object)`` of each line holding a JSON object; blank lines are passed
+    over, every other line is skipped and reported: not valid JSON, nested too deeply for
+    Python's parser (a line of 100,000 ``[``), not an object.
+
+    Example:
+        >>> r = ImportReport("jsonl")
+        >>> list(json_objects(['{"a": 1}', "", "[" * 100_000, "[1]"], name="f.jsonl", report=r))
+        [(1, {'a': 1})]
+        >>> r.problems
+        ['f.jsonl:3: nested too deeply', 'f.jsonl:4: not a JSON object']
+    """
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            report.skip("not valid JSON", f"{name}:{number}")
+            continue
+        except RecursionError:
+            report.skip("nested too deeply", f"{name}:{number}")
+            continue
+        if not isinstance(obj, Mapping):
+            report.skip("not a JSON object", f"{name}:{number}")
+            continue
+        yield number, obj
+
+
+def identifier(value: Any, field_name: str) -> str | None:
+    """An id read from a source (a session, parent, user or message id) as the text to store:
+    a string, or an integer written as one; ``None`` when absent or empty.
+
+    Raises:
+        BadEntry: anything else (a list, an object, a float), or a string the store cannot
+            keep as given: a lone surrogate (UTF-8 cannot encode it) or a NUL (PostgreSQL text
+            cannot hold it), which the store refuses in an id rather than make another id.
+
+    Example:
+        >>> identifier(42, "session_id"), identifier("", "session_id")
+        ('42', None)
+        >>> identifier(["s1"], "session_id")
+        Traceback (most recent call last):
+        ...
+        langchain_session_recall.importers.base.BadEntry: session_id is not a string
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise BadEntry(f"{field_name} is not a string")
+    if storable_text(value) != value:
+        raise BadEntry(f"{field_name} is not valid Unicode (a lone surrogate)")
+    if "\x00" in value:
+        raise BadEntry(f"{field_name} holds a NUL character")
+    return value
 
 
 @dataclass

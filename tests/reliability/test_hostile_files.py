@@ -5,20 +5,32 @@ never deletes or fills a file it did not build. Imports write into a store of ea
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import ormsgpack
+import pytest
+from cli_support import run_cli
+from hermes_fixtures import build_hermes_db
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
-from reliability.reliability_support import count
-from store_targets import backend_of
+from reliability.reliability_support import RELIABILITY_SETTINGS, count, examples
+from store_targets import StoreFactory, backend_of
 
-from langchain_session_recall.backends import SessionBackend
-from langchain_session_recall.importers import import_langgraph
+from langchain_session_recall.backends import SessionBackend, SessionStore
+from langchain_session_recall.importers import (
+    import_claude_code,
+    import_hermes,
+    import_jsonl,
+    import_langgraph,
+)
 
 # --------------------------------------------------------------------------- LangGraph checkpoints
 
@@ -121,3 +133,273 @@ def test_a_checkpoint_naming_code_runs_nothing(
     problems = "\n".join(report.problems)
     assert "os.system" in problems and "subprocess.call" in problems and "builtins.exec" in problems
     assert "pickle" in problems
+
+
+# --------------------------------------------------------------------------- bad lines
+
+_GOOD = '{"session_id": "keep", "role": "user", "content": "nginx line %d"}'
+_BAD_JSONL = {
+    "nested too deeply": "[" * 100_000,
+    "role is a list": '{"role": ["user"], "content": "x"}',
+    "400-digit timestamp": '{"role": "user", "content": "x", "timestamp": ' + "9" * 400 + "}",
+    "infinite timestamp": '{"role": "user", "content": "x", "timestamp": 1e400}',
+    "NaN timestamp": '{"role": "user", "content": "x", "timestamp": NaN}',
+    "lone surrogate in session_id": '{"role": "user", "content": "x", "session_id": "a\\ud800"}',
+    "lone surrogate in parent": '{"role": "user", "content": "x", "session_id": "p", '
+    '"parent_session_id": "\\udc00"}',
+    "lone surrogate in user_id": '{"role": "user", "content": "x", "session_id": "u", '
+    '"user_id": "\\ud800"}',
+    "session_id is an object": '{"role": "user", "content": "x", "session_id": {"a": 1}}',
+    "conversation with a bad message": '{"id": "c", "messages": [{"role": ["user"]}, '
+    '{"role": "user", "content": "x", "timestamp": 1e999}]}',
+    "conversation id with a lone surrogate": '{"id": "c\\ud800", "messages": '
+    '[{"role": "user", "content": "x"}]}',
+}
+
+
+def _jsonl(tmp_path: Path, bad: list[str]) -> Path:
+    lines = [_GOOD % 1, *bad, _GOOD % 2]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+@pytest.mark.parametrize("kind", list(_BAD_JSONL))
+def test_one_bad_jsonl_line_is_skipped_and_reported(
+    backend_store: SessionBackend, tmp_path: Path, kind: str
+) -> None:
+    # Each of these used to abort the whole import (exit 70): RecursionError, TypeError,
+    # OverflowError, UnicodeEncodeError, or a session the store rejected whole.
+    path = _jsonl(tmp_path, [_BAD_JSONL[kind]])
+    report = import_jsonl(backend_store, path)
+    count("hostile_files.bad_lines", backend=backend_of(backend_store))
+    assert [m.content for m in backend_store.get_messages("keep")] == [
+        "nginx line 1",
+        "nginx line 2",
+    ]
+    assert report.skipped_total >= 1
+    assert any(p.startswith("chat.jsonl:2") for p in report.problems), report.problems
+    assert backend_store.check().ok
+
+
+_GOOD_CC = {
+    "type": "user",
+    "sessionId": "keep",
+    "timestamp": "2026-11-03T10:00:00Z",
+    "message": {"role": "user", "content": "nginx entry"},
+}
+_BAD_CC = {
+    "nested too deeply": "[" * 100_000,
+    "400-digit timestamp": '{"type": "user", "uuid": "b1", "sessionId": "s2", "timestamp": '
+    + "9" * 400
+    + ', "message": {"role": "user", "content": "x"}}',
+    "lone surrogate in sessionId": '{"type": "user", "uuid": "b1", "sessionId": "s\\ud800", '
+    '"message": {"role": "user", "content": "x"}}',
+    "lone surrogate in uuid": '{"type": "user", "uuid": "b\\udfff", "sessionId": "s2", '
+    '"message": {"role": "user", "content": "x"}}',
+    "sessionId is a list": '{"type": "user", "uuid": "b1", "sessionId": ["s"], '
+    '"message": {"role": "user", "content": "x"}}',
+    "agentId is a list": '{"type": "user", "uuid": "b1", "sessionId": "s2", "isSidechain": true, '
+    '"agentId": ["a"], "message": {"role": "user", "content": "x"}}',
+}
+
+
+@pytest.mark.parametrize("kind", list(_BAD_CC))
+def test_one_bad_claude_code_line_is_skipped_and_reported(
+    backend_store: SessionBackend, tmp_path: Path, kind: str
+) -> None:
+    first = json.dumps({**_GOOD_CC, "uuid": "g1"})
+    last = json.dumps({**_GOOD_CC, "uuid": "g2", "message": {"role": "user", "content": "end"}})
+    path = tmp_path / "keep.jsonl"
+    path.write_text(
+        "\n".join([first, _BAD_CC[kind], last]) + "\n", encoding="utf-8", errors="surrogatepass"
+    )
+    report = import_claude_code(backend_store, path)
+    count("hostile_files.bad_lines", backend=backend_of(backend_store))
+    assert [m.content for m in backend_store.get_messages("keep")] == ["nginx entry", "end"]
+    assert any(p.startswith("keep.jsonl:2") for p in report.problems), report.problems
+    assert backend_store.check().ok
+
+
+def test_the_cli_imports_the_rest_exits_4_and_names_each_bad_line(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    path = _jsonl(tmp_path, list(_BAD_JSONL.values()))
+    target = store_factory.target()
+    result = run_cli("import", "jsonl", str(path), "--db", target.db, "--show-problems", "50")
+    assert result.code == 4, result.err
+    for number, _kind in enumerate(_BAD_JSONL, 2):
+        assert f"chat.jsonl:{number}" in result.out, (number, _kind, result.out)
+    with target.open() as store:
+        assert len(store.get_messages("keep")) == 2
+
+
+def test_bad_rows_of_a_hermes_file_cost_those_rows_only(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    # A text value that is not UTF-8 made the whole import fail (exit 3, naming the target
+    # store instead of the source); a session started at NaN was rejected with its messages.
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3)
+    conn = sqlite3.connect(path)
+    first, second, third = (r[0] for r in conn.execute("SELECT id FROM sessions LIMIT 3"))
+    conn.execute(
+        "UPDATE messages SET content = CAST(x'6e67696e78ff20636f6e66' AS TEXT) "
+        "WHERE id = (SELECT min(id) FROM messages WHERE session_id = ?)",
+        (first,),
+    )
+    conn.execute("UPDATE sessions SET title = CAST(x'c328' AS TEXT) WHERE id = ?", (second,))
+    conn.execute("UPDATE sessions SET started_at = 'NaN' WHERE id = ?", (third,))
+    conn.execute("UPDATE messages SET timestamp = 'NaN' WHERE session_id = ?", (third,))
+    conn.commit()
+    conn.close()
+    hermes = SessionStore(path, read_only=True)
+    expected = {sid: len(hermes.get_messages(sid)) for sid in hermes.all_session_ids()}
+    hermes.close()
+
+    report = import_hermes(backend_store, path)
+    count("hostile_files.bad_rows", 4, backend=backend_of(backend_store))
+    imported = {sid: len(backend_store.get_messages(sid)) for sid in expected}
+    assert imported == expected
+    assert backend_store.get_messages(first)[0].content == "nginx\ufffd conf"
+    assert backend_store.get_session(second).title == "\ufffd("  # type: ignore[union-attr]
+    assert report.skipped_total == 0, report.problems
+    assert backend_store.check().ok
+
+
+def test_bad_rows_of_a_langgraph_file_cost_those_threads_only(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    # A thread id that is not UTF-8 failed the whole import (exit 3, naming the target store);
+    # a checkpoint time that is not a date lost its thread.
+    path = tmp_path / "checkpoints.sqlite"
+    conn = sqlite3.connect(path)
+    saver = SqliteSaver(conn)
+    for thread in ("good", "badid", "badtime"):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": [HumanMessage("nginx?", id=f"{thread}-1")]}
+        if thread == "badtime":
+            checkpoint["ts"] = "yesterday"
+        saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, checkpoint, {}, {})
+    conn.execute(
+        "UPDATE checkpoints SET thread_id = CAST(x'626164ff' AS TEXT) WHERE thread_id = 'badid'"
+    )
+    conn.commit()
+    conn.close()
+
+    report = import_langgraph(backend_store, path)
+    count("hostile_files.bad_rows", 2, backend=backend_of(backend_store))
+    assert [m.content for m in backend_store.get_messages("good")] == ["nginx?"]
+    assert [m.content for m in backend_store.get_messages("badtime")] == ["nginx?"]
+    assert report.problems == ["thread b'bad\\xff': thread id is not valid UTF-8"]
+
+
+# --------------------------------------------------------------------------- generated lines
+
+_any_text = st.text(st.characters(blacklist_categories=()), max_size=12)
+"""Any code points, lone surrogates and NUL included."""
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**300, max_value=10**400),
+    st.floats(),  # NaN and the infinities included
+    _any_text,
+    st.sampled_from(["user", "assistant", "tool", "human", "ai", "2026-11-03T10:00:00Z", "keep"]),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_any_text, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _hostile(keys: list[str], nested: dict[str, list[str]]) -> st.SearchStrategy[str]:
+    """A line: a JSON object with any of ``keys`` set to anything (``nested`` keys hold an
+    object, or a list of objects, of their own keys), or raw junk."""
+    fields = {k: _values for k in keys}
+    for key, inner in nested.items():
+        obj = st.fixed_dictionaries({}, optional={k: _values for k in inner})
+        fields[key] = st.one_of(_values, obj, st.lists(obj, max_size=3))
+    objects = st.fixed_dictionaries({}, optional=fields).map(json.dumps)  # NaN, \ud800 ...
+    deep = st.integers(1, 5).map(lambda n: "[" * (n * 20_000))
+    return st.one_of(objects, deep, _any_text)
+
+
+_JSONL_LINES = _hostile(
+    [
+        "role",
+        "content",
+        "session_id",
+        "parent_session_id",
+        "source",
+        "user_id",
+        "title",
+        "model",
+        "timestamp",
+        "tool_calls",
+        "tool_call_id",
+        "name",
+        "tool_name",
+        "id",
+        "created_at",
+    ],
+    {
+        "messages": ["role", "content", "timestamp", "tool_calls", "name"],
+        "metadata": ["source", "user_id", "title", "parent_session_id"],
+    },
+)
+_CLAUDE_LINES = _hostile(
+    [
+        "type",
+        "uuid",
+        "sessionId",
+        "parentUuid",
+        "isSidechain",
+        "agentId",
+        "timestamp",
+        "isMeta",
+        "summary",
+        "leafUuid",
+    ],
+    {"message": ["role", "content", "model", "id"]},
+)
+
+
+def _claude_line(uuid: str, text: str) -> str:
+    return json.dumps({**_GOOD_CC, "uuid": uuid, "message": {"role": "user", "content": text}})
+
+
+def test_generated_hostile_lines_never_stop_an_import(store_factory: StoreFactory) -> None:
+    # Property: whatever the other lines hold, an import (JSONL and Claude Code) raises
+    # nothing, imports every good line, and leaves a store that passes check().
+    backend = store_factory.backend
+    store = store_factory.open()
+    folder = Path(tempfile.mkdtemp(dir=store_factory.directory))
+    runs = iter(range(1_000_000))
+
+    @settings(RELIABILITY_SETTINGS, max_examples=examples(150, backend))
+    @given(jsonl=st.lists(_JSONL_LINES, max_size=6), claude=st.lists(_CLAUDE_LINES, max_size=6))
+    def check(jsonl: list[str], claude: list[str]) -> None:
+        run = next(runs)
+        good = [f"nginx {run} first", f"nginx {run} last"]
+        path = folder / f"run{run}.jsonl"
+        lines = [json.dumps({"session_id": f"keep-{run}", "role": "user", "content": good[0]})]
+        lines += [
+            *jsonl,
+            json.dumps({"session_id": f"keep-{run}", "role": "user", "content": good[1]}),
+        ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        import_jsonl(store, path)
+        assert [m.content for m in store.get_messages(f"keep-{run}")] == good
+
+        path = folder / f"keep-{run}.jsonl"
+        lines = [_claude_line(f"{run}-a", good[0]), *claude, _claude_line(f"{run}-z", good[1])]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        import_claude_code(store, path)
+        contents = [m.content for m in store.get_messages("keep")]
+        assert good[0] in contents and good[1] in contents
+        count("hostile_files.generated_lines", len(jsonl) + len(claude), backend=backend)
+
+    check()
+    assert store.check().ok

@@ -78,6 +78,10 @@ def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any
         conn.execute(insert + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
 
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
 def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int, str]]:
     # isascii() is a C-speed scan that settles most messages without the regex
     return [
@@ -247,6 +251,9 @@ class SessionStore(SessionBackend):
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if self.read_only:
                 conn.execute("PRAGMA query_only = 1")
+                # Another program's file may hold text that is not UTF-8: read it with
+                # U+FFFD in place of the bad bytes rather than fail the whole query.
+                conn.text_factory = _lenient_text
             else:
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
