@@ -25,6 +25,7 @@ from reliability.reliability_support import RELIABILITY_SETTINGS, count, example
 from store_targets import StoreFactory, backend_of
 
 from langchain_session_recall.backends import SessionBackend, SessionStore
+from langchain_session_recall.errors import InvalidSessionError
 from langchain_session_recall.importers import (
     import_claude_code,
     import_hermes,
@@ -403,3 +404,15 @@ def test_generated_hostile_lines_never_stop_an_import(store_factory: StoreFactor
 
     check()
     assert store.check().ok
+
+
+def test_the_store_refuses_ids_it_cannot_keep_and_repairs_free_text(
+    backend_store: SessionBackend,
+) -> None:
+    # add_session raised the driver's UnicodeEncodeError for a lone surrogate anywhere.
+    for field in ("session_id", "user_id", "source", "parent_session_id"):
+        args = {"session_id": "s", field: "x\ud800"}
+        with pytest.raises(InvalidSessionError, match=f"{field} is not valid Unicode"):
+            backend_store.add_session(**args)  # type: ignore[arg-type]
+    session = backend_store.add_session("s", title="cut \ud83d", model="m\udc00")
+    assert (session.title, session.model) == ("cut \ufffd", "m\ufffd")
