@@ -672,7 +672,12 @@ def import_langgraph(state: State, /, path: str, **options: Any) -> int:
     help="where to build it (default: $SESSION_RECALL_DEMO_DB or session-recall-demo.db "
     "in the temporary directory)",
 )
-@click.option("--fresh", is_flag=True, help="rebuild the demo database from scratch")
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="rebuild the demo database from scratch (only a demo database: any other file is "
+    "refused, never deleted)",
+)
 @click.option("--query", metavar="Q", help="search this instead of the sample questions")
 @k_option
 @chars_option
@@ -688,13 +693,13 @@ def demo(
     as_json: bool,
 ) -> int:
     """Build the embedded demo database (realistic sessions) and search it. No API key."""
-    from langchain_session_recall.demo import DEMO_QUERIES, default_demo_path, load_demo
+    from langchain_session_recall.backends import is_postgres_dsn
+    from langchain_session_recall.demo import DEMO_QUERIES, default_demo_path, open_demo_store
 
+    if db and is_postgres_dsn(db):
+        raise click.UsageError("the demo database is a SQLite file: give --db a file path")
     path = Path(db).expanduser() if db else default_demo_path()
-    if fresh and path.is_file():
-        path.unlink()
-    with open_store(path) as store:
-        load_demo(store)
+    with open_demo_store(path, fresh=fresh) as store:
         sessions = len(store.recent_sessions(limit=10_000, exclude_sources=()))
         max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000)
         queries = [query] if query else list(DEMO_QUERIES)

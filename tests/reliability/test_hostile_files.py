@@ -10,6 +10,7 @@ import os
 import pickle
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import ormsgpack
@@ -25,7 +26,8 @@ from reliability.reliability_support import RELIABILITY_SETTINGS, count, example
 from store_targets import StoreFactory, backend_of
 
 from langchain_session_recall.backends import SessionBackend, SessionStore
-from langchain_session_recall.errors import InvalidSessionError
+from langchain_session_recall.demo import build_demo_store, demo_sessions
+from langchain_session_recall.errors import InvalidSessionError, NotASessionDatabaseError
 from langchain_session_recall.importers import (
     import_claude_code,
     import_hermes,
@@ -416,3 +418,69 @@ def test_the_store_refuses_ids_it_cannot_keep_and_repairs_free_text(
             backend_store.add_session(**args)  # type: ignore[arg-type]
     session = backend_store.add_session("s", title="cut \ud83d", model="m\udc00")
     assert (session.title, session.model) == ("cut \ufffd", "m\ufffd")
+
+
+# --------------------------------------------------------------------------- the demo database
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    """The bytes of ``path`` and of the files SQLite keeps beside it."""
+    out = {}
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        found = Path(f"{path}{suffix}")
+        if found.exists():
+            out[suffix] = found.read_bytes()
+    return out
+
+
+def _real_store(path: Path) -> None:
+    with SessionStore(path) as store:
+        store.add_session("mine", title="my only copy")
+        store.add_messages("mine", [{"role": "user", "content": "the nginx config I need"}])
+
+
+def _demo_plus_mine(path: Path) -> None:
+    build_demo_store(path).close()
+    _real_store(path)  # imported into the demo database afterwards: not the demo's any more
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda p: p.write_text("notes I wrote\n"), id="text-file"),
+        pytest.param(_real_store, id="real-store"),
+        pytest.param(lambda p: build_hermes_db(p, 3), id="hermes-file"),
+        pytest.param(_demo_plus_mine, id="demo-with-an-import"),
+    ],
+)
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "reuse"])
+def test_demo_never_deletes_or_fills_a_file_it_did_not_build(
+    tmp_path: Path, make: Callable[[Path], object], fresh: bool
+) -> None:
+    # `demo --db X --fresh` deleted any regular file X; without --fresh it wrote the 18 demo
+    # sessions into a real store.
+    path = tmp_path / "x.db"
+    make(path)
+    before = _files(path)
+    result = run_cli("demo", "--db", str(path), *(["--fresh"] if fresh else []), "-k", "1")
+    count("hostile_files.demo_refusals")
+    assert result.code == 3, result.out
+    assert "not a demo database" in result.err and str(path) in result.err
+    assert _files(path) == before
+    with pytest.raises(NotASessionDatabaseError, match="not a demo database"):
+        build_demo_store(path)
+    assert _files(path) == before
+
+
+def test_demo_builds_new_and_empty_files_and_rebuilds_its_own(tmp_path: Path) -> None:
+    path, empty = tmp_path / "demo.db", tmp_path / "empty.db"
+    empty.touch()
+    for target in (path, empty):
+        assert run_cli("demo", "--db", str(target), "-k", "1").code == 0
+    with SessionStore(path) as store:  # a recap cached by `search --summarize` is no import
+        store.put_cached_summary("k", session_id="x", summary="s", model="m")
+    for fresh in ([], ["--fresh"], ["--fresh"]):
+        assert run_cli("demo", "--db", str(path), "-k", "1", *fresh).code == 0
+    with SessionStore(path, read_only=True) as store:
+        assert store.stats()["sessions"] == len(demo_sessions())
+        assert store.get_cached_summary("k") is None  # rebuilt from scratch
