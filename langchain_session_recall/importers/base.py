@@ -75,7 +75,9 @@ class ImportReport:
     ``skipped`` counts malformed or invalid items left out, by reason; ``problems`` keeps the
     first details (``"file.jsonl:12: not valid JSON"``) so they can be found and fixed.
     ``ignored`` counts entries that are not conversation by design (e.g. Claude Code's file
-    snapshots): nothing is lost by leaving them out.
+    snapshots): nothing is lost by leaving them out. ``forgotten`` lists the sessions left out
+    because they were imported before and then forgotten (``delete_sessions``,
+    ``session-recall forget``); ``reimport=True`` imports them again.
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -93,6 +95,7 @@ class ImportReport:
     skipped: Counter[str] = field(default_factory=Counter)
     ignored: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
 
     def ignore(self, reason: str) -> None:
         """Count an entry that is not conversation by design (metadata, snapshots, ...)."""
@@ -124,6 +127,11 @@ class ImportReport:
             line += f"; {len(self.orphans)} imported as roots (parent missing)"
         if self.ignored:
             line += f"; ignored {sum(self.ignored.values())} non-message entries"
+        if self.forgotten:
+            line += (
+                f"; {len(self.forgotten)} forgotten session{'s' if len(self.forgotten) > 1 else ''}"
+                " left out (--reimport imports them again)"
+            )
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -138,6 +146,7 @@ class ImportReport:
             "skipped": dict(self.skipped),
             "ignored": dict(self.ignored),
             "problems": list(self.problems),
+            "forgotten": list(self.forgotten),
         }
 
 
@@ -538,11 +547,15 @@ def write_sessions(
     report: ImportReport,
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
 ) -> ImportReport:
     """Write parsed sessions into ``store``, parents first, each batch in one transaction.
 
     A session whose parent is missing everywhere is written as a root and listed in
     ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
+    A session imported before and forgotten since (its ledger rows remain, the session does
+    not), and any session below it, is left out and listed in ``report.forgotten``, unless
+    ``reimport``: then it is imported again.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -560,10 +573,15 @@ def write_sessions(
     )
     # A transaction per group of sessions: one commit and one index pass per group (see
     # SessionBackend.transaction); a crash loses at most the group, which a re-run adds again.
+    forgotten: set[str] = set()
     while group := list(itertools.islice(items, SESSIONS_PER_TRANSACTION)):
         with store.transaction():
             for session in group:
-                _write_one(store, session, report)
+                if session.parent_session_id in forgotten:
+                    forgotten.add(session.id)  # below a forgotten session: forgotten with it
+                    report.forgotten.append(session.id)
+                elif not _write_one(store, session, report, reimport=reimport):
+                    forgotten.add(session.id)
     return report
 
 
@@ -600,17 +618,26 @@ def fields_to_write(session: ImportSession, existing: Session | None) -> dict[st
     return fields
 
 
-def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
-    """One session's row, new messages (with ledger rows) and end time."""
+def _write_one(
+    store: SessionBackend, session: ImportSession, report: ImportReport, *, reimport: bool
+) -> bool:
+    """One session's row, new messages (with ledger rows) and end time; ``False`` when the
+    session was forgotten and is left out."""
     existing = store.get_session(session.id)
+    known = store.imported_keys(report.kind, session.id)
+    if existing is None and known:  # imported before, gone since: forgotten on purpose
+        if not reimport:
+            report.forgotten.append(session.id)
+            return False
+        store.release_forgotten(report.kind, session.id)
+        known = store.imported_keys(report.kind, session.id)
     fields = fields_to_write(session, existing)
     try:
         if existing is None or fields:  # (``source`` is never among an existing one's fields)
             store.add_session(session.id, **fields)
     except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
         report.skip("session rejected by the store", f"session {session.id}: {exc}")
-        return
-    known = store.imported_keys(report.kind, session.id)
+        return True
     fresh = [(k, m) for k, m in session.messages if k not in known]
     report.already_imported += len(session.messages) - len(fresh)
     if fresh:
@@ -632,3 +659,4 @@ def _write_one(store: SessionBackend, session: ImportSession, report: ImportRepo
         store.end_session(session.id, ended_at=session.ended_at, end_reason=session.end_reason)
     report.sessions += 1
     report.new_sessions += 0 if existing is not None else 1
+    return True

@@ -271,6 +271,7 @@ def import_claude_code(
     path: str | os.PathLike[str] | None = None,
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
 ) -> ImportReport:
@@ -318,4 +319,6 @@ def import_claude_code(
             into.model = into.model or s.model
             if s.started_at is not None and (into.started_at or s.started_at) >= s.started_at:
                 into.started_at = s.started_at
-    return write_sessions(store, list(parsed.values()), report, show_progress=show_progress)
+    return write_sessions(
+        store, list(parsed.values()), report, show_progress=show_progress, reimport=reimport
+    )

@@ -84,6 +84,7 @@ def import_hermes(
     path: str | os.PathLike[str],
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
 ) -> ImportReport:
     """Copy a Hermes ``state.db`` into ``store``, incrementally.
 
@@ -109,4 +110,4 @@ def import_hermes(
         raise ImportSourceError(f"{path} is not a Hermes session database: {exc}") from exc
     with source:
         sessions = read_hermes(source, report)
-    return write_sessions(store, sessions, report, show_progress=show_progress)
+    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

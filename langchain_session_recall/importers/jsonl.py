@@ -246,6 +246,7 @@ def import_jsonl(
     parent_field: str = "parent_session_id",
     source: str = "import",
     show_progress: bool | None = None,
+    reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
 ) -> ImportReport:
@@ -284,7 +285,9 @@ def import_jsonl(
                 source=source,
             )
         )
-    return write_sessions(store, _merge(parsed), report, show_progress=show_progress)
+    return write_sessions(
+        store, _merge(parsed), report, show_progress=show_progress, reimport=reimport
+    )
 
 
 def _merge(sessions: list[ImportSession]) -> list[ImportSession]:

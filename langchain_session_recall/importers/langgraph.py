@@ -135,6 +135,7 @@ def import_langgraph(
     path: str | os.PathLike[str],
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
 ) -> ImportReport:
     """Import every thread of a LangGraph ``SqliteSaver`` database into ``store``.
 
@@ -175,4 +176,4 @@ def import_langgraph(
                 report.skip(REFUSED, f"{where}: {name}")
     finally:
         conn.close()
-    return write_sessions(store, sessions, report, show_progress=show_progress)
+    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)
