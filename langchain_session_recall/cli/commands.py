@@ -740,11 +740,10 @@ def forget(
                     f"forget would delete {plan} for good: pass --yes to go ahead, or "
                     "--dry-run to list them"
                 )
-            click.confirm(
-                f"Forget {plan} from {describe_target(db)}? This cannot be undone",
-                abort=True,
-                err=True,
-            )
+            question = f"Forget {plan} from {describe_target(db)}? This cannot be undone"
+            if not click.confirm(question, default=False, err=True):
+                click.echo("session-recall: nothing forgotten", err=True)
+                return EXIT_EMPTY
         with _open(db, read_only=False) as store:
             forgotten = store.delete_sessions(doomed)
             store.optimize()  # drops their words from the index segments, empties the log

@@ -283,6 +283,9 @@ def import_claude_code(
     are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``.
     A FIFO or a device raises :class:`ImportSourceError` ("not a regular file").
 
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
+
     Example:
         >>> import json, tempfile, pathlib
         >>> entry = {"type": "user", "uuid": "u1", "sessionId": "s1", "isSidechain": False,

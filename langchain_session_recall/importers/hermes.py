@@ -91,6 +91,9 @@ def import_hermes(
     Lineage (``parent_session_id``), sources, models, titles, users and end reasons are kept;
     rewound and hidden messages stay out, compacted ones come along.
 
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
+
     Example:
         >>> import tempfile, os
         >>> from hermes_fixtures import build_hermes_db

@@ -258,6 +258,9 @@ def import_jsonl(
     (see :func:`~langchain_session_recall.importers.base.source_files`). A FIFO or a device
     raises :class:`ImportSourceError` ("not a regular file"), without blocking.
 
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
+
     Example:
         >>> import tempfile, pathlib
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "chat-1.jsonl"

@@ -139,6 +139,9 @@ def import_langgraph(
 ) -> ImportReport:
     """Import every thread of a LangGraph ``SqliteSaver`` database into ``store``.
 
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
+
     Example:
         >>> import sqlite3, tempfile, os
         >>> from langgraph.checkpoint.sqlite import SqliteSaver

@@ -5,6 +5,7 @@ ledger's view; ``check()`` passes afterwards; a re-import does not bring it back
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 
@@ -224,3 +225,23 @@ def test_the_words_of_a_forgotten_session_leave_the_sqlite_file(tmp_path: Path) 
 
 def import_jsonl_cli(db: Path, path: Path) -> int:
     return run_cli("import", "jsonl", str(path), "--db", str(db)).code
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "code", "left"), [("n\n", 1, 6), ("\n", 1, 6), ("y\n", 0, 2)])
+def test_a_terminal_is_asked_first(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, answer: str, code: int, left: int
+) -> None:
+    target = store_factory.target()
+    with target.open() as store:
+        _chains(store)
+    monkeypatch.setattr("sys.stdin", _Terminal(answer))
+    result = run_cli("forget", "root", "--db", target.db)
+    assert result.code == code
+    assert "Forget 4 sessions (4 messages)" in result.err and "cannot be undone" in result.err
+    with target.open() as store:
+        assert store.stats()["sessions"] == left
