@@ -854,11 +854,12 @@ class SessionBackend(ABC):
             ids = {"ids": d.array(doomed)}
             conn.execute(sql.lock_sessions(d), ids).fetchall()
             chains = conn.execute(sql.ancestors(d, user_scoped=False), ids).fetchall()
-            conn.execute(sql.delete_summaries(d), {"ids": d.array([r[0] for r in chains])})
+            above = {"ids": d.array([r[0] for r in chains])}
+            conn.execute(sql.delete_of_sessions(d, "summary_cache"), above)
             conn.execute(sql.forget_ledger(d), ids)
             with self._deleting(conn, doomed):
-                conn.execute(sql.delete_messages(d), ids)
-                conn.execute(sql.delete_sessions(d), ids)
+                conn.execute(sql.delete_of_sessions(d, "messages"), ids)
+                conn.execute(sql.delete_of_sessions(d, "sessions"), ids)
         return len(doomed)
 
     async def adelete_sessions(self, session_ids: Iterable[str]) -> int:

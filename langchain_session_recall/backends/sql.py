@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.models import SearchFilters
@@ -459,16 +459,10 @@ def forget_ledger(d: Dialect) -> str:
     return f"UPDATE import_ledger SET message_id = NULL WHERE {d.member('session_id', 'ids')}"
 
 
-def delete_summaries(d: Dialect) -> str:
-    return f"DELETE FROM summary_cache WHERE {d.member('session_id', 'ids')}"
-
-
-def delete_messages(d: Dialect) -> str:
-    return f"DELETE FROM messages WHERE {d.member('session_id', 'ids')}"
-
-
-def delete_sessions(d: Dialect) -> str:
-    return f"DELETE FROM sessions WHERE {d.member('id', 'ids')}"
+def delete_of_sessions(d: Dialect, table: Literal["summary_cache", "messages", "sessions"]) -> str:
+    """Delete the rows of ``table`` that belong to the sessions bound as ``ids``."""
+    column = "id" if table == "sessions" else "session_id"
+    return f"DELETE FROM {table} WHERE {d.member(column, 'ids')}"
 
 
 def release_forgotten(d: Dialect) -> str:
