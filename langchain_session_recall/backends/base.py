@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.errors import (
+    InvalidMessageError,
     InvalidSessionError,
     LineageCycleError,
     ReadOnlyStoreError,
@@ -142,6 +143,16 @@ def _validate_session_args(
             raise InvalidSessionError(
                 f"{name} is not valid Unicode text (it holds a lone surrogate)"
             )
+
+
+def _ledger_key(key: object) -> str:
+    """An import's external key as stored: text without NUL (PostgreSQL cannot hold it) or a
+    lone surrogate (UTF-8 cannot encode it); changed, it would no longer find its row."""
+    if not isinstance(key, str) or "\x00" in key or storable_text(key) != key:
+        raise InvalidMessageError(
+            f"import key {str(key)[:80]!r} must be text without NUL or lone surrogates"
+        )
+    return key
 
 
 def _session_updates(**given: Any) -> dict[str, Any]:
@@ -493,7 +504,9 @@ class SessionBackend(ABC):
         Messages and ledger rows go in one transaction, so an import killed half-way leaves a
         consistent store and re-running it adds exactly what is missing. Pairs whose key the
         ledger already holds for ``source_kind`` (in any session) are skipped. Returns the ids
-        of the messages added.
+        of the messages added. A key must be text both backends can store as given (no NUL,
+        no lone surrogate), else :class:`~langchain_session_recall.errors.InvalidMessageError`
+        and nothing of the batch is stored.
 
         Example:
             >>> from langchain_session_recall.backends import open_store
@@ -506,7 +519,7 @@ class SessionBackend(ABC):
             []
         """
         now = time.time()
-        converted = [(key, to_row(m, now=now)) for key, m in messages]
+        converted = [(_ledger_key(key), to_row(m, now=now)) for key, m in messages]
         d = self.dialect
         self._before_batch()
         with self._write() as conn:

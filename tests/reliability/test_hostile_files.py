@@ -274,13 +274,19 @@ def test_bad_rows_of_a_langgraph_file_cost_those_threads_only(
     backend_store: SessionBackend, tmp_path: Path
 ) -> None:
     # A thread id that is not UTF-8 failed the whole import (exit 3, naming the target store);
-    # a checkpoint time that is not a date lost its thread.
+    # a checkpoint time that is not a date lost its thread; on PostgreSQL a message id holding
+    # NUL (the ledger's key) failed the import too.
     path = tmp_path / "checkpoints.sqlite"
     conn = sqlite3.connect(path)
     saver = SqliteSaver(conn)
     for thread in ("good", "badid", "badtime"):
         checkpoint = empty_checkpoint()
-        checkpoint["channel_values"] = {"messages": [HumanMessage("nginx?", id=f"{thread}-1")]}
+        checkpoint["channel_values"] = {
+            "messages": [
+                HumanMessage("nginx?", id=f"{thread}-1"),
+                AIMessage("a NUL in my id", id="nul\x00id"),  # PostgreSQL cannot key it
+            ]
+        }
         if thread == "badtime":
             checkpoint["ts"] = "yesterday"
         saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, checkpoint, {}, {})
@@ -294,7 +300,9 @@ def test_bad_rows_of_a_langgraph_file_cost_those_threads_only(
     count("hostile_files.bad_rows", 2, backend=backend_of(backend_store))
     assert [m.content for m in backend_store.get_messages("good")] == ["nginx?"]
     assert [m.content for m in backend_store.get_messages("badtime")] == ["nginx?"]
-    assert report.problems == ["thread b'bad\\xff': thread id is not valid UTF-8"]
+    assert report.problems[0] == "thread b'bad\\xff': thread id is not valid UTF-8"
+    assert report.skipped["invalid message"] == 2  # the message keyed by a NUL, per thread
+    assert len(report.problems) == 3
 
 
 # --------------------------------------------------------------------------- generated lines
