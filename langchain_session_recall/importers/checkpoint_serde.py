@@ -10,7 +10,9 @@ untrusted input. An import needs the messages only, so this one goes further:
 * msgpack: the four message classes the importer keeps are built (with pydantic validation,
   as ``allowed_objects="messages"`` does in ``langchain_core.load``), from a fixed table of
   classes, never by importing a name found in the file. Every other object is left as the
-  plain data it carries (its arguments), and its type is recorded in :attr:`refused`.
+  plain data it carries (its arguments). A type on LangGraph's own safe list (dates, UUIDs,
+  ``Send``, ... which ordinary checkpoints hold) is not worth a word; any other type is
+  recorded in :attr:`refused`, for the import report.
 * JSON (checkpoints of older LangGraph versions): ``langchain_core``'s own reviver restricted
   to those message classes; other constructors stay plain data and are recorded.
 * ``pickle`` and any other encoding: refused (:class:`RefusedEncodingError`).
@@ -33,6 +35,10 @@ MESSAGE_TYPES = (HumanMessage, AIMessage, ToolMessage, SystemMessage)
 """The classes a checkpoint may build: the message types the LangGraph importer keeps."""
 
 _BUILDABLE = {(cls.__module__, cls.__name__): cls for cls in MESSAGE_TYPES}
+try:  # the list LangGraph's strict mode builds: plain data here, and nothing to report
+    from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_METHODS, SAFE_MSGPACK_TYPES
+except ImportError:  # pragma: no cover - a LangGraph version without the list: report all
+    SAFE_MSGPACK_TYPES = SAFE_MSGPACK_METHODS = frozenset()
 # langgraph-checkpoint's msgpack extension codes (``serde/jsonplus.py``)
 _CONSTRUCTORS = {0, 1, 2, 3}  # one argument, positional, keywords, a method: never called
 _PYDANTIC = {4, 5}  # pydantic v1 / v2 models: (module, name, fields[, method])
@@ -95,7 +101,8 @@ class StrictCheckpointSerde:
         module, name, payload = inner[0], inner[1], inner[2]
         cls = _BUILDABLE.get((module, name)) if isinstance(module, str) else None
         if cls is None or code not in _PYDANTIC or not isinstance(payload, dict):
-            self.refused.add(_type_name(module, name))
+            if not _ordinary(code, inner):
+                self.refused.add(_type_name(module, name))
             return payload  # plain data, as LangGraph's strict mode leaves a blocked type
         try:
             return cls.model_validate(payload)
@@ -115,6 +122,16 @@ class StrictCheckpointSerde:
         parts = [str(p) for p in path] if isinstance(path, list) and path else ["?", "?"]
         self.refused.add(_type_name(".".join(parts[:-1]), parts[-1]))
         return value.get("kwargs", value.get("args"))
+
+
+def _ordinary(code: int, inner: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether an extension names a type (or, code 3, a method) on LangGraph's safe list."""
+    try:
+        if code == 3:
+            return (inner[0], inner[1], inner[3]) in SAFE_MSGPACK_METHODS
+        return (inner[0], inner[1]) in SAFE_MSGPACK_TYPES
+    except (IndexError, TypeError):  # too short, or unhashable parts
+        return False
 
 
 def _type_name(module: object, name: object) -> str:
