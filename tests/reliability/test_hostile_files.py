@@ -492,3 +492,4 @@ def test_demo_builds_new_and_empty_files_and_rebuilds_its_own(tmp_path: Path) ->
     with SessionStore(path, read_only=True) as store:
         assert store.stats()["sessions"] == len(demo_sessions())
         assert store.get_cached_summary("k") is None  # rebuilt from scratch
+    assert run_cli("demo", "--db", "postgresql://app@db/x").code == 2  # a file, not a DSN
