@@ -12,6 +12,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import ormsgpack
 import pytest
@@ -73,6 +74,15 @@ def _raw(blob: bytes) -> object:
     return ormsgpack.unpackb(blob, ext_hook=ormsgpack.Ext, option=ormsgpack.OPT_NON_STR_KEYS)
 
 
+def _put_thread(saver: SqliteSaver, thread: str, messages: list[object], **fields: object) -> Any:
+    """One checkpoint of ``thread`` holding ``messages``, written by LangGraph's own saver."""
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"messages": messages}
+    checkpoint.update(fields)  # type: ignore[typeddict-item]
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    return saver.put(config, checkpoint, {}, {})  # type: ignore[arg-type]
+
+
 def _evil_checkpoints(path: Path, markers: Path) -> None:
     """A real SqliteSaver file: thread ``good`` as LangGraph writes it; thread ``evil`` whose
     checkpoint and pending write hold the payloads after its two real messages; thread
@@ -80,15 +90,11 @@ def _evil_checkpoints(path: Path, markers: Path) -> None:
     conn = sqlite3.connect(path)
     saver = SqliteSaver(conn)
     for thread in ("good", "evil", "pickled"):
-        checkpoint = empty_checkpoint()
-        checkpoint["channel_values"] = {
-            "messages": [
-                HumanMessage("where is nginx.conf?", id=f"{thread}-1"),
-                AIMessage("in /etc/nginx", id=f"{thread}-2"),
-            ]
-        }
-        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-        saved = saver.put(config, checkpoint, {}, {})
+        messages = [
+            HumanMessage("where is nginx.conf?", id=f"{thread}-1"),
+            AIMessage("in /etc/nginx", id=f"{thread}-2"),
+        ]
+        saved = _put_thread(saver, thread, messages)
         saver.put_writes(saved, [("messages", "pending")], task_id="t1")
     (blob,) = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = 'evil'").fetchone()
     state = _raw(blob)
@@ -280,16 +286,11 @@ def test_bad_rows_of_a_langgraph_file_cost_those_threads_only(
     conn = sqlite3.connect(path)
     saver = SqliteSaver(conn)
     for thread in ("good", "badid", "badtime"):
-        checkpoint = empty_checkpoint()
-        checkpoint["channel_values"] = {
-            "messages": [
-                HumanMessage("nginx?", id=f"{thread}-1"),
-                AIMessage("a NUL in my id", id="nul\x00id"),  # PostgreSQL cannot key it
-            ]
-        }
-        if thread == "badtime":
-            checkpoint["ts"] = "yesterday"
-        saver.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, checkpoint, {}, {})
+        messages = [
+            HumanMessage("nginx?", id=f"{thread}-1"),
+            AIMessage("a NUL in my id", id="nul\x00id"),  # PostgreSQL cannot key it
+        ]
+        _put_thread(saver, thread, messages, **({"ts": "yesterday"} if thread == "badtime" else {}))
     conn.execute(
         "UPDATE checkpoints SET thread_id = CAST(x'626164ff' AS TEXT) WHERE thread_id = 'badid'"
     )
