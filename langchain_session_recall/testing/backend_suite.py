@@ -4,8 +4,9 @@ Every method of the contract, checked through the contract alone: writes and the
 transactions, read-only stores, the import ledger, reads and their order, lineage (cycles
 included), recent sessions (filters, tenants, automation collapsed across pages), full-text
 search (one hit per message, best first, ``limit``, readings, filters, the automation budget,
-``rank_window``), session headers, vocabulary, the summary cache, statistics, ``check`` and
-``optimize``. A backend that passes it works under the retriever, the summarizer, the tool,
+``rank_window``), session headers, vocabulary, forgetting (``delete_sessions`` and its async
+twin, ``sessions_to_forget``, ``release_forgotten``), the summary cache, statistics, ``check``
+and ``optimize``. A backend that passes it works under the retriever, the summarizer, the tool,
 the recorder, the importers and the CLI.
 
 Subclass :class:`SessionBackendTests` in a test module and give it an ``open_store`` fixture.
@@ -21,15 +22,8 @@ from typing import Any, Protocol
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from langchain_session_recall import errors
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.errors import (
-    InvalidMessageError,
-    InvalidSessionError,
-    LineageCycleError,
-    ReadOnlyStoreError,
-    SessionNotFoundError,
-    SessionRecallError,
-)
 from langchain_session_recall.models import CachedSummary, MessageHit, SearchFilters
 from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.transcript import TOOL_CLIP_MARKER, TOOL_OUTPUT_KEEP
@@ -150,15 +144,15 @@ class SessionBackendTests:
         store.close()
         store.close()  # idempotent
         assert SessionBackend.lookup(store.store_id) is None
-        with pytest.raises(SessionRecallError, match="closed"):
+        with pytest.raises(errors.SessionRecallError, match="closed"):
             store.get_session("s")
-        with pytest.raises(SessionRecallError, match="closed"):
+        with pytest.raises(errors.SessionRecallError, match="closed"):
             store.add_session("s")
 
     def test_a_closed_store_keeps_its_data_for_the_next_open(self, open_store: StoreOpener) -> None:
         with open_store() as store:
             _say(store, "s", "kept across opens")
-        with pytest.raises(SessionRecallError, match="closed"):
+        with pytest.raises(errors.SessionRecallError, match="closed"):
             store.get_messages("s")
         with open_store() as again:
             assert [m.content for m in again.get_messages("s")] == ["kept across opens"]
@@ -244,24 +238,24 @@ class SessionBackendTests:
 
     def test_an_invalid_message_stores_nothing_of_its_batch(self, store: SessionBackend) -> None:
         store.add_session("s1")
-        with pytest.raises(InvalidMessageError, match="unknown message role"):
+        with pytest.raises(errors.InvalidMessageError, match="unknown message role"):
             store.add_messages(
                 "s1", [{"role": "user", "content": "ok"}, {"role": "alien", "content": "x"}]
             )
-        with pytest.raises(InvalidMessageError, match="timestamp"):
+        with pytest.raises(errors.InvalidMessageError, match="timestamp"):
             store.add_messages("s1", [{"role": "user", "content": "ok", "timestamp": "noon"}])
         assert store.get_messages("s1") == []
         assert store.get_session("s1").message_count == 0  # type: ignore[union-attr]
 
     def test_write_errors_are_ours_and_say_what_to_do(self, store: SessionBackend) -> None:
-        with pytest.raises(SessionNotFoundError, match="add_session"):
+        with pytest.raises(errors.SessionNotFoundError, match="add_session"):
             store.add_messages("ghost", [{"role": "user", "content": "hi"}])
-        with pytest.raises(SessionNotFoundError, match="add_session"):
+        with pytest.raises(errors.SessionNotFoundError, match="add_session"):
             store.add_messages("ghost", [])
-        with pytest.raises(SessionNotFoundError, match="parent session"):
+        with pytest.raises(errors.SessionNotFoundError, match="parent session"):
             store.add_session("child", parent_session_id="ghost")
         assert store.get_session("child") is None
-        with pytest.raises(SessionNotFoundError):
+        with pytest.raises(errors.SessionNotFoundError):
             store.end_session("ghost")
         bad_sessions: list[dict[str, Any]] = [
             {"session_id": ""},
@@ -272,18 +266,22 @@ class SessionBackendTests:
             {"session_id": "s", "user_id": "ana\x00"},
         ]
         for kwargs in bad_sessions:
-            with pytest.raises(InvalidSessionError):
+            with pytest.raises(errors.InvalidSessionError):
                 store.add_session(**kwargs)
         assert store.all_session_ids() == []
         store.add_session("a")
         store.add_session("b", parent_session_id="a")
-        with pytest.raises(LineageCycleError, match="cycle"):
+        with pytest.raises(errors.LineageCycleError, match="cycle"):
             store.add_session("a", parent_session_id="b")
-        with pytest.raises(LineageCycleError, match="own parent"):
+        with pytest.raises(errors.LineageCycleError, match="own parent"):
             store.add_session("a", parent_session_id="a")
         assert store.get_session("a").parent_session_id is None  # type: ignore[union-attr]
-        for error in (SessionNotFoundError, InvalidSessionError, LineageCycleError):
-            assert issubclass(error, SessionRecallError)
+        for error in (
+            errors.SessionNotFoundError,
+            errors.InvalidSessionError,
+            errors.LineageCycleError,
+        ):
+            assert issubclass(error, errors.SessionRecallError)
 
     def test_end_session(self, store: SessionBackend) -> None:
         store.add_session("s")
@@ -320,12 +318,12 @@ class SessionBackendTests:
         with store.transaction():
             store.add_session("keep")
             store.add_messages("keep", [{"role": "user", "content": "first"}])
-            with pytest.raises(InvalidMessageError):
+            with pytest.raises(errors.InvalidMessageError):
                 store.add_messages(
                     "keep",
                     [{"role": "user", "content": "half"}, {"role": "alien", "content": "x"}],
                 )
-            with pytest.raises(SessionNotFoundError):
+            with pytest.raises(errors.SessionNotFoundError):
                 store.add_messages("ghost", [{"role": "user", "content": "x"}])
             with store.transaction():  # nested blocks are savepoints
                 store.add_messages("keep", [{"role": "user", "content": "second"}])
@@ -375,10 +373,10 @@ class SessionBackendTests:
                 "optimize": reader.optimize,
             }
             for name, write in writes.items():
-                with pytest.raises(ReadOnlyStoreError, match="read-only"):
+                with pytest.raises(errors.ReadOnlyStoreError, match="read-only"):
                     write()
                     pytest.fail(f"{name} wrote to a read-only store")
-            with pytest.raises(ReadOnlyStoreError), reader.transaction():
+            with pytest.raises(errors.ReadOnlyStoreError), reader.transaction():
                 pass
             assert reader.check().ok
         after = {k: v for k, v in store.stats().items() if k != "size_bytes"}
@@ -422,7 +420,7 @@ class SessionBackendTests:
         self, store: SessionBackend
     ) -> None:
         pairs = [("k1", {"role": "user", "content": "hi"})]
-        with pytest.raises(SessionNotFoundError):
+        with pytest.raises(errors.SessionNotFoundError):
             store.import_messages("ghost", pairs, source_kind="jsonl")
         store.add_session("s")
         assert len(store.import_messages("s", pairs, source_kind="jsonl")) == 1
@@ -829,6 +827,92 @@ class SessionBackendTests:
         assert all(word.startswith("ku") and count >= 1 for word, count in words)
         assert len(store.vocabulary("ku", limit=1)) <= 1
         assert store.vocabulary("zz") == []
+
+    # ------------------------------------------------------------------ forgetting
+
+    def _forgettable(self, store: SessionBackend) -> None:
+        """``a`` with a sub-agent ``a.1`` (itself with ``a.1.1``) and a continuation ``a.2``;
+        ``b`` alone; ``c``, an old cron run of bob's. A recap cached for ``a``, ``a.1``, ``b``."""
+        spec: dict[str, dict[str, Any]] = {
+            "a": {"text": "rollout kubectl 服务端", "title": "Quokka deploy", "user_id": "ana"},
+            "a.1": {"text": "zebrafish notes", "parent_session_id": "a", "user_id": "ana"},
+            "a.1.1": {"text": "deepest watercolor", "parent_session_id": "a.1"},
+            "a.2": {"text": "continuation sourdough", "parent_session_id": "a", "user_id": "ana"},
+            "b": {"text": "unrelated nginx", "title": "Other", "user_id": "ana"},
+            "c": {"text": "nightly nginx report", "source": "cron", "user_id": "bob"},
+        }
+        for n, (sid, fields) in enumerate(spec.items()):
+            started = 10.0 if sid == "c" else 100.0 + n
+            _say(store, sid, fields.pop("text"), started_at=started, **fields)
+        for sid in ("a", "a.1", "b"):
+            store.put_cached_summary(f"k-{sid}", session_id=sid, summary="recap", model="m")
+
+    def test_delete_sessions_forgets_a_chain_below_from_every_index(
+        self, store: SessionBackend
+    ) -> None:
+        self._forgettable(store)
+        assert store.delete_sessions(["a.1"]) == 2  # the sub-agent and its own sub-agent
+        assert store.get_session("a.1.1") is None and store.get_messages("a.1") == []
+        assert _match(store, "zebrafish") == [] and _match(store, "watercolor") == []
+        assert store.all_session_ids() == ["c", "a", "a.2", "b"]
+        # a recap of the chain above was made with the forgotten messages: it goes too
+        assert store.get_cached_summary("k-a") is None and store.get_cached_summary("k-a.1") is None
+        assert store.get_cached_summary("k-b") is not None
+        assert store.delete_sessions(["a"]) == 2  # the root and its continuation
+        for word in ("kubectl", "服务端", "sourdough"):
+            assert _match(store, word) == [], word
+        assert store.match_sessions(parse_query("quokka"), "relaxed") == []  # its title
+        assert [r.id for r in store.recent_sessions(10, exclude_sources=())] == ["b", "c"]
+        stats = store.stats()
+        assert (stats["sessions"], stats["messages"]) == (2, 2)
+        assert store.check().ok, store.check().problems
+
+    def test_delete_sessions_counts_what_it_removed(
+        self, store: SessionBackend, open_store: StoreOpener
+    ) -> None:
+        import asyncio
+
+        self._forgettable(store)
+        assert store.delete_sessions([]) == 0 and store.delete_sessions(["nope"]) == 0
+        assert store.delete_sessions(["b", "b", "nope"]) == 1
+        assert store.delete_sessions(["b"]) == 0
+        with open_store(read_only=True) as reader:
+            with pytest.raises(errors.ReadOnlyStoreError):
+                reader.delete_sessions(["a"])
+            with pytest.raises(errors.ReadOnlyStoreError):
+                asyncio.run(reader.adelete_sessions(["a"]))
+        assert store.stats()["sessions"] == 5
+        assert asyncio.run(store.adelete_sessions(["a"])) == 4
+        assert store.all_session_ids() == ["c"]
+
+    def test_sessions_to_forget_selects_without_deleting(self, store: SessionBackend) -> None:
+        self._forgettable(store)
+        chain_of_a = ["a", "a.1", "a.1.1", "a.2"]
+        assert store.sessions_to_forget(["a"]) == chain_of_a
+        assert store.sessions_to_forget(["a.1", "nope"]) == ["a.1", "a.1.1"]
+        assert store.sessions_to_forget(before=50.0) == ["c"]
+        assert store.sessions_to_forget(sources=["cron"]) == ["c"]
+        assert store.sessions_to_forget(user_id="bob") == ["c"]
+        # the chain below goes with a session, whoever owns its members; conditions narrow
+        assert store.sessions_to_forget(user_id="ana", before=101.0) == chain_of_a
+        assert store.sessions_to_forget(["a", "c"], user_id="bob") == ["c"]
+        assert store.sessions_to_forget(["nope"]) == []
+        with pytest.raises(ValueError, match="name sessions"):
+            store.sessions_to_forget()
+        assert store.stats()["sessions"] == 6
+
+    def test_a_forgotten_import_is_not_repeated_until_released(self, store: SessionBackend) -> None:
+        pairs = [(f"k{i}", {"role": "user", "content": f"line {i}"}) for i in range(3)]
+        store.add_session("s")
+        assert len(store.import_messages("s", pairs, source_kind="jsonl")) == 3
+        assert store.delete_sessions(["s"]) == 1
+        assert store.check().ok, store.check().problems  # the ledger names no message now
+        store.add_session("s")
+        assert store.import_messages("s", pairs, source_kind="jsonl") == []  # keys kept
+        assert store.release_forgotten("other", "s") == 0
+        assert store.release_forgotten("jsonl", "s") == 3
+        assert len(store.import_messages("s", pairs, source_kind="jsonl")) == 3
+        assert store.release_forgotten("jsonl", "s") == 0  # rows naming a message stay
 
     # ------------------------------------------------------------------ the summary cache
 
