@@ -46,6 +46,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
 
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
+from langchain_session_recall.messages import valid_unicode
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CHARS,
@@ -149,7 +150,9 @@ MaxCharsArg = Annotated[
 
 
 def _result(content: str) -> CallToolResult:
-    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error."""
+    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error. A
+    lone surrogate (from the client's own text) would make the reply unsendable: U+FFFD."""
+    content = valid_unicode(content)
     try:
         failed = json.loads(content).get("success") is False
     except (ValueError, AttributeError):
@@ -341,14 +344,32 @@ def is_loopback(host: str) -> bool:
     """
     import ipaddress
 
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        return False
-    addresses = {str(info[4][0]) for info in infos}
+    addresses = _addresses(host)
     return bool(addresses) and all(
         ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addresses
     )
+
+
+def _addresses(host: str) -> set[str]:
+    """The addresses ``host`` names: a literal (``::1``, ``127.1``) without a lookup,
+    ``localhost`` as RFC 6761 reserves it, any other name as the resolver answers."""
+    import ipaddress
+
+    try:
+        return {str(ipaddress.ip_address(host))}
+    except ValueError:
+        pass
+    try:  # the inet_aton forms: 127.1, 2130706433
+        return {socket.inet_ntoa(socket.inet_aton(host))}
+    except OSError:
+        pass
+    if host.lower().rstrip(".") == "localhost":
+        return {"127.0.0.1", "::1"}
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return set()
+    return {str(info[4][0]) for info in infos}
 
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")

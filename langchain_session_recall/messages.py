@@ -15,7 +15,15 @@ from langchain_session_recall.errors import InvalidMessageError
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["ROLES", "MessageLike", "MessageRow", "decode_content", "is_finite_number", "to_row"]
+__all__ = [
+    "ROLES",
+    "MessageLike",
+    "MessageRow",
+    "decode_content",
+    "is_finite_number",
+    "to_row",
+    "valid_unicode",
+]
 
 MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
 """What the stores accept as a message: a LangChain message or a dict (see :func:`to_row`)."""
@@ -39,16 +47,29 @@ class MessageRow:
     tool_name: str | None = None
 
 
-def _storable(text: str) -> str:
+def valid_unicode(text: str) -> str:
     """``text`` with lone surrogates (e.g. JSON-decoded ``"\\ud83d"`` of a cut-off emoji)
-    replaced by U+FFFD: SQLite stores UTF-8, which cannot encode them, and one such character
-    must not cost the whole batch. Valid surrogate pairs become the character they encode.
+    replaced by U+FFFD, so it encodes as UTF-8. Valid surrogate pairs become the character
+    they encode.
+
+    SQLite stores UTF-8, which cannot encode a lone surrogate, and one such character must not
+    cost a whole batch; JSON written with ``ensure_ascii=False`` (the tool's output, an MCP
+    reply) cannot be sent either.
+
+    Example:
+        >>> valid_unicode("cut-off emoji " + chr(0xD83D))
+        'cut-off emoji �'
+        >>> valid_unicode(chr(0xD83D) + chr(0xDE00)) == chr(0x1F600)
+        True
     """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
+
+
+_storable = valid_unicode
 
 
 def _optional_text(value: Any) -> str | None:

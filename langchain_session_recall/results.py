@@ -15,7 +15,7 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.models import Session
 from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
-from langchain_session_recall.search.query import highlight_words
+from langchain_session_recall.search.query import bound_query, highlight_words
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.transcript import (
     format_transcript,
@@ -132,7 +132,7 @@ class _SearchResult:
                 "coverage": ranked.coverage,
                 "query_expansions": dict(outcome.expansions),
                 "time_hint": _time_hint(outcome),
-                "query": self.query,
+                "query": bound_query(self.query),
                 "query_reading": outcome.reading,
                 "sessions_searched": outcome.sessions_searched,
                 "mode": "search",

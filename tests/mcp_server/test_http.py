@@ -215,3 +215,39 @@ async def test_a_client_disconnecting_is_not_logged_as_an_error(
         time.sleep(1.0)  # the server notices the closed streams
         log = server.stop()
         assert "ERROR" not in log and "Traceback" not in log, log
+
+
+def test_a_lone_surrogate_in_the_query_gets_a_reply(http_server: str) -> None:
+    """Issue 21 §9: the tool echoed the query, so a lone surrogate (JavaScript's
+    ``JSON.stringify`` sends one as ``"\\ud800"``) made the reply unencodable: the SSE stream
+    ended without it and the client waited for ever. Raw JSON-RPC, as such a client sends it."""
+    import json
+
+    def call(client: httpx.Client, message: dict[str, object], headers: dict[str, str]) -> str:
+        body = json.dumps(message)  # escapes the surrogate: "\\ud800"
+        return client.post(http_server, content=body, headers=headers).text
+
+    with httpx.Client(timeout=60) as client:
+        first = client.post(http_server, content=json.dumps(INITIALIZE), headers=MCP_HEADERS)
+        headers = {
+            **MCP_HEADERS,
+            "mcp-session-id": first.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-03-26",
+        }
+        call(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+        replies = []
+        for n, query in enumerate(["pgbouncer \ud800", "\udfff"], start=2):
+            arguments = {"name": "session_search", "arguments": {"query": query}}
+            stream = call(
+                client,
+                {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": arguments},
+                headers,
+            )
+            data = [line[5:] for line in stream.splitlines() if line.startswith("data:")]
+            assert data, f"no reply to a query holding a lone surrogate: {stream!r}"
+            replies.append(json.loads(data[-1])["result"])
+    found = json.loads(replies[0]["content"][0]["text"])
+    assert found["results"][0]["session_id"] == PGBOUNCER
+    assert found["query"] == "pgbouncer \ufffd"
+    assert replies[1]["isError"] is True
+    assert "nothing to search" in replies[1]["content"][0]["text"]
