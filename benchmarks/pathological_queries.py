@@ -15,7 +15,10 @@ resident memory, ``VmHWM``), against the code of ``--code PATH`` (default: this 
 * the MCP server over streamable HTTP (``session-recall mcp --http 127.0.0.1:PORT``, the
   demo database in a temporary file): client A sends a 3.6 MB query while client B searches
   ``nginx`` again and again; A's time, B's slowest reply during A (how long other clients
-  stalled) and B's median reply alone; the server's peak memory.
+  stalled) and B's median reply alone; the server's peak memory;
+* the summarizer (``timeout=5``) given a 60 MB answer by a local fake chat model
+  (``GenericFakeChatModel``: no server, no recording): its wall time against the deadline and
+  its peak memory (issue 21 §10).
 
     python benchmarks/pathological_queries.py --huge [--code PATH] [--scale 1.0]
 
@@ -74,6 +77,30 @@ print(json.dumps({"wall": wall, "peak_kb": int(hwm.split()[1]), "bytes_out": len
 """
 
 
+# Runs in the measured child: one session summarized, the model answering ``size`` characters.
+_ANSWER_CHILD = """
+import json, sys, time
+from langchain_core.documents import Document
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_session_recall.summarize.summarizer import SessionSummarizer
+size = int(sys.argv[1])
+answer = ("The nginx 502 was fixed by raising proxy_read_timeout [#2]. " * (size // 60 + 1))[:size]
+doc = Document(
+    page_content="[USER #1]: nginx returns 502\\n\\n[ASSISTANT #2]: raised proxy_read_timeout",
+    metadata={"session_id": "s1", "query": "nginx 502", "last_message_id": 2},
+)
+model = GenericFakeChatModel(messages=iter([AIMessage(answer)]))
+start = time.perf_counter()
+[out] = SessionSummarizer(llm=model, timeout=5, cache=False).invoke([doc])
+wall = time.perf_counter() - start
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM"))
+print(json.dumps({"wall": wall, "peak_kb": int(hwm.split()[1]),
+                  "status": out.metadata["summary_status"],
+                  "why": out.metadata.get("summary_rejected_because")}))
+"""
+
+
 def _env(code: str | None) -> dict[str, str]:
     env = dict(os.environ)
     if code:
@@ -85,6 +112,20 @@ def _tool_case(spec: str, code: str | None) -> dict[str, Any]:
     here = str(Path(__file__).resolve().parent)
     done = subprocess.run(
         [sys.executable, "-c", _TOOL_CHILD, spec, here],
+        capture_output=True,
+        text=True,
+        env=_env(code),
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1][:200]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _answer_case(size: int, code: str | None) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", _ANSWER_CHILD, str(size)],
         capture_output=True,
         text=True,
         env=_env(code),
@@ -178,13 +219,15 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:g} MB"
 
 
-def huge(code: str | None, scale: float) -> None:
+def huge(code: str | None, scale: float, only: str | None = None) -> None:
     print(f"code: {code or 'this checkout'}; scale {scale}")
     cases = [
         ("ordinary query `nginx` (baseline)", "nginx:5"),
         (f"{_mb(int(10_000_000 * scale))} query", f"text:{int(10_000_000 * scale)}"),
         (f"{_mb(int(3_000_000 * scale))} single word", f"word:{int(3_000_000 * scale)}"),
     ]
+    if only == "answer":
+        return _print_answer(code, scale)
     print("| Python tool | wall time | peak RSS | reply |")
     print("|---|---:|---:|---|")
     for name, spec in cases:
@@ -208,6 +251,24 @@ def huge(code: str | None, scale: float) -> None:
         f"({m['other_calls']} calls) | {m['other_alone_median']:.3f} s | "
         f"{m['peak_kb'] / 1024:.0f} MB |"
     )
+    if only is None:
+        _print_answer(code, scale)
+
+
+def _print_answer(code: str | None, scale: float) -> None:
+    size = int(60_000_000 * scale)
+    a = _answer_case(size, code)
+    print()
+    print("| summarizer, timeout=5 s | wall time | peak RSS | outcome |")
+    print("|---|---:|---:|---|")
+    if "wall" not in a:
+        print(f"| {_mb(size)} answer | failed | | {a.get('error')} |")
+        return
+    why = ", ".join(a.get("why") or ())
+    print(
+        f"| {_mb(size)} answer | {a['wall']:.2f} s | {a['peak_kb'] / 1024:.0f} MB | "
+        f"{a['status']} ({why}) |"
+    )
 
 
 def main() -> None:
@@ -217,9 +278,12 @@ def main() -> None:
     parser.add_argument("--huge", action="store_true", help="megabyte queries (issue 21 §9)")
     parser.add_argument("--code", help="with --huge: run the children against this checkout")
     parser.add_argument("--scale", type=float, default=1.0, help="with --huge: query size factor")
+    parser.add_argument(
+        "--only", choices=["queries", "answer"], help="with --huge: one half of the cases"
+    )
     args = parser.parse_args()
     if args.huge:
-        huge(args.code, args.scale)
+        huge(args.code, args.scale, args.only)
         return
     if args.dsn:
         from langchain_session_recall.backends.postgres.store import PostgresSessionStore

@@ -86,6 +86,11 @@ SummaryStatus = Literal["summarized", "cached", "fallback", "rejected"]
 
 REJECTED_TEXT_CHARS = 1000
 """Longest ``summary_rejected_text`` kept in metadata (the rejected answer, for debugging)."""
+ANSWER_CHARS = 20_000
+"""Longest model answer read (or 8 characters per token of ``max_output_tokens`` when that is
+more): a longer one is cut before anything checks it, and the cut counts as hitting the token
+limit. Checking costs time in proportion to the answer, and it runs after the deadline's wait,
+so a model (or a proxy) that sends 60 MB must not make the deadline meaningless."""
 
 # Where providers put the reason a generation stopped (OpenAI, Anthropic, Ollama, Gemini).
 _FINISH_KEYS = ("finish_reason", "stop_reason", "done_reason")
@@ -562,12 +567,13 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
 
     def _job_runnable(self, cancelled: threading.Event) -> Runnable[_Job, None]:
         chain = self._session_chain(cancelled)
+        answer_chars = max(ANSWER_CHARS, 8 * (self.max_output_tokens or 0))
 
         def run(job: _Job, config: RunnableConfig) -> None:
             if job.state.cancelled.is_set():
                 return
             try:
-                outcome = _to_outcome(chain.invoke(job.prompt_vars, config))
+                outcome = _to_outcome(chain.invoke(job.prompt_vars, config), answer_chars)
             except Exception as exc:  # isolation: one session's failure stays its own
                 outcome = _Outcome(error=_unwrap(exc))
             with job.state.lock:
@@ -578,7 +584,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             if job.state.cancelled.is_set():
                 return
             try:
-                outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config))
+                outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config), answer_chars)
             except Exception as exc:
                 outcome = _Outcome(error=_unwrap(exc))
             job.state.sink[job.index] = outcome
@@ -704,9 +710,10 @@ def _keep_message(message: BaseMessage) -> BaseMessage:
     return message
 
 
-def _to_outcome(message: Any) -> _Outcome:
+def _to_outcome(message: Any, answer_chars: int) -> _Outcome:
+    """The answer, cut to ``answer_chars`` (then reported as stopped by the token limit)."""
     if not isinstance(message, BaseMessage):
-        return _Outcome(text=str(message))
+        return _Outcome(text=str(message)[:answer_chars])
     usage = None
     if isinstance(message, AIMessage) and message.usage_metadata:
         u = message.usage_metadata
@@ -717,11 +724,10 @@ def _to_outcome(message: Any) -> _Outcome:
         }
     metadata = message.response_metadata or {}
     finish = next((metadata[k] for k in _FINISH_KEYS if metadata.get(k)), None)
-    return _Outcome(
-        text=_text_of(message),
-        usage=usage,
-        finish_reason=None if finish is None else str(finish),
-    )
+    text = _text_of(message)
+    if len(text) > answer_chars:
+        text, finish = text[:answer_chars], "length"
+    return _Outcome(text=text, usage=usage, finish_reason=None if finish is None else str(finish))
 
 
 def _find_attr(obj: Any, name: str) -> Any:
