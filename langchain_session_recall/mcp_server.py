@@ -53,7 +53,7 @@ from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CONTEXT,
     show_session,
 )
-from langchain_session_recall.summarize.redaction import redact_secrets
+from langchain_session_recall.summarize.redaction import describe_error, redact_secrets
 from langchain_session_recall.tool import (
     SESSION_SEARCH_DESCRIPTION,
     SessionSearchInput,
@@ -165,9 +165,11 @@ def _failure(message: str) -> CallToolResult:
 
 
 def _unexpected(tool: str, exc: Exception) -> CallToolResult:
-    logger.exception("%s failed", tool)
+    what = describe_error(exc)
+    logger.error("%s failed: %s", tool, what)
+    logger.debug("%s failed", tool, exc_info=exc)  # the traceback: at DEBUG, it may quote data
     return _failure(
-        f"{tool} failed: {type(exc).__name__}: {exc}. The server is still running: try again, "
+        f"{tool} failed: {what}. The server is still running: try again, "
         "and if it keeps failing, check that the session database is reachable."
     )
 

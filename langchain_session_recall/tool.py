@@ -20,6 +20,7 @@ from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.messages import valid_unicode
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
 from langchain_session_recall.search.query import QUERY_LIMITS, bound_query, parse_query
+from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
@@ -140,6 +141,12 @@ class SessionSearchTool(BaseTool):
 
     # ------------------------------------------------------------------ helpers
 
+    def _redact(self, text: str) -> str:
+        """As the retriever redacts (the query and error messages are echoed to the model)."""
+        if not self.retriever.redact:
+            return text
+        return redact_secrets(text, self.retriever.secret_patterns)
+
     @staticmethod
     def _options(
         limit: int,
@@ -242,8 +249,8 @@ class SessionSearchTool(BaseTool):
                 return self._recent_payload(docs), docs
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(f"{exc}. Fix the arguments and call session_search again.")
-        return self._search_payload(text, notices, docs, summaries), summaries
+            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
+        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
 
     async def _arun(
         self,
@@ -266,8 +273,8 @@ class SessionSearchTool(BaseTool):
                 return self._recent_payload(docs), docs
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(f"{exc}. Fix the arguments and call session_search again.")
-        return self._search_payload(text, notices, docs, summaries), summaries
+            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
+        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
 
 
 _RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}

@@ -33,8 +33,14 @@ from langchain_session_recall.cli.options import (
     user_option,
 )
 from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.results import Result, recent_results, search_results
+from langchain_session_recall.results import (
+    Result,
+    recent_results,
+    redact_messages,
+    search_results,
+)
 from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES
+from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -213,7 +219,9 @@ def search(
             "before": before,
         }
         if browse:
-            results = recent_results(store, k, collapse_sources=AUTOMATION_SOURCES, **scope)
+            results = recent_results(
+                store, k, collapse_sources=AUTOMATION_SOURCES, redact=redact_secrets, **scope
+            )
         else:
             results = search_results(
                 store,
@@ -222,6 +230,7 @@ def search(
                 role_filter=role,
                 max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000),
                 show_message_ids=summarize,
+                redact=redact_secrets,
                 **scope,
             )
         if summarize and results:
@@ -303,6 +312,7 @@ def recent(
             after=after,
             before=before,
             collapse_sources=() if all_runs else AUTOMATION_SOURCES,
+            redact=redact_secrets,
         )
     if as_json:
         state.json(_json_results(results))
@@ -369,6 +379,9 @@ def show(
             return EXIT_EMPTY
         messages = [m for sid in ids for m in store.get_messages(sid)]
         messages.sort(key=lambda m: (m.timestamp, m.id))
+        messages = redact_messages(messages, redact_secrets)
+        if session.title:
+            session = dataclasses.replace(session, title=redact_secrets(session.title))
         parent = session.parent_session_id
         if parent is not None and user is not None:
             owner = store.get_session(parent)

@@ -75,7 +75,11 @@ from langchain_session_recall.summarize.quality import (
     assess_recap,
     gate_fingerprint,
 )
-from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.summarize.redaction import (
+    SecretPattern,
+    describe_error,
+    redact_secrets,
+)
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 
 __all__ = ["SessionSummarizer", "create_session_recall_chain"]
@@ -156,8 +160,7 @@ def _text_of(message: BaseMessage) -> str:
     return text.strip()
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]
+_describe = describe_error  # log lines and summary_error: redacted, bounded
 
 
 class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
@@ -305,7 +308,9 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         for doc in docs:
             meta = doc.metadata
             query = query_override if query_override is not None else str(meta.get("query") or "")
-            transcript, redactions = self._redact(doc.page_content)
+            transcript = self._redact(doc.page_content)[0]
+            # the retriever redacts too (idempotent): count the markers, not the new ones
+            redactions = transcript.count("[REDACTED") if self.redact else 0
             known_ids = {b.message_id for b in parse_transcript(transcript) if b.message_id}
             plan = _Plan(doc, query, transcript, known_ids, redactions)
             plans.append(plan)
