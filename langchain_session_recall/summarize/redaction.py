@@ -122,7 +122,7 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _p(
         "url_credentials",
-        r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@",
+        r"(?i)\b([a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s:/@]+):[^\s@/]+@",
         r"\1:[REDACTED]@",
         hints=("://",),
     ),
@@ -161,7 +161,7 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p("google_client_secret", r"\bGOCSPX-[0-9A-Za-z_\-]{20,}", hints=("GOCSPX-",)),
     _p(
         "telegram_bot_token",
-        r"\b\d{5,16}:A[A-Za-z0-9_\-]{34}(?![A-Za-z0-9_\-])",
+        r"(?<!\d)\d{5,16}:A[A-Za-z0-9_\-]{34}(?![A-Za-z0-9_\-])",  # also in .../bot<token>/
         hints=(":A",),
     ),
     _p("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", hints=("hvs.", "hvb.", "hvr.")),
@@ -179,9 +179,9 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "aws_secret_key",
         # a 40-character key (mixed case and digits) on a line that names an AWS secret, in
         # prose too ("the aws secret key is ...")
-        r"(?i)(\baws\b[^\n]{0,60}?\bsecret\b[^\n]{0,60}?)(?<![A-Za-z0-9/+=])"
+        r"(?i)(\baws\b[^\n]{0,60}?\bsecret\b[^\n]{0,60}?)(?<![A-Za-z0-9/+=])(?-i:"
         r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}\d)"
-        r"(?-i:[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         r"\1[REDACTED:aws_secret_key]",
         hints=("aws",),
     ),
