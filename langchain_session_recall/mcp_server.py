@@ -46,7 +46,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
 
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
-from langchain_session_recall.messages import valid_unicode
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CHARS,
@@ -152,7 +152,7 @@ MaxCharsArg = Annotated[
 def _result(content: str) -> CallToolResult:
     """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error. A
     lone surrogate (from the client's own text) would make the reply unsendable: U+FFFD."""
-    content = valid_unicode(content)
+    content = storable_text(content)
     try:
         failed = json.loads(content).get("success") is False
     except (ValueError, AttributeError):

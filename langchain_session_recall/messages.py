@@ -21,8 +21,8 @@ __all__ = [
     "MessageRow",
     "decode_content",
     "is_finite_number",
+    "storable_text",
     "to_row",
-    "valid_unicode",
 ]
 
 MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
@@ -47,20 +47,14 @@ class MessageRow:
     tool_name: str | None = None
 
 
-def valid_unicode(text: str) -> str:
+def storable_text(text: str) -> str:
     """``text`` with lone surrogates (e.g. JSON-decoded ``"\\ud83d"`` of a cut-off emoji)
-    replaced by U+FFFD, so it encodes as UTF-8. Valid surrogate pairs become the character
-    they encode.
-
-    SQLite stores UTF-8, which cannot encode a lone surrogate, and one such character must not
-    cost a whole batch; JSON written with ``ensure_ascii=False`` (the tool's output, an MCP
-    reply) cannot be sent either.
+    replaced by U+FFFD: SQLite stores UTF-8, which cannot encode them, and one such character
+    must not cost the whole batch. Valid surrogate pairs become the character they encode.
 
     Example:
-        >>> valid_unicode("cut-off emoji " + chr(0xD83D))
-        'cut-off emoji �'
-        >>> valid_unicode(chr(0xD83D) + chr(0xDE00)) == chr(0x1F600)
-        True
+        >>> storable_text("cut \\ud83d emoji"), storable_text("pair \\ud83d\\ude00")
+        ('cut \ufffd emoji', 'pair 😀')
     """
     try:
         text.encode("utf-8")
@@ -69,11 +63,8 @@ def valid_unicode(text: str) -> str:
     return text
 
 
-_storable = valid_unicode
-
-
 def _optional_text(value: Any) -> str | None:
-    return _storable(str(value)) if value is not None else None
+    return storable_text(str(value)) if value is not None else None
 
 
 def _content_text(content: Any) -> str:
@@ -81,7 +72,7 @@ def _content_text(content: Any) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
-        return _storable(content)
+        return storable_text(content)
     if isinstance(content, list):
         parts: list[str] = []
         for part in content:
@@ -91,8 +82,8 @@ def _content_text(content: Any) -> str:
                 text = part.get("text")
                 if isinstance(text, str):
                     parts.append(text)
-        return _storable("\n".join(p for p in parts if p))
-    return _storable(str(content))
+        return storable_text("\n".join(p for p in parts if p))
+    return storable_text(str(content))
 
 
 def decode_content(raw: str | bytes | None) -> str:
@@ -148,7 +139,7 @@ def _openai_tool_calls(calls: Any) -> str | None:
                 },
             }
         )
-    return _storable(json.dumps(out, ensure_ascii=False))
+    return storable_text(json.dumps(out, ensure_ascii=False))
 
 
 def _is_langchain_message(message: Any) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.messages import valid_unicode
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
 from langchain_session_recall.search.query import QUERY_LIMITS, bound_query, parse_query
 from langchain_session_recall.summarize.redaction import redact_secrets
@@ -106,7 +106,7 @@ def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> N
 
 
 def _error(message: str) -> tuple[str, list[Document]]:
-    payload = {"success": False, "error": valid_unicode(message)}
+    payload = {"success": False, "error": storable_text(message)}
     return json.dumps(payload, ensure_ascii=False), []
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.messages import valid_unicode
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.search.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
 
 __all__ = [
@@ -172,7 +172,7 @@ def bound_query(text: str) -> str:
         >>> len(bound_query("nginx " * 1_000_000)), bound_query("emoji " + chr(0xD83D))
         (2000, 'emoji �')
     """
-    return valid_unicode(text[:MAX_QUERY_CHARS])
+    return storable_text(text[:MAX_QUERY_CHARS])
 
 
 def query_echo(text: str) -> str:
@@ -183,8 +183,8 @@ def query_echo(text: str) -> str:
         (True, 90)
     """
     if len(text) <= QUERY_ECHO_CHARS:
-        return repr(valid_unicode(text))
-    return f"{valid_unicode(text[:QUERY_ECHO_CHARS])!r}...(cut)"
+        return repr(storable_text(text))
+    return f"{storable_text(text[:QUERY_ECHO_CHARS])!r}...(cut)"
 
 
 def parse_query(text: str) -> ParsedQuery:

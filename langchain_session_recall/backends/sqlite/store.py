@@ -78,6 +78,10 @@ def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any
         conn.execute(insert + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
 
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
 def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int, str]]:
     # isascii() is a C-speed scan that settles most messages without the regex
     return [
@@ -247,6 +251,9 @@ class SessionStore(SessionBackend):
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if self.read_only:
                 conn.execute("PRAGMA query_only = 1")
+                # Another program's file may hold text that is not UTF-8: read it with
+                # U+FFFD in place of the bad bytes rather than fail the whole query.
+                conn.text_factory = _lenient_text
             else:
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -358,6 +365,31 @@ class SessionStore(SessionBackend):
         (block.indexed_through,) = conn.execute(st.MAX_MESSAGE_ID).fetchone()
         conn.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER_NAME}")
 
+    def _before_delete(self) -> None:
+        """Inside :meth:`transaction` with indexing left to the end of the block, index the
+        block's messages now (and restore the trigger): deleting a message the index does
+        not hold yet would damage the index. Done in the block's own transaction, before the
+        delete's savepoint, so a failed delete keeps it."""
+        block: _Block | None = getattr(self._local, "block", None)
+        if block is None or block.indexed_through is None:
+            return
+        conn = self._conn()
+        conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
+        conn.execute(FTS_INSERT_TRIGGER)
+        block.indexed_through, block.batches = None, 0
+
+    @contextmanager
+    def _deleting(self, conn: sqlite3.Connection, session_ids: Sequence[str]) -> Iterator[None]:
+        # secure_delete zeroes the pages (and parts of pages) the deleted rows leave free:
+        # a forgotten secret does not linger in the file's free space.
+        (previous,) = conn.execute(st.SECURE_DELETE).fetchone()
+        conn.execute(st.set_secure_delete(True))
+        try:
+            conn.execute(st.DELETE_HEADERS, {"ids": self.dialect.array(session_ids)})
+            yield
+        finally:
+            conn.execute(st.set_secure_delete(bool(previous)))
+
     def _close(self) -> None:
         with self._conns_lock:
             for conn in self._all_conns:
@@ -420,13 +452,26 @@ class SessionStore(SessionBackend):
         return len(found)
 
     def optimize(self) -> None:
-        """Merge the full-text index segments and refresh planner statistics."""
+        """Merge the full-text index segments and refresh planner statistics.
+
+        Merging also drops the words of deleted messages from the index (FTS5 keeps them in
+        older segments until then); the write-ahead log is then checkpointed and truncated,
+        so that what :meth:`delete_sessions` removed is gone from the files too (unless
+        another connection still reads an older snapshot: then the log is emptied later).
+        """
         with self._write() as conn:
-            conn.execute(st.fts_command("messages_fts", "optimize"))
-            if self.layout.has_cjk:
-                conn.execute(st.fts_command("messages_cjk_fts", "optimize"))
+            for table in self._fts_tables():
+                conn.execute(st.fts_command(table, "optimize"))
         with self._read() as conn:
             conn.execute("PRAGMA optimize")
+            if not self._memory:
+                conn.execute(st.CHECKPOINT_TRUNCATE).fetchall()
+
+    def _fts_tables(self) -> list[str]:
+        """The full-text tables of this file (main, CJK, headers)."""
+        optional = [("messages_cjk_fts", self.layout.has_cjk)]
+        optional.append(("session_headers_fts", self.layout.has_headers))
+        return ["messages_fts", *(table for table, present in optional if present)]
 
     # ------------------------------------------------------------------ statistics
 
@@ -443,8 +488,7 @@ class SessionStore(SessionBackend):
                 # FTS5's integrity-check is a write statement: a read-only store cannot run it.
                 checked.append("full-text index: skipped (the store is open read-only)")
             else:
-                tables = ["messages_fts"] + (["messages_cjk_fts"] if self.layout.has_cjk else [])
-                for table in tables:
+                for table in self._fts_tables():
                     checked.append(f"full-text index {table}")
                     try:
                         # compares the index with its content (the messages view)
