@@ -159,7 +159,7 @@ def redact_messages(
     return [
         dataclasses.replace(
             m,
-            content=redact(m.content or ""),
+            content=_clean(m.content, redact) or "",
             tool_calls=_redact_value(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
         )
         for m in messages
@@ -177,13 +177,14 @@ def _redact_value(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:
-    return redact(text) if redact is not None and text else text
+    # another writer may have put a number or a blob in a text column: shown as it is
+    return redact(text) if redact is not None and isinstance(text, str) and text else text
 
 
 def _clean_preview(preview: str | None, redact: Callable[[str], str] | None) -> str | None:
     """A preview cut with "…" loses its last word too: it may be the start of a key that no
     rule recognises once cut."""
-    if redact is None or not preview or not preview.endswith("…"):
+    if redact is None or not isinstance(preview, str) or not preview.endswith("…"):
         return _clean(preview, redact)
     head = preview[:-1]
     return redact(head[: max(head.rfind(" "), 0)]) + "…"
