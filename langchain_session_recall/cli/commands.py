@@ -382,7 +382,7 @@ def show(
         messages = [m for sid in ids for m in store.get_messages(sid)]
         messages.sort(key=lambda m: (m.timestamp, m.id))
         messages = redact_messages(messages, redact_secrets)
-        if session.title:
+        if isinstance(session.title, str):  # another writer may have stored a blob there
             session = dataclasses.replace(session, title=redact_secrets(session.title))
         parent = session.parent_session_id
         if parent is not None and user is not None:
