@@ -152,7 +152,7 @@ def search_sessions(
     term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
     header_hits = match_headers(backend, query, filters=filters, limit=hit_limit)
     moment = time.time() if now is None else now
-    hint = parse_time_hint(text, now=moment)
+    hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
     session_ids = [h.session_id for hits in term_hits.values() for h in hits]
     session_ids += [h.session_id for hits in header_hits.values() for h in hits]
     ranked = []

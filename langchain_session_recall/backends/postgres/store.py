@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.postgres import statements as st
-from langchain_session_recall.backends.postgres.dsn import redact_dsn, scrub
+from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
     PG_SCHEMA_VERSION,
     ddl_statements,
@@ -153,7 +153,7 @@ class PostgresSessionStore(SessionBackend):
     ) -> None:
         psycopg, psycopg_pool = _import_psycopg()
         self.schema = _schema_name(schema)
-        self._dsn = dsn
+        self._dsn = dsn = normalize_dsn(dsn)
         super().__init__(read_only=read_only)
         self._local = threading.local()
         self._pool: ConnectionPool | None = None
