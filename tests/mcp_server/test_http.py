@@ -23,7 +23,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_server.mcp_support import PGBOUNCER, payload_of, server_command
 
-pytestmark = pytest.mark.allow_hosts(["127.0.0.1", "127.0.0.2"])
+pytestmark = [
+    pytest.mark.allow_hosts(["127.0.0.1", "127.0.0.2"]),
+    pytest.mark.slow,  # each test starts an HTTP server subprocess (1.5-3 s)
+]
 
 TOKEN = "t0ken-for-the-http-tests"
 INITIALIZE = {
@@ -103,7 +106,6 @@ def http_server(demo_db: Path, tmp_path: Path) -> Iterator[str]:
         yield server.url
 
 
-@pytest.mark.slow  # a server subprocess over HTTP
 async def test_streamable_http_serves_both_tools(http_server: str) -> None:
     async with (
         streamable_http_client(http_server) as (read, write, _session_id),
