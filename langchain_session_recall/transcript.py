@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from langchain_session_recall.core.cjk import CJK_RANGES
 from langchain_session_recall.models import StoredMessage
 
 __all__ = [
@@ -145,22 +146,13 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
 
 # Tokens as the full-text index sees them: letters and digits ('_' and punctuation split).
 _TOKEN = re.compile(r"[^\W_]+")
-# Kana, CJK ideographs (and extension A), Hangul, compatibility ideographs. Checked by code point:
-# a regular expression of these ranges takes milliseconds to compile, on every start-up.
-_CJK_RANGES = (
-    (0x3040, 0x30FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xAC00, 0xD7AF),
-    (0xF900, 0xFAFF),
-)
 # Endings a stemmer strips: "painted" is found as "paint...", "errors" as "error...".
 _ENDINGS = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "er", "ly", "s")
 _MIN_STEM = 4
 
 
 def _token_pattern(token: str) -> str:
-    if any(low <= ord(c) <= high for c in token for low, high in _CJK_RANGES):
+    if any(low <= ord(c) <= high for c in token for low, high in CJK_RANGES):
         return re.escape(token)  # CJK is written without spaces: match it anywhere
     stem = token
     for ending in _ENDINGS:

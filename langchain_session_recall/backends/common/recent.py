@@ -16,6 +16,8 @@ from langchain_session_recall.models import (
     SearchFilters,
 )
 
+_MIN_COLLAPSED_PAGE = 20  # rows read at once when automation runs are collapsed
+
 
 class RecentListing(ChainReads):
     """The most recent root sessions, automation jobs listed once."""
@@ -45,7 +47,7 @@ class RecentListing(ChainReads):
         )
         collapse = frozenset(collapse_sources) - set(filters.exclude_sources)
         limit = max(0, int(limit))
-        page = limit if not collapse else max(2 * limit, 20)
+        page = limit if not collapse else max(2 * limit, _MIN_COLLAPSED_PAGE)
         out: list[RecentSession] = []
         jobs: set[tuple[str, str, str]] = set()
         offset = 0

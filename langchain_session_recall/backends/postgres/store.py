@@ -223,7 +223,7 @@ class PostgresSessionStore(SessionBackend):
 
         if self.read_only:
             (count,) = conn.execute(st.HAS_TABLES, (self.schema,)).fetchone() or (0,)
-            if count < 3:
+            if count < len(st.OUR_TABLES):
                 raise NotASessionDatabaseError(
                     f"schema {self.schema!r} holds no session store; open it once without "
                     "read_only=True to create it, or pass the right schema="
@@ -254,7 +254,7 @@ class PostgresSessionStore(SessionBackend):
 
     def _schema_version(self, conn: psycopg.Connection[Any]) -> int | None:
         (count,) = conn.execute(st.HAS_TABLES, (self.schema,)).fetchone() or (0,)
-        if count < 3:
+        if count < len(st.OUR_TABLES):
             return None
         from psycopg import sql
 
