@@ -109,6 +109,24 @@ def _payload(
     }
 
 
+def _anchors(
+    messages: Sequence[StoredMessage], message_ids: Sequence[int], include_start: bool, root: str
+) -> tuple[list[int], list[int], list[int]]:
+    """Positions of the requested messages, the ids not found and the ids past the limit;
+    :class:`InvalidArgumentError` when none is found and there is no start to show instead."""
+    index = {m.id: i for i, m in enumerate(messages)}
+    wanted = list(dict.fromkeys(int(i) for i in message_ids))
+    ignored, wanted = wanted[SHOW_MAX_ANCHORS:], wanted[:SHOW_MAX_ANCHORS]
+    unknown = [i for i in wanted if i not in index]
+    anchors = [index[i] for i in wanted if i in index]
+    if wanted and not anchors and not include_start and messages:
+        raise InvalidArgumentError(
+            f"message id(s) {unknown} are not in session {root!r} (its messages are "
+            f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
+        )
+    return anchors, unknown, ignored
+
+
 def show_session(
     store: SessionBackend,
     session_id: str,
@@ -168,19 +186,10 @@ def show_session(
     session_id = str(session_id or "").strip()
     clean = redact or (lambda text: text)
     root, head, messages = _read_chain(store, session_id, user_id, clean)
-    index = {m.id: i for i, m in enumerate(messages)}
 
     context = _clamp(context, 0, SHOW_MAX_CONTEXT)
     max_chars = _clamp(max_chars, SHOW_MIN_CHARS, SHOW_MAX_CHARS)
-    wanted = list(dict.fromkeys(int(i) for i in message_ids))
-    ignored, wanted = wanted[SHOW_MAX_ANCHORS:], wanted[:SHOW_MAX_ANCHORS]
-    unknown = [i for i in wanted if i not in index]
-    anchors = [index[i] for i in wanted if i in index]
-    if wanted and not anchors and not include_start and messages:
-        raise InvalidArgumentError(
-            f"message id(s) {unknown} are not in session {root!r} (its messages are "
-            f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
-        )
+    anchors, unknown, ignored = _anchors(messages, message_ids, include_start, root)
 
     start = bool(messages) and (include_start or not anchors)
     used, merged, transcript, truncated = _fit(messages, anchors, start, context, root, max_chars)

@@ -209,7 +209,11 @@ def match_position(
     return ordered[0][0] if ordered else 0
 
 
-def preview(messages: Sequence[StoredMessage] | Sequence[str], limit: int = 200) -> str:
+PREVIEW_CHARS = 200
+"""Length of a session's preview (its first user message) in recent mode."""
+
+
+def preview(messages: Sequence[StoredMessage] | Sequence[str], limit: int = PREVIEW_CHARS) -> str:
     """First user message (or first text), whitespace-collapsed and cut to ``limit``."""
     texts = [m if isinstance(m, str) else m.content for m in messages]
     text = next((t for t in texts if t and not t.startswith(COMPACTION_PREFIXES)), "")

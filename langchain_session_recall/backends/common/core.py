@@ -12,6 +12,7 @@ from typing import Any, Literal
 from typing_extensions import Self
 
 from langchain_session_recall.backends import sql
+from langchain_session_recall.backends.hits import MATCH_LIMIT
 from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
     ReadOnlyStoreError,
@@ -122,7 +123,7 @@ class StoreCore(ABC):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, with every filter applied
@@ -150,7 +151,7 @@ class StoreCore(ABC):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
     ) -> list[SessionHit]:
         """Sessions whose header (title, start date in words) matches one reading of the
         query, each once, best first (relevance descending, then session id), at most

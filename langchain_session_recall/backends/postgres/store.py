@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.hits import best_hits, budget_automation
+from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
@@ -345,7 +345,7 @@ class PostgresSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from both tsvector columns.
@@ -382,7 +382,7 @@ class PostgresSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
     ) -> list[SessionHit]:
         """Sessions whose header (title, start date in words) matches, best first."""
         statement, params = st.header_match_query(self.dialect, filters)

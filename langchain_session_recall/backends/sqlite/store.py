@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.hits import best_hits, budget_automation
+from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
 from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -635,7 +635,7 @@ class SqliteSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from every index.
@@ -705,7 +705,7 @@ class SqliteSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
     ) -> list[SessionHit]:
         """Sessions whose header (title, start date in words) matches, best first.
 
