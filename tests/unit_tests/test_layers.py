@@ -6,11 +6,12 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langchain_session_recall"
-SURFACES = ("retriever", "tool", "chain", "cli", "mcp_server")
+SURFACES = ("retriever", "tool", "chain", "cli", "mcp_server", "session_window")
+PRESENTATION = ("transcript", "results")
 NEVER = {
     # a module under this prefix ... may not import a module under any of these
-    "core": ("backends", "search", "results", "summarize", "importers", "recorder", *SURFACES),
-    "backends": ("search", "results", "summarize", "importers", "recorder", *SURFACES),
+    "core": ("backends", "search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
+    "backends": ("search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
     "search": ("results", "summarize", "importers", "recorder", *SURFACES),
     "summarize": ("importers", "recorder", "results", *SURFACES),
     "results": ("summarize", *SURFACES),

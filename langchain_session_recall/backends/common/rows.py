@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_session_recall.core.text import preview
 from langchain_session_recall.messages import (
     decode_content,
 )
@@ -17,7 +18,6 @@ from langchain_session_recall.models import (
     StoredMessage,
     as_float,
 )
-from langchain_session_recall.transcript import preview
 
 
 def count_of(value: Any) -> int:
