@@ -254,3 +254,34 @@ def test_retention_without_data_skips(
 def test_the_benchmark_examples_run(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- answer quality (qa.py): LoCoMo's answer scoring, on made-up answers ----------------------
+
+
+def test_qa_scores_answers_the_way_locomo_does() -> None:
+    from benchmarks.locomo import qa
+
+    assert qa.normalize_answer("The Pottery, and painting!") == "pottery painting"
+    assert qa.token_f1("painting", "paintings") == 1.0  # Porter stems
+    assert qa.token_f1("a trip to Paris", "Paris") == 0.5  # precision 1/2, recall 1
+    assert qa.locomo_f1("pottery, camping", "camping, pottery", 1) == 1.0
+    assert qa.locomo_f1("pottery", "camping, pottery", 1) == 0.5
+    # Only multi-hop answers are split on commas.
+    assert round(qa.locomo_f1("pottery, camping", "camping, pottery", 4), 2) == 1.0
+    assert qa.locomo_f1("no idea", "pottery", 2) == 0.0
+
+
+def test_qa_skips_without_data_or_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.locomo import qa
+
+    monkeypatch.delenv("LOCOMO_DATA", raising=False)
+    assert qa.main(["--out", str(tmp_path / "qa.jsonl")]) == 0
+    assert "LoCoMo data not found" in capsys.readouterr().out
+    data = tmp_path / "locomo.json"
+    data.write_text("[]")
+    monkeypatch.setattr(qa, "server_up", lambda url: False)
+    assert qa.main(["--data", str(data), "--out", str(tmp_path / "qa.jsonl")]) == 0
+    assert "No OpenAI-compatible server" in capsys.readouterr().out
