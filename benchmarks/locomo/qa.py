@@ -147,7 +147,8 @@ def sample(questions: Sequence[tuple[str, Question]], per_category: int, seed: i
 
 def server_up(base_url: str) -> bool:
     try:
-        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=5):
+        # A local server busy with a long generation answers late: wait for it.
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=300):
             return True
     except OSError:
         return False

@@ -144,6 +144,7 @@ _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "no", "nr
 # full stop; the next one starts on a capital, a digit, a quote, a bracket or code.
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)\]]*[ \t]+(?=[\"'“‘(\[`*A-Z0-9])|(?<=[。！？])")
 _LIST_MARK = re.compile(r"^[ \t>]*(?:#{1,6}[ \t]+|[-*•+][ \t]+|\d{1,2}[.)][ \t]+)*")
+_LIST_ONLY = re.compile(r"[ \t>]*\d{1,2}[.)]")
 _LEADING_CITATION = re.compile(r"^(?:[ \t]*[\[(]\s*#\s*\d+(?:\s*[,;]\s*#?\s*\d+)*\s*[\])])+")
 
 
@@ -169,7 +170,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         start = len(body) - len(body.lstrip())
         pieces: list[tuple[int, int]] = []
         for m in _BOUNDARY.finditer(body):
-            if m.start() <= start or _ends_abbreviation(body[start : m.start()]):
+            before = body[start : m.start()]
+            if m.start() <= start or _ends_abbreviation(before) or _LIST_ONLY.fullmatch(before):
                 continue
             pieces.append((start, m.start()))
             start = m.end()
@@ -198,6 +200,8 @@ _META_WORDS = frozenset(
      "outstanding", "remaining", "further", "notable"}
 )  # fmt: skip
 """Words a recap uses about the conversation itself: they need no support in it."""
+_HEADING_WORDS = 5
+"""A line of at most this many words ending with a colon only announces what follows."""
 _CITED_ID = re.compile(r"#\s*(\d+)\b")
 _MARKUP = re.compile(r"\*\*|__")
 
@@ -219,7 +223,7 @@ class GroundingThresholds:
     """Least share of a sentence's content words found in the cited messages (or the context)."""
     max_citations: int = 3
     """Most messages cited for one sentence by the library."""
-    min_gain: float = 0.2
+    min_gain: float = 0.15
     """A further message is cited when it adds a specific or this share of the term weight."""
     anchor_window: int = 3
     """Content words on each side of a number in the sentence that anchor it: one of them must
@@ -486,7 +490,8 @@ def ground_recap(
         specifics = list(dict.fromkeys(_specifics(clean)))
         sequence = [u for u in _units(_words(clean), neutral) if u not in neutral]
         units = list(dict.fromkeys(sequence))
-        if not units and not specifics:
+        heading = clean.rstrip().endswith(":") and len(_words(clean)) <= _HEADING_WORDS
+        if heading or (not units and not specifics):
             sentences.append(SentenceSupport(text, start, end, "label"))
             continue
         language = detect_language(clean)
