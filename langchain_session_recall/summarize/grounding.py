@@ -28,7 +28,8 @@ How a sentence is aligned (lexical and entity alignment, no model):
    words occur in the cited messages.
 
 A sentence in another language than the transcript (an English recap of a Chinese session)
-is checked on its specifics only; without any it is ``unchecked``. A line that only labels what
+is checked on its specifics only; without any it is ``unchecked`` (and cited where the words it
+shares with the transcript are). A line that only labels what
 follows (``**Key decisions:**``) has no terms and needs no support.
 
 Example:
@@ -243,7 +244,8 @@ class SentenceSupport:
     end: int
     status: Literal["supported", "unsupported", "unchecked", "label"]
     """``label``: no content words (a heading); ``unchecked``: another language than the
-    transcript and no specific to check."""
+    transcript and no specific to check (cited where the words it shares with the transcript
+    are, if any)."""
     citations: tuple[int, ...] = ()
     """Message ids supporting the sentence: the model's valid citations, else computed."""
     cited_by: Literal["model", "library", "none"] = "none"
@@ -496,10 +498,8 @@ def ground_recap(
             continue
         language = detect_language(clean)
         cross = bool(language and transcript_languages and language not in transcript_languages)
-        terms = [] if cross else units
-        if cross and not specifics:
-            sentences.append(SentenceSupport(text, start, end, "unchecked"))
-            continue
+        # Across languages only the words the transcript shares (names, commands) can align.
+        terms = [u for u in units if u in df] if cross else units
 
         def found_in(m: _Indexed, spec: str) -> bool:
             return _mentions(m.lower, set(m.vocab), spec)
@@ -567,12 +567,17 @@ def ground_recap(
         coverage = hits / len(terms) if terms else 1.0
         enough = coverage >= thresholds.min_coverage if len(terms) >= 3 else (hits > 0 or not terms)
         ok = not missing and not misplaced and enough and (bool(chosen) or bool(in_context))
+        status: Literal["supported", "unsupported", "unchecked"] = (
+            "supported" if ok else "unsupported"
+        )
+        if cross and not specifics:
+            status = "unchecked"  # nothing to check; cited where its shared words are
         sentences.append(
             SentenceSupport(
                 text,
                 start,
                 end,
-                "supported" if ok else "unsupported",
+                status,
                 citations=tuple(sorted(chosen)) if not model_ids else tuple(chosen),
                 cited_by="model" if model_ids else ("library" if chosen else "none"),
                 coverage=round(coverage, 3),

@@ -22,7 +22,7 @@ from langchain_session_recall.summarize.grounding import (
     split_sentences,
 )
 from langchain_session_recall.summarize.prompts import CITATION_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
-from tests.recap_corpus import CORPUS_DIR, references, transcripts
+from tests.recap_corpus import CORPUS_DIR, recordings, references, transcripts
 
 MESSAGES = [
     SourceMessage(1, "user", "prod api throws 500s since the deploy, can you check the db?"),
@@ -203,3 +203,28 @@ def test_wrong_story_cases_caught() -> None:
     assert dict(cases) == {"flip": 14, "number": 14, "tool": 14}
     assert dict(caught) == {"flip": 0, "number": 9, "tool": 6}
     assert sum(false_alarms.values()) == 0
+
+
+def test_qwen_recaps_of_the_corpus() -> None:
+    """Qwen2.5-Coder-1.5B's 20 recorded recaps: how many sentences the grounding flags, and
+    whether it flags the 6 that state something false (``factual_errors``, read by hand)."""
+    claims = flagged = unchecked = 0
+    errors = caught = 0
+    false_alarms = []
+    for rec in recordings():
+        if rec.model != "qwen2.5-coder-1.5b":
+            continue
+        messages, context = _messages(rec.transcript_id)
+        g = ground_recap(rec.text, messages, context=context, instructions=INSTRUCTIONS)
+        wrong = set(rec.factual_errors)
+        claims += len(g.claims)
+        unchecked += len(g.unchecked)
+        for s in g.unsupported:
+            flagged += 1
+            if s.text not in wrong:
+                false_alarms.append(s.text)
+        errors += len(wrong)
+        caught += sum(1 for s in g.unsupported if s.text in wrong)
+    assert (claims, flagged, unchecked) == (92, 3, 7)
+    assert (errors, caught) == (6, 0)
+    assert len(false_alarms) == 3
