@@ -198,9 +198,14 @@ _META_WORDS = frozenset(
      "conversations", "transcript", "recap", "summary", "asked", "ask", "asking", "wanted",
      "want", "discussed", "mentioned", "explained", "noted", "stated", "said", "provided",
      "suggested", "requested", "inquired", "nothing", "left", "open", "unresolved",
-     "outstanding", "remaining", "further", "notable"}
+     "outstanding", "remaining", "further", "notable",
+     # narration: how a recap tells what happened, not what happened
+     "able", "unable", "issue", "issues", "problem", "problems", "resolve", "resolved",
+     "solution", "solve", "solved", "successfully", "successful", "encountered", "encounter",
+     "trying", "tried", "attempted", "process", "involved", "steps", "following", "followed",
+     "making", "changes", "helped", "help"}
 )  # fmt: skip
-"""Words a recap uses about the conversation itself: they need no support in it."""
+"""Words a recap uses about the conversation itself or to narrate it: they need no support."""
 _HEADING_WORDS = 5
 """A line of at most this many words ending with a colon only announces what follows."""
 _CITED_ID = re.compile(r"#\s*(\d+)\b")
@@ -479,7 +484,10 @@ def ground_recap(
     context_lower = context.lower()
     context_vocab = _vocabulary(context_tokens)
     context_units = set(_units(context_tokens))
+    # Words of the prompt need no support, unless the transcript has them: then they are the
+    # session's own words (the query's and the title's usually are) and must match.
     neutral = _META_WORDS | {_stem(w) for w in _META_WORDS} | set(_units(_tokens(instructions)))
+    neutral -= set(df) - _META_WORDS - {_stem(w) for w in _META_WORDS}
     transcript_languages = languages_present("\n".join(m.text for m in messages)) - {"latin"}
 
     sentences: list[SentenceSupport] = []

@@ -309,7 +309,7 @@ def test_empty_model_answer_is_retried() -> None:
     answer = "Second try: `sudo usermod -aG docker dev` fixed the socket permissions."
     llm = ScriptedChatModel(script=lambda m, n: "" if n == 1 else answer)
     [out] = summarizer(llm).invoke(sample_documents()[:1])
-    assert out.page_content == answer.replace("permissions.", "permissions [#104].")
+    assert out.page_content == answer.replace("permissions.", "permissions [#101, #104].")
 
 
 def test_sdk_retries_multiplying_ours_are_warned_about() -> None:
