@@ -462,8 +462,10 @@ def ground_recap(
         recap: The model's recap, its invalid citations already removed
             (:func:`check_citations`).
         messages: The transcript's messages, with their ids.
-        context: Other text the recap may draw on and that no message holds (query, title,
-            session date): its specifics count as found, its words as covered.
+        context: Other text the recap may draw on and that no message holds (the session's
+            title and date): its specifics count as found, its words as covered. Not the
+            search query: a small model writes that the session was about the query when it
+            was not, and only the transcript can say so.
         instructions: The prompt's instructions: their words need no support (a recap that
             follows "1. What the user asked" keeps the label).
         thresholds: Where the lines are drawn.
@@ -486,8 +488,9 @@ def ground_recap(
     context_units = set(_units(context_tokens))
     # Words of the prompt need no support, unless the transcript has them: then they are the
     # session's own words (the query's and the title's usually are) and must match.
-    neutral = _META_WORDS | {_stem(w) for w in _META_WORDS} | set(_units(_tokens(instructions)))
-    neutral -= set(df) - _META_WORDS - {_stem(w) for w in _META_WORDS}
+    neutral_meta = _META_WORDS | {_stem(w) for w in _META_WORDS}
+    neutral = neutral_meta | set(_units(_tokens(instructions)))
+    neutral -= set(df) - neutral_meta
     transcript_languages = languages_present("\n".join(m.text for m in messages)) - {"latin"}
 
     sentences: list[SentenceSupport] = []

@@ -150,14 +150,19 @@ def test_cjk_sentences_split_at_the_ideographic_full_stop() -> None:
 INSTRUCTIONS = SUMMARY_SYSTEM_PROMPT.format(citation_instruction=CITATION_INSTRUCTION)
 
 
-def _messages(transcript_id: str) -> tuple[list[SourceMessage], str]:
+def _messages(transcript_id: str) -> tuple[list[SourceMessage], dict[str, str]]:
     t = transcripts()[transcript_id if transcript_id.endswith("+ids") else transcript_id + "+ids"]
     messages = [
         SourceMessage(b.message_id, b.tag.lower(), b.text)
         for b in parse_transcript(t.text)
         if b.message_id is not None
     ]
-    return messages, f"{t.query}\n{t.title}\n{t.when}\n{t.source}"
+    # As the summarizer passes them: the session's title, date and source as context (not the
+    # query), the system prompt's instructions.
+    return messages, {
+        "context": f"{t.title}\n{t.when}\n{t.source}",
+        "instructions": INSTRUCTIONS,
+    }
 
 
 def test_reference_recaps_are_supported_and_cited_like_their_authors_did() -> None:
@@ -166,12 +171,12 @@ def test_reference_recaps_are_supported_and_cited_like_their_authors_did() -> No
     for ref in references():
         messages, context = _messages(ref.transcript_id)
         plain = _GROUP.sub("", ref.text)
-        g = ground_recap(plain, messages, context=context, instructions=INSTRUCTIONS)
+        g = ground_recap(plain, messages, **context)
         claims += len(g.claims)
         unsupported += len(g.unsupported)
         if not ref.transcript_id.endswith("+ids"):
             continue
-        by_hand = ground_recap(ref.text, messages, context=context, instructions=INSTRUCTIONS)
+        by_hand = ground_recap(ref.text, messages, **context)
         for computed, written in zip(g.sentences, by_hand.sentences, strict=True):
             hand = set(written.citations) if written.cited_by == "model" else set()
             if hand:
@@ -191,12 +196,8 @@ def test_wrong_story_cases_caught() -> None:
     cases: Counter[str] = Counter()
     for case in data["cases"]:
         messages, context = _messages(case["transcript_id"])
-        [wrong] = ground_recap(
-            case["wrong"], messages, context=context, instructions=INSTRUCTIONS
-        ).sentences
-        [true] = ground_recap(
-            case["true"], messages, context=context, instructions=INSTRUCTIONS
-        ).sentences
+        [wrong] = ground_recap(case["wrong"], messages, **context).sentences
+        [true] = ground_recap(case["true"], messages, **context).sentences
         cases[case["kind"]] += 1
         caught[case["kind"]] += wrong.status == "unsupported"
         false_alarms[case["kind"]] += true.status == "unsupported"
@@ -215,7 +216,7 @@ def test_qwen_recaps_of_the_corpus() -> None:
         if rec.model != "qwen2.5-coder-1.5b":
             continue
         messages, context = _messages(rec.transcript_id)
-        g = ground_recap(rec.text, messages, context=context, instructions=INSTRUCTIONS)
+        g = ground_recap(rec.text, messages, **context)
         wrong = set(rec.factual_errors)
         claims += len(g.claims)
         unchecked += len(g.unchecked)
