@@ -190,8 +190,15 @@ def ask(question: Question, conversation: Any, store: Any, llm: Any, recap_llm: 
 
     tools = {
         "extractive": create_session_search_tool(store, now=now),
+        # Quality, not latency: a local model on a busy machine may need minutes per recap,
+        # so the deadline is lifted (the seconds are reported).
         "model": create_session_search_tool(
-            store, llm=recap_llm, now=now, max_tokens_param="max_tokens", cache=False
+            store,
+            llm=recap_llm,
+            now=now,
+            max_tokens_param="max_tokens",
+            cache=False,
+            timeout=None,
         ),
     }
     messages: list[Any] = [
@@ -204,6 +211,9 @@ def ask(question: Question, conversation: Any, store: Any, llm: Any, recap_llm: 
     )
     call_seconds = time.monotonic() - started
     call = call_message.tool_calls[0] if call_message.tool_calls else None
+    # llama-cpp-python's server refuses the `"content": null` OpenAI's API expects on an
+    # assistant message holding only tool calls (langchain-openai sends null for ""): a blank.
+    call_message = call_message.model_copy(update={"content": call_message.content or " "})
     out["tool_call"] = call["args"] if call else None
     for name, tool in tools.items():
         started = time.monotonic()
@@ -218,6 +228,11 @@ def ask(question: Question, conversation: Any, store: Any, llm: Any, recap_llm: 
             "answer": str(final.content),
             "seconds": call_seconds + time.monotonic() - started,
             "statuses": [d.metadata.get("summary_status") for d in result.artifact],
+            "reasons": [
+                d.metadata.get("summary_rejected_because")
+                or d.metadata.get("summary_fallback_reason")
+                for d in result.artifact
+            ],
             "output_chars": len(result.content),
         }
         if name == "model":
