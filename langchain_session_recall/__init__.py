@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ReadOnlyStoreError,
         SessionNotFoundError,
         SessionRecallError,
+        StoreBusyError,
     )
     from langchain_session_recall.models import (
         MessageHit,
@@ -70,6 +71,7 @@ _WHERE = {
     "SessionSearchTool": "tool",
     "SessionStore": "backends",
     "SessionSummarizer": "summarize.summarizer",
+    "StoreBusyError": "errors",
     "StoredMessage": "models",
     "create_session_recall_chain": "summarize.summarizer",
     "create_session_search_tool": "tool",
@@ -101,6 +103,7 @@ __all__ = [
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",
+    "StoreBusyError",
     "StoredMessage",
     "create_session_recall_chain",
     "create_session_search_tool",

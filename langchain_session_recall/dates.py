@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from langchain_session_recall.messages import is_finite_number
+
 __all__ = ["to_timestamp"]
 
 
 def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     """Unix seconds for an ISO date/datetime string, a ``date``/``datetime`` or a number.
 
-    Naive dates and datetimes are taken as UTC. ``None`` and ``""`` give ``None``.
+    Naive dates and datetimes are taken as UTC. ``None`` and ``""`` give ``None``. A number
+    must be finite: NaN, an infinity or an integer beyond a float's range raises ``ValueError``.
 
     Example:
         >>> to_timestamp("2026-11-03")
         1793664000.0
+        >>> to_timestamp(10**400)
+        Traceback (most recent call last):
+        ...
+        ValueError: not a date: a number that is not finite Unix seconds
     """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
         raise ValueError(f"not a date: {value!r}")
     if isinstance(value, (int, float)):
+        if not is_finite_number(value):  # (its repr may be thousands of digits long)
+            raise ValueError("not a date: a number that is not finite Unix seconds")
         return float(value)
     if isinstance(value, _dt.datetime):
         moment = value

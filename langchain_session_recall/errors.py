@@ -15,6 +15,7 @@ __all__ = [
     "ReadOnlyStoreError",
     "SessionNotFoundError",
     "SessionRecallError",
+    "StoreBusyError",
 ]
 
 
@@ -46,7 +47,18 @@ class ReadOnlyStoreError(SessionRecallError):
 
 
 class NotASessionDatabaseError(SessionRecallError):
-    """The file is missing, not SQLite, or lacks the ``sessions``/``messages`` tables."""
+    """The file is missing, not SQLite, lacks the ``sessions``/``messages`` tables, or holds
+    another program's tables and none of ours (it is then left untouched)."""
+
+
+class StoreBusyError(SessionRecallError):
+    """A write waited its whole time for the store and did not get it: on SQLite another
+    process held the file's write lock for longer than ``busy_timeout`` (30 s by default).
+
+    Nothing of the write was stored; trying it again later is safe. Importers and
+    :class:`~langchain_session_recall.recorder.SessionRecorder` retry it themselves first
+    (:class:`~langchain_session_recall.backends.retry.WriteRetry`).
+    """
 
 
 class EmptyQueryError(SessionRecallError, ValueError):

@@ -15,7 +15,15 @@ from langchain_session_recall.errors import InvalidMessageError
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["ROLES", "MessageLike", "MessageRow", "decode_content", "is_finite_number", "to_row"]
+__all__ = [
+    "ROLES",
+    "MessageLike",
+    "MessageRow",
+    "decode_content",
+    "is_finite_number",
+    "storable_text",
+    "to_row",
+]
 
 MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
 """What the stores accept as a message: a LangChain message or a dict (see :func:`to_row`)."""
@@ -39,10 +47,14 @@ class MessageRow:
     tool_name: str | None = None
 
 
-def _storable(text: str) -> str:
+def storable_text(text: str) -> str:
     """``text`` with lone surrogates (e.g. JSON-decoded ``"\\ud83d"`` of a cut-off emoji)
     replaced by U+FFFD: SQLite stores UTF-8, which cannot encode them, and one such character
     must not cost the whole batch. Valid surrogate pairs become the character they encode.
+
+    Example:
+        >>> storable_text("cut \\ud83d emoji"), storable_text("pair \\ud83d\\ude00")
+        ('cut \ufffd emoji', 'pair 😀')
     """
     try:
         text.encode("utf-8")
@@ -52,7 +64,7 @@ def _storable(text: str) -> str:
 
 
 def _optional_text(value: Any) -> str | None:
-    return _storable(str(value)) if value is not None else None
+    return storable_text(str(value)) if value is not None else None
 
 
 def _content_text(content: Any) -> str:
@@ -60,7 +72,7 @@ def _content_text(content: Any) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
-        return _storable(content)
+        return storable_text(content)
     if isinstance(content, list):
         parts: list[str] = []
         for part in content:
@@ -70,8 +82,8 @@ def _content_text(content: Any) -> str:
                 text = part.get("text")
                 if isinstance(text, str):
                     parts.append(text)
-        return _storable("\n".join(p for p in parts if p))
-    return _storable(str(content))
+        return storable_text("\n".join(p for p in parts if p))
+    return storable_text(str(content))
 
 
 def decode_content(raw: str | bytes | None) -> str:
@@ -127,7 +139,7 @@ def _openai_tool_calls(calls: Any) -> str | None:
                 },
             }
         )
-    return _storable(json.dumps(out, ensure_ascii=False))
+    return storable_text(json.dumps(out, ensure_ascii=False))
 
 
 def _is_langchain_message(message: Any) -> bool:

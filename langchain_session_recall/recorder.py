@@ -7,13 +7,18 @@ as a node of another graph, or a nested run whose config carries ``metadata={"se
 are written to child sessions
 whose ``parent_session_id`` is the caller's session, so search folds them back into the root.
 
-The recorder never breaks the agent it observes: a storage error is counted (``errors``) and
-logged by LangChain's callback manager, and the run goes on.
+The recorder never breaks the agent it observes, and never drops a message it accepted: a write
+that finds the store busy is tried again (:class:`~langchain_session_recall.backends.retry.
+WriteRetry`); one that still fails is counted (``errors``), logged as an ERROR naming the session
+and the number of messages, and its messages are kept, in order, for the session's next write or
+:meth:`SessionRecorder.flush`. The run goes on meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import logging
 import threading
 import time
 import uuid
@@ -36,7 +41,8 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables.config import var_child_runnable_config
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.errors import InvalidMessageError
+from langchain_session_recall.backends.retry import WriteRetry
+from langchain_session_recall.errors import InvalidMessageError, SessionNotFoundError
 from langchain_session_recall.messages import to_row
 from langchain_session_recall.models import StoredMessage
 
@@ -44,6 +50,7 @@ __all__ = ["SessionRecorder"]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+logger = logging.getLogger(__name__)
 
 _GRAPH_STEP_TAG = "graph:step:"
 # Bounds that keep a long-lived recorder (one per server, many threads) from growing forever.
@@ -87,6 +94,16 @@ class _Run:
 
 
 @dataclass
+class _Batch:
+    """Messages accepted for a session, not stored yet (``filtered``: already checked against
+    what the session holds, so a retry writes them as they are)."""
+
+    messages: list[BaseMessage]
+    model: str | None
+    filtered: bool = False
+
+
+@dataclass
 class _SessionState:
     parent: str | None
     created: bool = False
@@ -97,6 +114,11 @@ class _SessionState:
     # (None: not read from the store yet); and those the run going on wrote.
     retry_texts: list[str] | None = None
     turn_texts: list[str] = field(default_factory=list)
+    unsaved: list[_Batch] = field(default_factory=list)  # accepted, kept until written
+
+    @property
+    def unsaved_count(self) -> int:
+        return sum(len(b.messages) for b in self.unsaved)
 
 
 def _new_user_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -136,6 +158,15 @@ def unanswered_user_texts(messages: Sequence[StoredMessage]) -> list[str]:
             break
         texts.append(message.content)
     return texts[::-1]
+
+
+def _stamped(message: BaseMessage, now: float) -> BaseMessage:
+    """``message`` with the time it was accepted, unless it carries a time of its own, so a
+    message written later (after a failed write) keeps when it happened."""
+    extra = message.additional_kwargs or {}
+    if "timestamp" in extra or "timestamp" in message.response_metadata:
+        return message
+    return message.model_copy(update={"additional_kwargs": {**extra, "timestamp": now}})
 
 
 def _stored_text(message: BaseMessage) -> str | None:
@@ -202,6 +233,18 @@ class SessionRecorder(BaseCallbackHandler):
         user_id: Owner written on created sessions (for multi-tenant search).
         subagent_source: ``source`` of child sessions (defaults to ``source``).
         title: Title written on the root session(s) when they are created.
+        write_retry: How a write that finds the store busy is tried again (default: 3
+            attempts, 0.5 s then 1 s apart, plus jitter; on SQLite each attempt also waits up
+            to the store's ``busy_timeout``, 30 s by default, for the lock).
+
+    Writes: every message is written when its event arrives, inline (so an agent's messages
+    keep their order). A write that fails is retried as ``write_retry`` says; if it still
+    fails the messages are not dropped: an ERROR is logged (``langchain_session_recall.
+    recorder``) naming the session and how many messages wait, ``errors`` counts it, and the
+    messages are kept in memory, in order, and written before the session's next message.
+    :meth:`flush` writes them at once; call it before the process exits (``pending`` says how
+    many are kept). A message that can never be stored (an unknown message type) is left out
+    with an ERROR.
 
     Works with ``create_agent`` agents, LangGraph graphs and plain chains, sync and async
     (its callbacks run inline, so messages keep their order).
@@ -235,15 +278,18 @@ class SessionRecorder(BaseCallbackHandler):
         user_id: str | None = None,
         subagent_source: str | None = None,
         title: str | None = None,
+        write_retry: WriteRetry | None = None,
     ) -> None:
         self.store = store
+        self.write_retry = write_retry or WriteRetry()
         self.session_id = session_id
         self.source = source
         self.user_id = user_id
         self.subagent_source = subagent_source or source
         self.title = title
         self.errors = 0
-        """Number of events that could not be recorded (each was logged)."""
+        """Writes that failed after their retries (their messages are kept: see
+        :attr:`pending`) and events that could not be handled; each was logged."""
         self._fallback_id = session_id or f"session-{uuid.uuid4().hex[:12]}"
         self._runs: dict[UUID, _Run] = {}
         self._sessions: OrderedDict[str, _SessionState] = OrderedDict()
@@ -335,7 +381,14 @@ class SessionRecorder(BaseCallbackHandler):
         if state is None:
             state = self._sessions[session_id] = _SessionState(parent=parent)
             while len(self._sessions) > _MAX_SESSIONS:
-                self._sessions.popitem(last=False)
+                # the oldest session with nothing kept: unsaved messages are never forgotten
+                victim = next(
+                    (k for k, v in self._sessions.items() if not v.unsaved and k != session_id),
+                    None,
+                )
+                if victim is None:
+                    break
+                del self._sessions[victim]
         else:
             self._sessions.move_to_end(session_id)
         return state
@@ -369,7 +422,56 @@ class SessionRecorder(BaseCallbackHandler):
         return state
 
     def _record(self, session_id: str, messages: Sequence[BaseMessage], model: str | None) -> None:
-        state = self._ensure_session(session_id, model)
+        """Accept ``messages`` for the session, then write everything it has waiting."""
+        now = time.time()
+        accepted = []
+        for m in messages:
+            try:
+                to_row(m, now=now)
+            except InvalidMessageError as exc:
+                self.errors += 1
+                logger.error(
+                    "SessionRecorder left out a message of session %r: %s", session_id, exc
+                )
+                continue
+            accepted.append(_stamped(m, now))
+        state = self._state(session_id)
+        state.unsaved.append(_Batch(accepted, model))
+        self._write_unsaved(session_id, state)
+
+    def _write_unsaved(self, session_id: str, state: _SessionState) -> None:
+        """Write the session's kept batches, in order, retrying while the store is busy; what
+        still fails stays kept (logged, counted)."""
+        try:
+            self.write_retry.call(
+                lambda: self._drain(session_id, state), what=f"recording session {session_id!r}"
+            )
+        except Exception as exc:
+            self.errors += 1
+            if isinstance(exc, SessionNotFoundError):
+                state.created = False  # removed meanwhile: created again on the next attempt
+            logger.error(
+                "SessionRecorder could not write %d message(s) of session %r to %s (%s); "
+                "they are kept and written before the session's next message, or by flush()",
+                state.unsaved_count,
+                session_id,
+                self.store.describe(),
+                exc,
+            )
+
+    def _drain(self, session_id: str, state: _SessionState) -> None:
+        while state.unsaved:
+            batch = state.unsaved[0]
+            self._ensure_session(session_id, batch.model)
+            if not batch.filtered:
+                batch.messages = self._fresh(state, batch.messages)
+                batch.filtered = True
+            if batch.messages:
+                self.store.add_messages(session_id, batch.messages)
+            state.unsaved.pop(0)
+
+    def _fresh(self, state: _SessionState, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """What of ``messages`` the session does not hold yet (marked as held from now on)."""
         fresh = []
         for m in messages:
             if m.id and m.id in state.recorded_ids:
@@ -386,14 +488,38 @@ class SessionRecorder(BaseCallbackHandler):
                 if state.retry_texts:
                     state.retry_texts.clear()
             fresh.append(m)
-        if not fresh:
-            return
-        self.store.add_messages(session_id, fresh)
-        for m in fresh:
             if m.id:
                 state.recorded_ids[m.id] = None
         while len(state.recorded_ids) > _MAX_IDS:
             del state.recorded_ids[next(iter(state.recorded_ids))]
+        return fresh
+
+    # ------------------------------------------------------------------ kept messages
+
+    @property
+    def pending(self) -> int:
+        """Messages accepted but not stored yet: kept after a failed write (see :meth:`flush`)."""
+        with self._lock:
+            return sum(state.unsaved_count for state in self._sessions.values())
+
+    def flush(self) -> int:
+        """Write every message kept after a failed write now (retrying as ``write_retry``
+        says); returns how many are still not stored (0: all are).
+
+        Example:
+            >>> from langchain_session_recall import SessionStore
+            >>> SessionRecorder(SessionStore(":memory:")).flush()
+            0
+        """
+        with self._lock:
+            for session_id, state in list(self._sessions.items()):
+                if state.unsaved:
+                    self._write_unsaved(session_id, state)
+        return self.pending
+
+    async def aflush(self) -> int:
+        """:meth:`flush`, run in a worker thread so the event loop is not blocked."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.flush)
 
     def _record_input(self, session_id: str, messages: Sequence[BaseMessage]) -> None:
         """Record a root's input messages (a model start finds them pending, not new)."""

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.errors import (
+    InvalidMessageError,
     InvalidSessionError,
     LineageCycleError,
     ReadOnlyStoreError,
@@ -40,6 +41,7 @@ from langchain_session_recall.messages import (
     MessageRow,
     decode_content,
     is_finite_number,
+    storable_text,
     to_row,
 )
 from langchain_session_recall.models import (
@@ -132,10 +134,25 @@ def _validate_session_args(
     if not isinstance(source, str) or not source:
         raise InvalidSessionError("source must be a non-empty string")
     # An identifier with a NUL cannot be stored as given on PostgreSQL (its text has no NUL):
-    # dropped, "alice\x00" would become another user's "alice". Refused on both backends.
+    # dropped, "alice\x00" would become another user's "alice". One with a lone surrogate
+    # cannot be encoded (UTF-8) on either; replaced, it would be another id. Both refused.
     for name, value in {"session_id": session_id, "source": source, **ids}.items():
         if isinstance(value, str) and "\x00" in value:
             raise InvalidSessionError(f"{name} must not contain NUL characters")
+        if isinstance(value, str) and storable_text(value) != value:
+            raise InvalidSessionError(
+                f"{name} is not valid Unicode text (it holds a lone surrogate)"
+            )
+
+
+def _ledger_key(key: object) -> str:
+    """An import's external key as stored: text without NUL (PostgreSQL cannot hold it) or a
+    lone surrogate (UTF-8 cannot encode it); changed, it would no longer find its row."""
+    if not isinstance(key, str) or "\x00" in key or storable_text(key) != key:
+        raise InvalidMessageError(
+            f"import key {str(key)[:80]!r} must be text without NUL or lone surrogates"
+        )
+    return key
 
 
 def _session_updates(**given: Any) -> dict[str, Any]:
@@ -194,9 +211,10 @@ class SessionBackend(ABC):
         this thread, the block's own connection, so reads see its writes)."""
 
     @abstractmethod
-    def _write_transaction(self) -> Any:
+    def _write_transaction(self, *, bulk: bool = False) -> Any:
         """A context manager giving a connection inside one transaction, or a savepoint when
-        this thread is inside :meth:`transaction` already."""
+        this thread is inside :meth:`transaction` already. ``bulk``: the outermost
+        :meth:`transaction` block, which may yield the lock to single writes."""
 
     @abstractmethod
     def _block(self, conn: Any) -> Any:
@@ -219,6 +237,15 @@ class SessionBackend(ABC):
 
     def _before_batch(self) -> None:  # noqa: B027 - an optional hook
         """Called before each batch of messages is written, outside its transaction."""
+
+    def _before_delete(self) -> None:  # noqa: B027 - an optional hook
+        """Called before sessions are deleted, outside the deleting transaction."""
+
+    @contextmanager
+    def _deleting(self, conn: Any, session_ids: Sequence[str]) -> Iterator[None]:
+        """Around the deletion of ``session_ids`` (their messages, then them): a backend
+        deletes its own rows of them first (SQLite: the header index)."""
+        yield
 
     @abstractmethod
     def _size_bytes(self, conn: Any) -> int:
@@ -313,14 +340,14 @@ class SessionBackend(ABC):
             yield conn
 
     @contextmanager
-    def _write(self) -> Iterator[Any]:
+    def _write(self, *, bulk: bool = False) -> Iterator[Any]:
         self._check_open()
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.describe()} was opened read-only; open it without read_only=True "
                 "(or --read-only) to write"
             )
-        with self._write_transaction() as conn:
+        with self._write_transaction(bulk=bulk) as conn:
             yield conn
 
     @contextmanager
@@ -350,7 +377,7 @@ class SessionBackend(ABC):
             with self._write():
                 yield self
             return
-        with self._write() as conn, self._block(conn):
+        with self._write(bulk=True) as conn, self._block(conn):
             yield self
 
     # ------------------------------------------------------------------ writing
@@ -478,7 +505,9 @@ class SessionBackend(ABC):
         Messages and ledger rows go in one transaction, so an import killed half-way leaves a
         consistent store and re-running it adds exactly what is missing. Pairs whose key the
         ledger already holds for ``source_kind`` (in any session) are skipped. Returns the ids
-        of the messages added.
+        of the messages added. A key must be text both backends can store as given (no NUL,
+        no lone surrogate), else :class:`~langchain_session_recall.errors.InvalidMessageError`
+        and nothing of the batch is stored.
 
         Example:
             >>> from langchain_session_recall.backends import open_store
@@ -491,7 +520,7 @@ class SessionBackend(ABC):
             []
         """
         now = time.time()
-        converted = [(key, to_row(m, now=now)) for key, m in messages]
+        converted = [(_ledger_key(key), to_row(m, now=now)) for key, m in messages]
         d = self.dialect
         self._before_batch()
         with self._write() as conn:
@@ -763,6 +792,110 @@ class SessionBackend(ABC):
                 },
             )
 
+    # ------------------------------------------------------------------ forgetting
+
+    def sessions_to_forget(
+        self,
+        session_ids: Iterable[str] | None = None,
+        *,
+        before: float | None = None,
+        user_id: str | None = None,
+        sources: Iterable[str] = (),
+    ) -> list[str]:
+        """What :meth:`delete_sessions` would remove for a selection, oldest first: the
+        sessions meeting every given condition (among ``session_ids`` when given; started
+        before ``before``; of ``user_id``; from one of ``sources``), each with its whole chain
+        below it, whoever owns its members. Deletes nothing.
+
+        Raises:
+            ValueError: neither sessions nor a condition given (that would be everything).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("a"), store.add_session("a/sub", parent_session_id="a")
+            >>> store.sessions_to_forget(["a"])
+            ['a', 'a/sub']
+        """
+        named = None if session_ids is None else list(dict.fromkeys(session_ids))
+        wanted = tuple(dict.fromkeys(sources))
+        if named is None and before is None and user_id is None and not wanted:
+            raise ValueError("name sessions to forget, or give --before, --user or --source")
+        d = self.dialect
+        selection, params = sql.matching_sessions(
+            d, named=named is not None, before=before, user_id=user_id, sources=wanted
+        )
+        if named is not None:
+            params["ids"] = d.array(named)
+        with self._read() as conn:
+            rows = conn.execute(sql.chains_below(d, selection), params).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def delete_sessions(self, session_ids: Iterable[str]) -> int:
+        """Forget sessions: each with its whole chain below it (sub-agents, continuations),
+        in one transaction; returns how many sessions were removed (unknown ids count 0).
+
+        Their messages leave the full-text indexes, their titles the header index; the recaps
+        cached for them and for the chains above them (a recap covers its whole chain) are
+        dropped; the import ledger keeps their keys with no message, so a re-import leaves
+        them out unless asked (``reimport=True``, ``--reimport``). On SQLite the deleted rows'
+        pages are zeroed; the words stay in the full-text index's segments until
+        :meth:`optimize` merges them, which ``session-recall forget`` does.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("a"), store.add_session("a/sub", parent_session_id="a")
+            >>> store.delete_sessions(["a"]), store.get_session("a/sub")
+            (2, None)
+        """
+        named = list(dict.fromkeys(session_ids))
+        d = self.dialect
+        self._before_delete()
+        with self._write() as conn:
+            if not named:
+                return 0
+            selection, params = sql.matching_sessions(
+                d, named=True, before=None, user_id=None, sources=()
+            )
+            params["ids"] = d.array(named)
+            doomed = [str(r[0]) for r in conn.execute(sql.chains_below(d, selection), params)]
+            if not doomed:
+                return 0
+            ids = {"ids": d.array(doomed)}
+            conn.execute(sql.lock_sessions(d), ids).fetchall()
+            chains = conn.execute(sql.ancestors(d, user_scoped=False), ids).fetchall()
+            above = {"ids": d.array([r[0] for r in chains])}
+            conn.execute(sql.delete_of_sessions(d, "summary_cache"), above)
+            conn.execute(sql.forget_ledger(d), ids)
+            with self._deleting(conn, doomed):
+                conn.execute(sql.delete_of_sessions(d, "messages"), ids)
+                conn.execute(sql.delete_of_sessions(d, "sessions"), ids)
+        return len(doomed)
+
+    async def adelete_sessions(self, session_ids: Iterable[str]) -> int:
+        """:meth:`delete_sessions`, run in LangChain's executor."""
+        from langchain_core.runnables.config import run_in_executor
+
+        return await run_in_executor(None, self.delete_sessions, list(session_ids))
+
+    def release_forgotten(self, source_kind: str, session_id: str) -> int:
+        """Let an import add a forgotten session's messages again: drop its ledger rows from
+        ``source_kind`` that name no message (see :meth:`delete_sessions`); returns how many.
+        Importers call it for ``reimport=True``.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+        """
+        with self._write() as conn:
+            cur = conn.execute(
+                sql.release_forgotten(self.dialect), {"kind": source_kind, "sid": session_id}
+            )
+            return int(cur.rowcount)
+
     # ------------------------------------------------------------------ statistics
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
@@ -833,10 +966,17 @@ class SessionBackend(ABC):
         if self._layout_name() == "own":  # foreign files count messages their own way
             with self._read() as conn:
                 wrong = [str(r[0]) for r in conn.execute(sql.WRONG_MESSAGE_COUNTS)]
+                dangling = _count(conn.execute(sql.LEDGER_WITHOUT_MESSAGES).fetchone()[0])
             checked.append("session message counts")
             if wrong:
                 problems.append(
                     "message_count disagrees with the stored messages for session(s) "
                     + ", ".join(wrong)
+                )
+            checked.append("import ledger")
+            if dangling:
+                problems.append(
+                    f"{dangling} import ledger row(s) name a message the store lacks (deleted "
+                    "by another client): a re-import will not add those messages again"
                 )
         return StoreCheck(ok=not problems, checked=tuple(checked), problems=tuple(problems))

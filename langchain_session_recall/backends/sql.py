@@ -19,8 +19,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.models import SearchFilters
 from langchain_session_recall.transcript import (
     TOOL_CLIP_MARKER,
@@ -87,8 +88,9 @@ class Dialect(ABC):
         """The last ``n`` characters of a text expression."""
 
     def text(self, value: str | None) -> str | None:
-        """A text value as this database can store it."""
-        return value
+        """A text value as this database can store it: lone surrogates, which UTF-8 cannot
+        encode, become U+FFFD (:func:`~langchain_session_recall.messages.storable_text`)."""
+        return storable_text(value) if value else value
 
     def session_column(self, name: str) -> str:
         """``s.<name>``, or ``NULL`` for a column the file lacks (older Hermes files)."""
@@ -400,6 +402,84 @@ def put_summary(d: Dialect) -> str:
         f"VALUES ({', '.join(d.param(n) for n in names)}) "
         f"ON CONFLICT (cache_key) DO UPDATE SET {updates}"
     )
+
+
+# --------------------------------------------------------------------------- forgetting
+
+
+def matching_sessions(
+    d: Dialect,
+    *,
+    named: bool,
+    before: float | None,
+    user_id: str | None,
+    sources: Sequence[str],
+) -> tuple[str, dict[str, Any]]:
+    """Sessions meeting every given condition: among those bound as ``ids`` (with ``named``),
+    started before ``before``, of ``user_id``, from one of ``sources``."""
+    where: list[str] = ["1 = 1"]
+    params: dict[str, Any] = {}
+    if named:
+        where.append(d.member("s.id", "ids"))
+    if before is not None:
+        where.append(f"s.started_at < {d.param('before')}")
+        params["before"] = before
+    if user_id is not None:
+        where.append(f"{d.session_column('user_id')} = {d.param('user_id')}")
+        params["user_id"] = user_id
+    if sources:
+        where.append(d.member("s.source", "sources"))
+        params["sources"] = d.array(sources)
+    return f"SELECT s.id FROM sessions s WHERE {' AND '.join(where)}", params
+
+
+def chains_below(d: Dialect, selection: str) -> str:
+    """The sessions of ``selection`` (a query of session ids) and everything below them,
+    oldest first; cycle-safe like :func:`descendants`."""
+    return f"""
+        WITH RECURSIVE down(id) AS (
+            {selection}
+            UNION
+            SELECT c.id FROM down JOIN sessions c ON c.parent_session_id = down.id
+        )
+        SELECT s.id FROM sessions s WHERE s.id IN (SELECT id FROM down)
+        ORDER BY s.started_at, s.id
+    """
+
+
+def lock_sessions(d: Dialect) -> str:
+    """Lock the sessions bound as ``ids`` until the transaction ends (a writer adding to one
+    waits, then finds it gone); SQLite's write transaction locks the file already."""
+    return f"SELECT id FROM sessions WHERE {d.member('id', 'ids')}{d.for_update}"
+
+
+def forget_ledger(d: Dialect) -> str:
+    """The ledger rows of forgotten sessions keep their keys (where a message came from, not
+    what it said), so a re-import does not bring it back; they name no message any more."""
+    return f"UPDATE import_ledger SET message_id = NULL WHERE {d.member('session_id', 'ids')}"
+
+
+def delete_of_sessions(d: Dialect, table: Literal["summary_cache", "messages", "sessions"]) -> str:
+    """Delete the rows of ``table`` that belong to the sessions bound as ``ids``."""
+    column = "id" if table == "sessions" else "session_id"
+    return f"DELETE FROM {table} WHERE {d.member(column, 'ids')}"
+
+
+def release_forgotten(d: Dialect) -> str:
+    """Drop the ledger rows of a forgotten session (``kind``, ``sid``), so that an import
+    asked to (``--reimport``) adds its messages again."""
+    return (
+        f"DELETE FROM import_ledger WHERE source_kind = {d.param('kind')} "
+        f"AND session_id = {d.param('sid')} AND message_id IS NULL"
+    )
+
+
+LEDGER_WITHOUT_MESSAGES = (
+    "SELECT count(*) FROM import_ledger l WHERE l.message_id IS NOT NULL "
+    "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.message_id)"
+)
+"""Ledger rows naming a message the store lacks (for ``check()``; a forgotten message's row
+names none)."""
 
 
 # --------------------------------------------------------------------------- statistics

@@ -13,6 +13,8 @@ Exit codes (stable, for scripts):
 * 3: the database is missing, not a regular file, not a session database, or not ours to write
   (a Hermes file without ``--read-only``); ``check`` found a problem.
 * 4: import finished but skipped some input (the summary line and ``--json`` say which).
+* 75: the store stayed busy: another process kept its write lock past every wait and retry
+  (``EX_TEMPFAIL``; nothing of the failed write was stored, running the command again is safe).
 * 70: an internal error (a bug): one line on stderr; ``SESSION_RECALL_DEBUG=1`` shows the
   traceback.
 """
@@ -38,9 +40,14 @@ from langchain_session_recall.cli.commands import (
     State,
     app,
 )
-from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.errors import (
+    NotASessionDatabaseError,
+    SessionRecallError,
+    StoreBusyError,
+)
 
 __all__ = [
+    "EXIT_BUSY",
     "EXIT_DB",
     "EXIT_EMPTY",
     "EXIT_INTERNAL",
@@ -53,6 +60,7 @@ __all__ = [
 ]
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE
+EXIT_BUSY = 75  # EX_TEMPFAIL
 EXIT_INTERRUPTED = 130
 
 
@@ -108,6 +116,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except NotASessionDatabaseError as exc:
         _say(str(exc))
         return EXIT_DB
+    except StoreBusyError as exc:
+        _say(str(exc))
+        return EXIT_BUSY
     except SessionRecallError as exc:  # bad input: an empty query, an unreadable source, ...
         _say(str(exc))
         return EXIT_USAGE

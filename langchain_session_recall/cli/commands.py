@@ -14,6 +14,7 @@ import datetime as _dt
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from langchain_session_recall.cli.options import (
     k_option,
     read_only_option,
     scope_options,
+    selection_options,
     user_option,
 )
 from langchain_session_recall.errors import SessionRecallError
@@ -68,7 +70,7 @@ _EXAMPLES = f"""Examples:
 \b
 Exit codes: 0 ok, 1 nothing found, 2 bad usage or input,
             3 not a session database (missing, not a regular file, not ours to write),
-            4 import finished but skipped some input
+            4 import finished but skipped some input, 75 the store stayed busy
 """
 
 
@@ -507,10 +509,12 @@ _IMPORT_EPILOG = """Examples:
   session-recall import sqlite recall.db --db postgresql://app@db/agents
 
 Re-running an import adds only what is new (messages are tracked in the import ledger).
+A session forgotten since (`session-recall forget`) stays out unless --reimport is given.
 
 \b
 Exit codes: 0 imported, 2 source unreadable, 3 --db is not a session database,
-            4 imported but some input was skipped (see the summary line)
+            4 imported but some input was skipped (see the summary line),
+            75 the store stayed busy (run it again: it adds only what is missing)
 """
 
 
@@ -540,6 +544,12 @@ def import_options(func: F) -> F:
                 show_default=True,
                 metavar="N",
                 help="skipped items to list",
+            ),
+            click.option(
+                "--reimport",
+                is_flag=True,
+                help="also import again the sessions forgotten since an earlier import (left "
+                "out by default)",
             ),
         ]
     ):
@@ -655,6 +665,112 @@ def import_langgraph(state: State, /, path: str, **options: Any) -> int:
     return _run_import(state, "langgraph", path, **options)
 
 
+# ----------------------------------------------------------------------------- forget
+
+
+@app.command(
+    epilog="""Examples:
+
+\b
+  session-recall forget 20261105_112048_f00d42 --db recall.db --dry-run
+  session-recall forget 20261105_112048_f00d42 --db recall.db --yes
+  session-recall forget --before 2026-01-01 --db recall.db --yes
+  session-recall forget --user alice --db postgresql://app@db/agents --dry-run --json
+  session-recall forget --source cron,kanban --before 2026-06-01 --db recall.db -y
+
+Each session goes with its whole chain below it (sub-agents, continuations). A forgotten
+session is not imported again from the same source unless `import ... --reimport` is given.
+
+\b
+Exit codes: 0 forgotten (or listed, with --dry-run), 1 nothing matched,
+            2 bad usage or not confirmed, 3 not a session database we may write
+"""
+)
+@click.argument("session_ids", nargs=-1, metavar="[SESSION_ID]...")
+@db_option()
+@selection_options
+@click.option("--dry-run", is_flag=True, help="list what would be forgotten; delete nothing")
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="forget without asking (needed when stdin is not a terminal)",
+)
+@json_option
+@pass_state
+def forget(
+    state: State,
+    session_ids: tuple[str, ...],
+    db: str,
+    before: float | None,
+    user: str | None,
+    source: tuple[str, ...],
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> int:
+    """Delete sessions for good: each named SESSION_ID, or those matching --before, --user
+    and --source (conditions narrow the named sessions when both are given).
+
+    Their messages, titles, full-text index entries and cached recaps go; on SQLite the index
+    is merged and the file's free space zeroed, so their words leave the file too.
+    """
+    named = list(session_ids) or None
+    if named is None and before is None and user is None and not source:
+        raise click.UsageError(
+            "name sessions to forget, or give --before, --user or --source (forgetting "
+            "everything takes a new database, not this command)"
+        )
+    with _open(db, read_only=True) as store:
+        doomed = store.sessions_to_forget(named, before=before, user_id=user, sources=source)
+        held = store.get_sessions(doomed)
+    messages = sum(s.message_count for s in held.values())
+    others = sum(1 for s in held.values() if user is not None and s.user_id != user)
+    if not doomed:
+        click.echo(f"session-recall: nothing to forget in {describe_target(db)}", err=True)
+        if as_json:
+            state.json({"dry_run": dry_run, "count": 0, "messages": 0, "sessions": []})
+        return EXIT_EMPTY
+    plan = f"{_plural(len(doomed), 'session')} ({_plural(messages, 'message')})"
+    if others:
+        plan += f", {others} of them below --user {user}'s sessions but not theirs"
+    if not dry_run:
+        if not yes:
+            if not sys.stdin.isatty():
+                raise click.UsageError(
+                    f"forget would delete {plan} for good: pass --yes to go ahead, or "
+                    "--dry-run to list them"
+                )
+            question = f"Forget {plan} from {describe_target(db)}? This cannot be undone"
+            if not click.confirm(question, default=False, err=True):
+                click.echo("session-recall: nothing forgotten", err=True)
+                return EXIT_EMPTY
+        with _open(db, read_only=False) as store:
+            forgotten = store.delete_sessions(doomed)
+            store.optimize()  # drops their words from the index segments, empties the log
+        plan = f"{_plural(forgotten, 'session')} ({_plural(messages, 'message')})"
+    if as_json:
+        payload = {"dry_run": dry_run, "count": len(doomed), "messages": messages}
+        state.json({**payload, "sessions": doomed})
+        return EXIT_OK
+    from langchain_session_recall.cli.output import print_lines
+
+    head = f"Would forget {plan}:" if dry_run else f"Forgot {plan} from {describe_target(db)}."
+    shown = [f"  {sid}" for sid in doomed[:_LISTED]]
+    if len(doomed) > _LISTED:
+        shown.append(f"  ... and {len(doomed) - _LISTED} more (--json lists them all)")
+    print_lines(state.console(), [head, *(shown if dry_run else [])])
+    return EXIT_OK
+
+
+_LISTED = 20
+"""Session ids a dry run lists (``--json`` lists them all)."""
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 # ----------------------------------------------------------------------------- demo
 
 
@@ -672,7 +788,12 @@ def import_langgraph(state: State, /, path: str, **options: Any) -> int:
     help="where to build it (default: $SESSION_RECALL_DEMO_DB or session-recall-demo.db "
     "in the temporary directory)",
 )
-@click.option("--fresh", is_flag=True, help="rebuild the demo database from scratch")
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="rebuild the demo database from scratch (only a demo database: any other file is "
+    "refused, never deleted)",
+)
 @click.option("--query", metavar="Q", help="search this instead of the sample questions")
 @k_option
 @chars_option
@@ -688,13 +809,13 @@ def demo(
     as_json: bool,
 ) -> int:
     """Build the embedded demo database (realistic sessions) and search it. No API key."""
-    from langchain_session_recall.demo import DEMO_QUERIES, default_demo_path, load_demo
+    from langchain_session_recall.backends import is_postgres_dsn
+    from langchain_session_recall.demo import DEMO_QUERIES, default_demo_path, open_demo_store
 
+    if db and is_postgres_dsn(db):
+        raise click.UsageError("the demo database is a SQLite file: give --db a file path")
     path = Path(db).expanduser() if db else default_demo_path()
-    if fresh and path.is_file():
-        path.unlink()
-    with open_store(path) as store:
-        load_demo(store)
+    with open_demo_store(path, fresh=fresh) as store:
         sessions = len(store.recent_sessions(limit=10_000, exclude_sources=()))
         max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000)
         queries = [query] if query else list(DEMO_QUERIES)

@@ -22,6 +22,7 @@ __all__ = [
     "k_option",
     "read_only_option",
     "scope_options",
+    "selection_options",
     "user_option",
 ]
 
@@ -150,6 +151,32 @@ def scope_options(func: F) -> F:
                 "--exclude-session",
                 metavar="ID",
                 help="leave out this session's whole chain (e.g. the current conversation)",
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def selection_options(func: F) -> F:
+    """What ``forget`` selects sessions by: start date, owner, source."""
+    for option in reversed(
+        [
+            click.option(
+                "--before", metavar="DATE", callback=_date, help="sessions started before this date"
+            ),
+            click.option(
+                "--user",
+                "--user-id",
+                "user",
+                metavar="ID",
+                help="sessions of this user (each with its chain below, whoever owns it)",
+            ),
+            click.option(
+                "--source",
+                metavar="SOURCES",
+                callback=_names,
+                help="sessions from these sources, e.g. cron,kanban",
             ),
         ]
     ):

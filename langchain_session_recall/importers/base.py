@@ -8,32 +8,37 @@ already in the ledger skipped. Re-running an import therefore adds only what is 
 
 from __future__ import annotations
 
-import itertools
+import copy
+import json
 import logging
 import os
 import stat
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.messages import MessageLike
+from langchain_session_recall.backends.retry import WriteRetry
+from langchain_session_recall.errors import SessionRecallError, StoreBusyError
+from langchain_session_recall.messages import MessageLike, storable_text
 from langchain_session_recall.models import Session
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "BadEntry",
     "ImportReport",
     "ImportSession",
     "ImportSourceError",
     "bounded_lines",
     "check_regular_file",
     "fields_to_write",
+    "identifier",
     "import_target",
+    "json_objects",
     "open_regular_file",
     "open_sources",
     "order_parents_first",
@@ -47,16 +52,26 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _MAX_PROBLEMS = 50  # details kept per report; counts are always complete
 SESSIONS_PER_TRANSACTION = 100
-"""Sessions an import writes per transaction."""
+"""Most sessions an import writes per transaction."""
+MESSAGES_PER_TRANSACTION = 2_000
+"""A transaction ends after the session that brings it to this many messages: on SQLite it
+holds the one write lock, so other writers (a recorder, another import) get a turn at least
+every few hundred milliseconds."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest line a line-based importer reads (64 MB): a longer one is skipped and reported
 ("line too long"), read past in pieces of at most 1 MB, so memory stays bounded whatever the
 file holds (a 1 GB file without a newline included)."""
 _SKIP_PIECE = 1024 * 1024
+_RETRY = WriteRetry()
 
 
 class ImportSourceError(SessionRecallError):
     """The import source cannot be read at all (missing file, wrong format)."""
+
+
+class BadEntry(ValueError):
+    """One line or entry of a source that cannot be imported; its message says why. The
+    importers skip it, report it with its line number and go on."""
 
 
 @dataclass
@@ -66,7 +81,9 @@ class ImportReport:
     ``skipped`` counts malformed or invalid items left out, by reason; ``problems`` keeps the
     first details (``"file.jsonl:12: not valid JSON"``) so they can be found and fixed.
     ``ignored`` counts entries that are not conversation by design (e.g. Claude Code's file
-    snapshots): nothing is lost by leaving them out.
+    snapshots): nothing is lost by leaving them out. ``forgotten`` lists the sessions left out
+    because they were imported before and then forgotten (``delete_sessions``,
+    ``session-recall forget``); ``reimport=True`` imports them again.
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -84,6 +101,7 @@ class ImportReport:
     skipped: Counter[str] = field(default_factory=Counter)
     ignored: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
 
     def ignore(self, reason: str) -> None:
         """Count an entry that is not conversation by design (metadata, snapshots, ...)."""
@@ -115,6 +133,11 @@ class ImportReport:
             line += f"; {len(self.orphans)} imported as roots (parent missing)"
         if self.ignored:
             line += f"; ignored {sum(self.ignored.values())} non-message entries"
+        if self.forgotten:
+            line += (
+                f"; {len(self.forgotten)} forgotten session{'s' if len(self.forgotten) > 1 else ''}"
+                " left out (--reimport imports them again)"
+            )
         return line
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +152,7 @@ class ImportReport:
             "skipped": dict(self.skipped),
             "ignored": dict(self.ignored),
             "problems": list(self.problems),
+            "forgotten": list(self.forgotten),
         }
 
 
@@ -315,6 +339,67 @@ def _skip_line(fh: BinaryIO, piece: int) -> None:
             return
 
 
+def json_objects(
+    lines: Iterable[str], *, name: str, report: ImportReport
+) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """``(line number, object)`` of each line holding a JSON object; blank lines are passed
+    over, every other line is skipped and reported: not valid JSON, nested too deeply for
+    Python's parser (a line of 100,000 ``[``), not an object.
+
+    Example:
+        >>> r = ImportReport("jsonl")
+        >>> list(json_objects(['{"a": 1}', "", "[" * 100_000, "[1]"], name="f.jsonl", report=r))
+        [(1, {'a': 1})]
+        >>> r.problems
+        ['f.jsonl:3: nested too deeply', 'f.jsonl:4: not a JSON object']
+    """
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            report.skip("not valid JSON", f"{name}:{number}")
+            continue
+        except RecursionError:
+            report.skip("nested too deeply", f"{name}:{number}")
+            continue
+        if not isinstance(obj, Mapping):
+            report.skip("not a JSON object", f"{name}:{number}")
+            continue
+        yield number, obj
+
+
+def identifier(value: Any, field_name: str) -> str | None:
+    """An id read from a source (a session, parent, user or message id) as the text to store:
+    a string, or an integer written as one; ``None`` when absent or empty.
+
+    Raises:
+        BadEntry: anything else (a list, an object, a float), or a string the store cannot
+            keep as given: a lone surrogate (UTF-8 cannot encode it) or a NUL (PostgreSQL text
+            cannot hold it), which the store refuses in an id rather than make another id.
+
+    Example:
+        >>> identifier(42, "session_id"), identifier("", "session_id")
+        ('42', None)
+        >>> identifier(["s1"], "session_id")
+        Traceback (most recent call last):
+        ...
+        langchain_session_recall.importers.base.BadEntry: session_id is not a string
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise BadEntry(f"{field_name} is not a string")
+    if storable_text(value) != value:
+        raise BadEntry(f"{field_name} is not valid Unicode (a lone surrogate)")
+    if "\x00" in value:
+        raise BadEntry(f"{field_name} holds a NUL character")
+    return value
+
+
 @dataclass
 class ImportSession:
     """One session read from a source, ready to write.
@@ -468,11 +553,23 @@ def write_sessions(
     report: ImportReport,
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
+    retry: WriteRetry | None = None,
 ) -> ImportReport:
     """Write parsed sessions into ``store``, parents first, each batch in one transaction.
 
     A session whose parent is missing everywhere is written as a root and listed in
     ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
+    A session imported before and forgotten since (its ledger rows remain, the session does
+    not), and any session below it, is left out and listed in ``report.forgotten``, unless
+    ``reimport``: then it is imported again.
+
+    Writers take turns: a group that finds the store busy (another process holding SQLite's
+    write lock past the store's ``busy_timeout``, a PostgreSQL deadlock) is rolled back and
+    tried again as ``retry`` says (default :class:`~langchain_session_recall.backends.retry.
+    WriteRetry`: 3 attempts). After the last, :class:`~langchain_session_recall.errors.
+    StoreBusyError` is raised: the groups written before stay, and running the import again
+    adds the rest.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -490,11 +587,59 @@ def write_sessions(
     )
     # A transaction per group of sessions: one commit and one index pass per group (see
     # SessionBackend.transaction); a crash loses at most the group, which a re-run adds again.
-    while group := list(itertools.islice(items, SESSIONS_PER_TRANSACTION)):
+    forgotten: set[str] = set()
+    for group in _groups(items):
+        _write_group(store, group, report, forgotten, reimport=reimport, retry=retry or _RETRY)
+    return report
+
+
+def _groups(sessions: Iterable[ImportSession]) -> Iterator[list[ImportSession]]:
+    """Sessions in groups of at most :data:`SESSIONS_PER_TRANSACTION`, each ending once it
+    holds :data:`MESSAGES_PER_TRANSACTION` messages (pure).
+
+    Example:
+        >>> s = [ImportSession(str(n), "x", [("k", {})] * 1500) for n in range(3)]
+        >>> [len(g) for g in _groups(s)]
+        [2, 1]
+    """
+    group: list[ImportSession] = []
+    size = 0
+    for session in sessions:
+        group.append(session)
+        size += len(session.messages)
+        if len(group) >= SESSIONS_PER_TRANSACTION or size >= MESSAGES_PER_TRANSACTION:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _write_group(
+    store: SessionBackend,
+    group: Sequence[ImportSession],
+    report: ImportReport,
+    forgotten: set[str],
+    *,
+    reimport: bool,
+    retry: WriteRetry,
+) -> None:
+    """One group in one transaction, tried again while the store is busy (a failed attempt
+    rolled back whole: the ledger, the report and ``forgotten`` are as they were before it)."""
+
+    def attempt() -> tuple[ImportReport, set[str]]:
+        draft, left_out = copy.deepcopy(report), set(forgotten)
         with store.transaction():
             for session in group:
-                _write_one(store, session, report)
-    return report
+                if session.parent_session_id in left_out:
+                    left_out.add(session.id)  # below a forgotten session: forgotten with it
+                    draft.forgotten.append(session.id)
+                elif not _write_one(store, session, draft, reimport=reimport):
+                    left_out.add(session.id)
+        return draft, left_out
+
+    done, left_out = retry.call(attempt, what=f"{report.kind} import into {store.describe()}")
+    vars(report).update(vars(done))
+    forgotten.update(left_out)
 
 
 def fields_to_write(session: ImportSession, existing: Session | None) -> dict[str, Any]:
@@ -530,22 +675,35 @@ def fields_to_write(session: ImportSession, existing: Session | None) -> dict[st
     return fields
 
 
-def _write_one(store: SessionBackend, session: ImportSession, report: ImportReport) -> None:
-    """One session's row, new messages (with ledger rows) and end time."""
+def _write_one(
+    store: SessionBackend, session: ImportSession, report: ImportReport, *, reimport: bool
+) -> bool:
+    """One session's row, new messages (with ledger rows) and end time; ``False`` when the
+    session was forgotten and is left out."""
     existing = store.get_session(session.id)
+    known = store.imported_keys(report.kind, session.id)
+    if existing is None and known:  # imported before, gone since: forgotten on purpose
+        if not reimport:
+            report.forgotten.append(session.id)
+            return False
+        store.release_forgotten(report.kind, session.id)
+        known = store.imported_keys(report.kind, session.id)
     fields = fields_to_write(session, existing)
     try:
         if existing is None or fields:  # (``source`` is never among an existing one's fields)
             store.add_session(session.id, **fields)
+    except StoreBusyError:
+        raise  # not the session's fault: the group is tried again
     except SessionRecallError as exc:  # e.g. a parent link that would make a cycle
         report.skip("session rejected by the store", f"session {session.id}: {exc}")
-        return
-    known = store.imported_keys(report.kind, session.id)
+        return True
     fresh = [(k, m) for k, m in session.messages if k not in known]
     report.already_imported += len(session.messages) - len(fresh)
     if fresh:
         try:
             ids = store.import_messages(session.id, fresh, source_kind=report.kind)
+        except StoreBusyError:
+            raise
         except SessionRecallError as exc:
             # One bad message would sink the batch: retry one by one, keep the good ones.
             ids = []
@@ -562,3 +720,4 @@ def _write_one(store: SessionBackend, session: ImportSession, report: ImportRepo
         store.end_session(session.id, ended_at=session.ended_at, end_reason=session.end_reason)
     report.sessions += 1
     report.new_sessions += 0 if existing is not None else 1
+    return True

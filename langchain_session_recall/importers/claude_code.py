@@ -10,9 +10,9 @@ their ``uuid``, so re-importing a transcript that grew adds only the new entries
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,16 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     MAX_LINE_BYTES,
+    BadEntry,
     ImportReport,
     ImportSession,
     bounded_lines,
+    identifier,
+    json_objects,
     open_sources,
     write_sessions,
 )
+from langchain_session_recall.messages import storable_text
 
 __all__ = ["default_claude_dir", "import_claude_code", "parse_claude_code_lines"]
 
@@ -147,10 +151,79 @@ class _Builder:
             self.last_api_id[s.id] = (str(api_id), row)
 
 
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """A user or assistant line, checked: its ids are text, its time is a number."""
+
+    number: int
+    uuid: str
+    session_id: str | None
+    when: float
+    kind: str
+    message: Mapping[str, Any]
+    parent_uuid: str | None
+    agent_id: str | None
+    sidechain: bool
+
+
+def _entry(obj: Mapping[str, Any], number: int) -> _Entry:
+    """A user/assistant line as an :class:`_Entry`.
+
+    Raises:
+        BadEntry: no uuid, an id that is not a string or holds a lone surrogate, a bad
+            timestamp.
+    """
+    uuid = identifier(obj.get("uuid"), "uuid")
+    if uuid is None:
+        raise BadEntry("entry without uuid")
+    try:
+        when = to_timestamp(obj.get("timestamp")) or 0.0
+    except ValueError:
+        raise BadEntry("bad timestamp") from None
+    return _Entry(
+        number=number,
+        uuid=uuid,
+        session_id=identifier(obj.get("sessionId"), "sessionId"),
+        when=when,
+        kind=str(obj["type"]),
+        message=obj["message"],
+        parent_uuid=identifier(obj.get("parentUuid"), "parentUuid"),
+        agent_id=identifier(obj.get("agentId"), "agentId"),
+        sidechain=bool(obj.get("isSidechain")),
+    )
+
+
+def _read_entries(
+    lines: Iterable[str], *, name: str, report: ImportReport
+) -> tuple[list[_Entry], list[tuple[str | None, str]]]:
+    """The conversation entries and the ``(leaf uuid, summary)`` titles of one file; lines
+    that cannot be read are skipped and reported with their numbers."""
+    entries: list[_Entry] = []
+    titles: list[tuple[str | None, str]] = []
+    for number, obj in json_objects(lines, name=name, report=report):
+        kind = obj.get("type")
+        try:
+            if kind == "summary" and isinstance(obj.get("summary"), str):
+                titles.append((identifier(obj.get("leafUuid"), "leafUuid"), obj["summary"]))
+            elif kind in ("user", "assistant") and isinstance(obj.get("message"), Mapping):
+                if obj.get("isMeta"):
+                    report.ignore("meta entry")
+                else:
+                    entries.append(_entry(obj, number))
+            else:
+                report.ignore(f"{kind if isinstance(kind, str) and kind else 'untyped'} entry")
+        except BadEntry as exc:
+            report.skip(str(exc), f"{name}:{number}")
+    return entries, titles
+
+
 def parse_claude_code_lines(
     lines: Iterable[str], *, name: str, default_session_id: str, report: ImportReport
 ) -> list[ImportSession]:
     """Parse one transcript file into the main session and one child per side chain (pure).
+
+    A line that cannot be imported (not JSON, an id that is not a string or not valid Unicode,
+    a bad timestamp) is skipped and reported with its number; the other lines are imported.
 
     Example:
         >>> line = ('{"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": '
@@ -162,55 +235,27 @@ def parse_claude_code_lines(
         >>> r.problems
         ['s1.jsonl:2: not valid JSON']
     """
-    entries: list[Mapping[str, Any]] = []
-    titles: list[tuple[str | None, str]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            report.skip("not valid JSON", f"{name}:{number}")
-            continue
-        if not isinstance(obj, Mapping):
-            report.skip("not a JSON object", f"{name}:{number}")
-            continue
-        kind = obj.get("type")
-        if kind == "summary" and isinstance(obj.get("summary"), str):
-            titles.append((obj.get("leafUuid"), obj["summary"]))
-        elif kind in ("user", "assistant") and isinstance(obj.get("message"), Mapping):
-            if not obj.get("uuid"):
-                report.skip("entry without uuid", f"{name}:{number}")
-            elif obj.get("isMeta"):
-                report.ignore("meta entry")
-            else:
-                entries.append(obj)
-        else:
-            report.ignore(f"{kind or 'untyped'} entry")
-
-    side_parents = {str(e["uuid"]): e.get("parentUuid") for e in entries if e.get("isSidechain")}
+    entries, titles = _read_entries(lines, name=name, report=report)
+    side_parents = {e.uuid: e.parent_uuid for e in entries if e.sidechain}
     builder = _Builder(report, default_session_id)
     main_id: str | None = None
     for e in entries:
-        uuid = str(e["uuid"])
-        try:
-            when = to_timestamp(e.get("timestamp")) or 0.0
-        except ValueError:
-            report.skip("bad timestamp", f"{name}: entry {uuid}")
-            continue
-        sid = str(e.get("sessionId") or default_session_id)
+        sid = e.session_id or default_session_id
         main_id = main_id or sid
-        if e.get("isSidechain"):
-            agent = e.get("agentId") or _chain_root(uuid, side_parents)[:8]
-            builder.session(sid, None, when)
-            session = builder.session(f"{sid}/agent-{agent}", sid, when)
-        else:
-            session = builder.session(sid, None, when)
-        message = e["message"]
-        if e["type"] == "user":
-            builder.user(session, uuid, message.get("content"), when)
-        else:
-            builder.assistant(session, uuid, message, when)
+        try:
+            if e.sidechain:
+                agent = e.agent_id or _chain_root(e.uuid, side_parents)[:8]
+                builder.session(sid, None, e.when)
+                session = builder.session(f"{sid}/agent-{agent}", sid, e.when)
+            else:
+                session = builder.session(sid, None, e.when)
+            if e.kind == "user":
+                builder.user(session, e.uuid, e.message.get("content"), e.when)
+            else:
+                builder.assistant(session, e.uuid, e.message, e.when)
+        except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+            # A kind of junk the checks do not name yet: it costs this entry only.
+            report.skip(f"unreadable entry ({type(exc).__name__})", f"{name}:{e.number}")
 
     known = {u for s in builder.sessions.values() for u, _ in s.messages}
     for leaf, title in titles:
@@ -226,6 +271,7 @@ def import_claude_code(
     path: str | os.PathLike[str] | None = None,
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
 ) -> ImportReport:
@@ -236,6 +282,9 @@ def import_claude_code(
     stays bounded whatever the size of a line. Under a directory only regular files inside it
     are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``.
     A FIFO or a device raises :class:`ImportSourceError` ("not a regular file").
+
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
 
     Example:
         >>> import json, tempfile, pathlib
@@ -258,9 +307,10 @@ def import_claude_code(
         hint=f"; Claude Code keeps its transcripts in {default_claude_dir()}",
     )
     for file, fh in sources:
-        lines = bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes)
+        name = storable_text(file.name)  # an undecodable file name keeps its place, readably
+        lines = bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes)
         sessions = parse_claude_code_lines(
-            lines, name=file.name, default_session_id=file.stem, report=report
+            lines, name=name, default_session_id=storable_text(file.stem), report=report
         )
         for s in sessions:
             into = parsed.get(s.id)
@@ -272,4 +322,6 @@ def import_claude_code(
             into.model = into.model or s.model
             if s.started_at is not None and (into.started_at or s.started_at) >= s.started_at:
                 into.started_at = s.started_at
-    return write_sessions(store, list(parsed.values()), report, show_progress=show_progress)
+    return write_sessions(
+        store, list(parsed.values()), report, show_progress=show_progress, reimport=reimport
+    )

@@ -22,6 +22,7 @@ from langchain_session_recall.importers.base import (
     check_regular_file,
     write_sessions,
 )
+from langchain_session_recall.messages import is_finite_number
 from langchain_session_recall.models import StoredMessage
 
 __all__ = ["import_hermes", "read_hermes"]
@@ -29,11 +30,17 @@ __all__ = ["import_hermes", "read_hermes"]
 KIND = "hermes"
 
 
-def _message(m: StoredMessage) -> dict[str, Any]:
+def _finite(value: float | None) -> float | None:
+    return value if is_finite_number(value) else None
+
+
+def _message(m: StoredMessage, fallback: float | None) -> dict[str, Any]:
     return {
         "role": m.role,
         "content": m.content,
-        "timestamp": m.timestamp,
+        # A time another program stored as NaN or text: the session's start stands in (the
+        # message still counts; the store would refuse a time that is not a finite number).
+        "timestamp": fallback if (when := _finite(m.timestamp)) is None else when,
         "tool_call_id": m.tool_call_id,
         "tool_calls": m.tool_calls,
         "tool_name": m.tool_name,
@@ -45,12 +52,16 @@ def read_hermes(source: SessionStore, report: ImportReport) -> list[ImportSessio
     sessions = source.get_sessions(source.all_session_ids())
     out: list[ImportSession] = []
     for sid, s in sessions.items():
+        stored = source.get_messages(sid)
+        started = _finite(s.started_at)
+        if started is None:
+            started = next((t for m in stored if (t := _finite(m.timestamp)) is not None), None)
         messages: list[tuple[str, Any]] = []
-        for m in source.get_messages(sid):
+        for m in stored:
             if m.role not in ("user", "assistant", "tool", "system"):
                 report.skip(f"unknown role {m.role!r}", f"message {m.id}")
                 continue
-            messages.append((f"{sid}:{m.id}", _message(m)))
+            messages.append((f"{sid}:{m.id}", _message(m, started)))
         out.append(
             ImportSession(
                 id=sid,
@@ -60,8 +71,8 @@ def read_hermes(source: SessionStore, report: ImportReport) -> list[ImportSessio
                 model=s.model,
                 title=s.title,
                 user_id=s.user_id,
-                started_at=s.started_at,
-                ended_at=s.ended_at,
+                started_at=started,
+                ended_at=_finite(s.ended_at),
                 end_reason=s.end_reason,
             )
         )
@@ -73,11 +84,15 @@ def import_hermes(
     path: str | os.PathLike[str],
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
 ) -> ImportReport:
     """Copy a Hermes ``state.db`` into ``store``, incrementally.
 
     Lineage (``parent_session_id``), sources, models, titles, users and end reasons are kept;
     rewound and hidden messages stay out, compacted ones come along.
+
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
 
     Example:
         >>> import tempfile, os
@@ -98,4 +113,4 @@ def import_hermes(
         raise ImportSourceError(f"{path} is not a Hermes session database: {exc}") from exc
     with source:
         sessions = read_hermes(source, report)
-    return write_sessions(store, sessions, report, show_progress=show_progress)
+    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

@@ -12,7 +12,6 @@ and line number, so re-importing a file that grew adds only the new lines.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,13 +21,16 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     MAX_LINE_BYTES,
+    BadEntry,
     ImportReport,
     ImportSession,
     bounded_lines,
+    identifier,
+    json_objects,
     open_sources,
     write_sessions,
 )
-from langchain_session_recall.messages import ROLES
+from langchain_session_recall.messages import ROLES, storable_text
 
 __all__ = ["import_jsonl", "parse_jsonl_lines"]
 
@@ -37,31 +39,58 @@ _ROLE_ALIASES = {"human": "user", "ai": "assistant", "function": "tool", "develo
 
 
 def _timestamp(value: Any) -> float | None:
+    """Unix seconds of a ``timestamp`` value (a number or an ISO string), or ``None``.
+
+    Raises:
+        BadEntry: not a finite number, not an ISO date.
+    """
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    return to_timestamp(str(value))
+    try:
+        return to_timestamp(value if isinstance(value, int | float) else str(value))
+    except ValueError:
+        raise BadEntry("bad timestamp") from None
 
 
-def _session_fields(obj: Mapping[str, Any], parent_field: str) -> dict[str, Any]:
-    """Session fields of a line: its own keys, else those of its ``metadata`` object."""
+_ID_FIELDS = ("source", "user_id")
+_TEXT_FIELDS = ("model", "title")
+
+
+def _session_fields(obj: Mapping[str, Any], parent_field: str) -> dict[str, str]:
+    """Session fields of a line (its own keys, else those of its ``metadata`` object), as text.
+
+    Raises:
+        BadEntry: an id field (``source``, ``user_id``, the parent) that is not a string or
+            holds a lone surrogate (titles and models are free text: the store repairs them).
+    """
     meta = obj.get("metadata")
     sources = [obj, meta] if isinstance(meta, Mapping) else [obj]
-    out: dict[str, Any] = {}
-    for key in ("source", "model", "title", "user_id", parent_field):
+    out: dict[str, str] = {}
+    for key in (*_ID_FIELDS, *_TEXT_FIELDS, parent_field):
         for where in sources:
-            if where.get(key) not in (None, ""):
-                out[key] = where[key]
-                break
+            value = where.get(key)
+            if value in (None, ""):
+                continue
+            if key in _TEXT_FIELDS:
+                out[key] = str(value)
+            elif (text := identifier(value, key)) is not None:
+                out[key] = text
+            break
     return out
+
+
+def _role(obj: Mapping[str, Any]) -> str | None:
+    role = obj.get("role")
+    if not isinstance(role, str):
+        return None
+    role = _ROLE_ALIASES.get(role, role)
+    return role if role in ROLES else None
 
 
 def _message(obj: Mapping[str, Any], when: float) -> dict[str, Any] | None:
     """A stored message from an OpenAI-style message object, or ``None`` (no known role)."""
-    role = obj.get("role")
-    role = _ROLE_ALIASES.get(role, role) if isinstance(role, str) else role
-    if role not in ROLES:
+    role = _role(obj)
+    if role is None:
         return None
     return {
         "role": role,
@@ -76,6 +105,53 @@ def _message(obj: Mapping[str, Any], when: float) -> dict[str, Any] | None:
 def _is_conversation(obj: Mapping[str, Any]) -> bool:
     """``{"messages": [...]}`` (OpenAI chat / fine-tuning format), not a message itself."""
     return isinstance(obj.get("messages"), list) and "role" not in obj
+
+
+class _Sessions:
+    """The sessions of one file, filled line by line."""
+
+    def __init__(self, source: str, parent_field: str) -> None:
+        self.source = source
+        self.parent_field = parent_field
+        self.by_id: dict[str, ImportSession] = {}
+
+    def add(
+        self, sid: str, fields: Mapping[str, str], when: float, pairs: list[tuple[str, Any]]
+    ) -> None:
+        session = self.by_id.get(sid)
+        if session is None:
+            session = self.by_id[sid] = ImportSession(id=sid, source=self.source)
+        if fields.get("source") and session.source == self.source:
+            session.source = fields["source"]
+        for key in ("model", "title", "user_id"):
+            if fields.get(key) and getattr(session, key) is None:
+                setattr(session, key, fields[key])
+        parent = fields.get(self.parent_field)
+        if parent and session.parent_session_id is None and parent != sid:
+            session.parent_session_id = parent
+        if session.started_at is None or when < session.started_at:
+            session.started_at = when
+        session.messages.extend(pairs)
+
+
+def _conversation(
+    obj: Mapping[str, Any], when: float, *, sid: str, where: str, report: ImportReport
+) -> list[tuple[str, Any]]:
+    """The messages of a ``{"messages": [...]}`` line; bad ones skipped and reported."""
+    pairs = []
+    for index, item in enumerate(obj["messages"], 1):
+        message = _message(item, when) if isinstance(item, Mapping) else None
+        if message is None:
+            report.skip("no known role", f"{where}: message {index}")
+            continue
+        try:
+            own = _timestamp(item.get("timestamp"))
+        except BadEntry as exc:
+            report.skip(str(exc), f"{where}: message {index}")
+            continue
+        message["timestamp"] = own if own is not None else when
+        pairs.append((f"{sid}:{where}:{index}", message))
+    return pairs
 
 
 def parse_jsonl_lines(
@@ -93,7 +169,9 @@ def parse_jsonl_lines(
     A line is one message (``{"role": ..., "content": ...}``), or one whole conversation
     (``{"messages": [...]}``, the OpenAI chat format, with optional ``id``/``session_id``,
     ``title`` and ``metadata``): a session of its own, named by its id, else
-    ``<file stem>-<line number>``.
+    ``<file stem>-<line number>``. A line that cannot be imported as it is (not JSON, no known
+    role, a bad timestamp, an id that is not a string or not valid Unicode) is skipped and
+    reported with its number; the other lines are imported.
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -103,75 +181,62 @@ def parse_jsonl_lines(
         ...     default_session_id="a", report=r)], dict(r.skipped)
         ([('a', 1), ('c1', 1)], {'not valid JSON': 1})
     """
-    sessions: dict[str, ImportSession] = {}
-
-    def session_for(sid: str, fields: Mapping[str, Any], when: float) -> ImportSession:
-        session = sessions.get(sid)
-        if session is None:
-            session = sessions[sid] = ImportSession(id=sid, source=source)
-        if fields.get("source") and session.source == source:
-            session.source = str(fields["source"])
-        for key in ("model", "title", "user_id"):
-            if fields.get(key) and getattr(session, key) is None:
-                setattr(session, key, str(fields[key]))
-        parent = fields.get(parent_field)
-        if parent and session.parent_session_id is None and str(parent) != sid:
-            session.parent_session_id = str(parent)
-        if session.started_at is None or when < session.started_at:
-            session.started_at = when
-        return session
-
-    for number, line in enumerate(lines, 1):
+    sessions = _Sessions(source, parent_field)
+    for number, obj in json_objects(lines, name=name, report=report):
         where = f"{name}:{number}"
-        if not line.strip():
-            continue
         try:
-            obj = json.loads(line)
-        except ValueError:
-            report.skip("not valid JSON", where)
-            continue
-        if not isinstance(obj, Mapping):
-            report.skip("not a JSON object", where)
-            continue
-        conversation = _is_conversation(obj)
-        stamp = obj.get("timestamp")
-        if conversation and stamp is None:
-            stamp = obj.get("created_at", obj.get("create_time"))
-        try:
-            ts = _timestamp(stamp)
-        except ValueError:
-            report.skip("bad timestamp", where)
-            continue
-        when = ts if ts is not None else default_time
-        fields = _session_fields(obj, parent_field)
-        if conversation:
-            sid = next(
-                (str(obj[k]) for k in ("session_id", "id", "conversation_id") if obj.get(k)),
-                f"{default_session_id}-{number}",
+            _line(
+                obj,
+                number,
+                sessions,
+                name=name,
+                default=default_session_id,
+                default_time=default_time,
+                report=report,
             )
-            pairs = []
-            for index, item in enumerate(obj["messages"], 1):
-                message = _message(item, when) if isinstance(item, Mapping) else None
-                if message is None:
-                    report.skip("no known role", f"{where}: message {index}")
-                    continue
-                try:
-                    own = _timestamp(item.get("timestamp"))
-                except ValueError:
-                    own = None
-                message["timestamp"] = own if own is not None else when
-                pairs.append((f"{sid}:{name}:{number}:{index}", message))
-            if pairs:
-                session_for(sid, fields, when).messages.extend(pairs)
-            continue
-        message = _message(obj, when)
-        if message is None:
-            report.skip("no known role", where)
-            continue
-        given = obj.get("session_id")
-        sid = str(given) if given not in (None, "") else default_session_id
-        session_for(sid, fields, when).messages.append((f"{sid}:{name}:{number}", message))
-    return list(sessions.values())
+        except BadEntry as exc:
+            report.skip(str(exc), where)
+        except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+            # A kind of junk the checks above do not name yet: it costs this line only.
+            report.skip(f"unreadable line ({type(exc).__name__})", where)
+    return list(sessions.by_id.values())
+
+
+def _line(
+    obj: Mapping[str, Any],
+    number: int,
+    sessions: _Sessions,
+    *,
+    name: str,
+    default: str,
+    default_time: float,
+    report: ImportReport,
+) -> None:
+    """Add one line's message or conversation to ``sessions``.
+
+    Raises:
+        BadEntry: the line cannot be imported (nothing of it was added).
+    """
+    where = f"{name}:{number}"
+    conversation = _is_conversation(obj)
+    stamp = obj.get("timestamp")
+    if conversation and stamp is None:
+        stamp = obj.get("created_at", obj.get("create_time"))
+    ts = _timestamp(stamp)
+    when = ts if ts is not None else default_time
+    fields = _session_fields(obj, sessions.parent_field)
+    if conversation:
+        given = next((obj[k] for k in ("session_id", "id", "conversation_id") if obj.get(k)), None)
+        sid = identifier(given, "id") or f"{default}-{number}"
+        pairs = _conversation(obj, when, sid=sid, where=where, report=report)
+        if pairs:
+            sessions.add(sid, fields, when, pairs)
+        return
+    message = _message(obj, when)
+    if message is None:
+        raise BadEntry("no known role")
+    sid = identifier(obj.get("session_id"), "session_id") or default
+    sessions.add(sid, fields, when, [(f"{sid}:{where}", message)])
 
 
 def import_jsonl(
@@ -181,6 +246,7 @@ def import_jsonl(
     parent_field: str = "parent_session_id",
     source: str = "import",
     show_progress: bool | None = None,
+    reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
 ) -> ImportReport:
@@ -191,6 +257,9 @@ def import_jsonl(
     are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``
     (see :func:`~langchain_session_recall.importers.base.source_files`). A FIFO or a device
     raises :class:`ImportSourceError` ("not a regular file"), without blocking.
+
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
 
     Example:
         >>> import tempfile, pathlib
@@ -207,18 +276,21 @@ def import_jsonl(
     parsed: list[ImportSession] = []
     sources = open_sources(Path(path).expanduser(), report=report, follow_symlinks=follow_symlinks)
     for file, fh in sources:
+        name = storable_text(file.name)  # an undecodable file name keeps its place, readably
         parsed.extend(
             parse_jsonl_lines(
-                bounded_lines(fh, name=file.name, report=report, max_line_bytes=max_line_bytes),
-                name=file.name,
-                default_session_id=file.stem,
+                bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+                name=name,
+                default_session_id=storable_text(file.stem),
                 report=report,
                 parent_field=parent_field,
                 default_time=os.fstat(fh.fileno()).st_mtime,
                 source=source,
             )
         )
-    return write_sessions(store, _merge(parsed), report, show_progress=show_progress)
+    return write_sessions(
+        store, _merge(parsed), report, show_progress=show_progress, reimport=reimport
+    )
 
 
 def _merge(sessions: list[ImportSession]) -> list[ImportSession]:

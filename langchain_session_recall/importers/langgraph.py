@@ -6,6 +6,11 @@ latest checkpoint (its ``messages`` channel); each is stamped with the time of t
 checkpoint that holds it. Messages are keyed by thread and message id, so re-importing after
 the agent ran on adds only the new turns.
 
+The file is read with :class:`~langchain_session_recall.importers.checkpoint_serde.
+StrictCheckpointSerde`, never with LangGraph's default deserializer: only chat messages are
+built from it, so a checkpoint that names other code (``os.system``) cannot run it; what was
+refused is reported.
+
 Needs ``pip install langchain-session-recall[langgraph]`` (``langgraph-checkpoint-sqlite``).
 """
 
@@ -33,8 +38,10 @@ __all__ = ["import_langgraph"]
 
 KIND = "langgraph"
 SOURCE = "langgraph"
-_THREADS = (
-    "SELECT thread_id, checkpoint_ns, count(*) FROM checkpoints "
+REFUSED = "not built: a type that is not a chat message"
+"""Why an object of a checkpoint was left as plain data (see ``checkpoint_serde.py``)."""
+_THREADS = (  # as bytes: an id that is not UTF-8 must cost its thread only
+    "SELECT CAST(thread_id AS BLOB), CAST(checkpoint_ns AS BLOB) FROM checkpoints "
     "GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
 )
 
@@ -50,6 +57,27 @@ def _connect(path: Path) -> sqlite3.Connection:
             "given to SqliteSaver"
         ) from exc
     return conn
+
+
+def _checkpoint_time(checkpoint: Any) -> float | None:
+    """Unix seconds of a checkpoint's ``ts``; ``None`` when it is missing or not a date (its
+    messages are still imported, stamped with the thread's other times)."""
+    try:
+        return to_timestamp(checkpoint.get("ts"))
+    except ValueError:
+        return None
+
+
+def _thread_ids(conn: sqlite3.Connection, report: ImportReport) -> list[tuple[str, str]]:
+    """``(thread_id, checkpoint_ns)`` of every thread; one whose ids are not UTF-8 text is
+    skipped and reported (the saver could not look it up)."""
+    out = []
+    for raw_id, raw_ns in conn.execute(_THREADS):
+        try:
+            out.append((bytes(raw_id or b"").decode(), bytes(raw_ns or b"").decode()))
+        except UnicodeDecodeError:
+            report.skip("thread id is not valid UTF-8", f"thread {bytes(raw_id or b'')!r}")
+    return out
 
 
 def _child_id(thread_id: str, namespace: str) -> str:
@@ -69,7 +97,7 @@ def _thread(saver: Any, thread_id: str, namespace: str, report: ImportReport) ->
     latest: list[Any] = []
     started: float | None = None
     for i, item in enumerate(saver.list(config)):  # newest first
-        when = to_timestamp(item.checkpoint.get("ts")) or 0.0
+        when = _checkpoint_time(item.checkpoint) or 0.0
         started = when
         messages = item.checkpoint.get("channel_values", {}).get("messages")
         if not isinstance(messages, list):
@@ -107,8 +135,12 @@ def import_langgraph(
     path: str | os.PathLike[str],
     *,
     show_progress: bool | None = None,
+    reimport: bool = False,
 ) -> ImportReport:
     """Import every thread of a LangGraph ``SqliteSaver`` database into ``store``.
+
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
 
     Example:
         >>> import sqlite3, tempfile, os
@@ -126,19 +158,25 @@ def import_langgraph(
             "importing LangGraph checkpoints needs langgraph-checkpoint-sqlite: "
             "pip install 'langchain-session-recall[langgraph]'"
         ) from exc
+    from langchain_session_recall.importers.checkpoint_serde import StrictCheckpointSerde
+
     file = Path(path).expanduser()
     check_regular_file(file, "; pass the SqliteSaver database file")
     report = ImportReport(KIND)
     conn = _connect(file)
+    serde = StrictCheckpointSerde()
     try:
-        saver = SqliteSaver(conn)
-        threads = conn.execute(_THREADS).fetchall()
+        saver = SqliteSaver(conn, serde=serde)
         sessions = []
-        for thread_id, namespace, _count in threads:
+        for thread_id, namespace in _thread_ids(conn, report):
+            where = f"thread {thread_id} {namespace!r}"
+            serde.refused.clear()
             try:
-                sessions.append(_thread(saver, str(thread_id), str(namespace or ""), report))
+                sessions.append(_thread(saver, thread_id, namespace, report))
             except Exception as exc:  # a checkpoint this version cannot decode: skip the thread
-                report.skip("unreadable checkpoint", f"thread {thread_id} {namespace!r}: {exc}")
+                report.skip("unreadable checkpoint", f"{where}: {exc}")
+            for name in sorted(serde.refused):
+                report.skip(REFUSED, f"{where}: {name}")
     finally:
         conn.close()
-    return write_sessions(store, sessions, report, show_progress=show_progress)
+    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

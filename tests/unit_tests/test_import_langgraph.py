@@ -61,6 +61,8 @@ def test_threads_become_sessions_and_reimport_adds_only_new_turns(tmp_path: Path
     store = SessionStore(tmp_path / "r.db")
     report = import_langgraph(store, path)
     assert (report.new_sessions, report.messages) == (2, 6)
+    # what an agent's checkpoints hold besides messages (Send, dates) is no problem to report
+    assert report.skipped_total == 0, report.problems
     trip = store.get_messages("trip")
     assert [m.role for m in trip] == ["user", "assistant", "tool", "assistant"]
     assert trip[1].tool_call_names == ["weather"]
@@ -83,3 +85,35 @@ def test_not_a_checkpoint_database_is_a_clear_error(tmp_path: Path) -> None:
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
     with pytest.raises(ImportSourceError, match="not a LangGraph SQLite checkpointer"):
         import_langgraph(SessionStore(":memory:"), other)
+
+
+def test_the_strict_serde_builds_messages_only_from_json_checkpoints() -> None:
+    # Checkpoints of older LangGraph versions are JSON: messages as langchain_core constructors
+    # come back as messages; any other constructor (a prompt, LangGraph's lc=2 form naming
+    # os.system) stays plain data and is recorded; a secret is never read from the environment.
+    import json
+
+    from langchain_core.load import dumpd
+    from langchain_core.prompts import PromptTemplate
+
+    from langchain_session_recall.importers.checkpoint_serde import (
+        RefusedEncodingError,
+        StrictCheckpointSerde,
+    )
+
+    blob = json.dumps(
+        {
+            "messages": [dumpd(HumanMessage("hi", id="m1")), dumpd(AIMessage("hello", id="m2"))],
+            "prompt": dumpd(PromptTemplate.from_template("{x}")),
+            "code": {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": ["true"]},
+            "key": {"lc": 1, "type": "secret", "id": ["HOME"]},
+        }
+    ).encode()
+    serde = StrictCheckpointSerde()
+    value = serde.loads_typed(("json", blob))
+    assert [type(m).__name__ for m in value["messages"]] == ["HumanMessage", "AIMessage"]
+    assert isinstance(value["prompt"], dict) and value["code"] == ["true"]
+    assert value["key"]["type"] == "secret"
+    assert serde.refused == {"langchain.prompts.prompt.PromptTemplate", "os.system"}
+    with pytest.raises(RefusedEncodingError, match="pickle"):
+        serde.loads_typed(("pickle", b"\x80\x04N."))

@@ -21,6 +21,7 @@ EXPECTED_ALL = [
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",
+    "StoreBusyError",
     "StoredMessage",
     "create_session_recall_chain",
     "create_session_search_tool",

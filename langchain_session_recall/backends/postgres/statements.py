@@ -46,7 +46,8 @@ class PostgresDialect(Dialect):
 
     def text(self, value: str | None) -> str | None:
         # PostgreSQL text cannot hold NUL characters; SQLite can.
-        return value.replace("\x00", "") if value else value
+        text = super().text(value)
+        return text.replace("\x00", "") if text else text
 
 
 def match_query(

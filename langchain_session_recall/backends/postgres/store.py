@@ -267,7 +267,7 @@ class PostgresSessionStore(SessionBackend):
             yield conn
 
     @contextmanager
-    def _write_transaction(self) -> Iterator[psycopg.Connection[Any]]:
+    def _write_transaction(self, *, bulk: bool = False) -> Iterator[psycopg.Connection[Any]]:
         # Inside transaction() psycopg makes this a savepoint: a failed write is undone alone.
         with self._connection() as conn, conn.transaction():
             yield conn

@@ -9,9 +9,11 @@ are picked up by :meth:`SessionStore.reindex_cjk`.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 
+from langchain_session_recall.errors import NotASessionDatabaseError
 from langchain_session_recall.search.headers import session_header
 
 __all__ = [
@@ -22,6 +24,9 @@ __all__ = [
     "Layout",
     "create_or_migrate",
     "detect_layout",
+    "foreign_file_message",
+    "schema_objects",
+    "setup_needed",
 ]
 
 SCHEMA_VERSION = 2
@@ -184,6 +189,12 @@ CREATE TABLE IF NOT EXISTS summary_cache (
 );
 """
 
+SCHEMA_OBJECTS = frozenset(
+    re.findall(r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX|VIEW|TRIGGER) IF NOT EXISTS (\w+)", _DDL)
+)
+"""Names of the tables, indexes, views and triggers our schema creates."""
+_META = "session_recall_meta"
+
 # Migrations from version N to N+1, applied in order inside the opening transaction (after the
 # CREATE ... IF NOT EXISTS script, which adds the tables a version introduced).
 _MIGRATIONS: dict[int, str] = {
@@ -231,17 +242,53 @@ def _tables(conn: sqlite3.Connection) -> frozenset[str]:
     )
 
 
+def schema_objects(conn: sqlite3.Connection) -> frozenset[str]:
+    """Names of every table, index, view and trigger in the file (SQLite's own left out)."""
+    return frozenset(
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+    )
+
+
+def foreign_file_message(name: str, objects: frozenset[str]) -> str:
+    """Why a file holding another program's tables is refused (and left as it was).
+
+    Example:
+        >>> foreign_file_message("app.db", frozenset({"users", "orders"}))  # doctest: +ELLIPSIS
+        "app.db is not a session database: it holds another program's tables (orders, users)..."
+    """
+    shown = sorted(objects)[:5]
+    listing = ", ".join(shown) + (", ..." if len(objects) > len(shown) else "")
+    return (
+        f"{name} is not a session database: it holds another program's tables ({listing}) "
+        "and none of ours, so it was left as it is; give a new file (or an existing session "
+        "store) instead"
+    )
+
+
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute(f"SELECT value FROM {_META} WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def setup_needed(conn: sqlite3.Connection) -> bool:
+    """Whether :func:`create_or_migrate` has anything to do: the file is empty, of an older
+    version, or lacks one of our objects. A current file is opened without writing a byte.
+    """
+    objects = schema_objects(conn)
+    if _META not in objects or not SCHEMA_OBJECTS.issubset(objects):
+        return True
+    return _schema_version(conn) != SCHEMA_VERSION
+
+
 def detect_layout(conn: sqlite3.Connection) -> Layout | None:
     """The database's layout, or ``None`` when it lacks ``sessions``/``messages``."""
     tables = _tables(conn)
     if not {"sessions", "messages"} <= tables:
         return None
-    version = None
-    if "session_recall_meta" in tables:
-        row = conn.execute(
-            "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
-        ).fetchone()
-        version = int(row[0]) if row else None
+    version = _schema_version(conn) if _META in tables else None
     message_columns = _columns(conn, "messages")
     conditions = []
     if {"active", "compacted"} <= message_columns:
@@ -264,21 +311,25 @@ def detect_layout(conn: sqlite3.Connection) -> Layout | None:
     )
 
 
-def create_or_migrate(conn: sqlite3.Connection) -> None:
+def create_or_migrate(conn: sqlite3.Connection, *, name: str = "the file") -> None:
     """Create our schema in an empty file, or bring an older version of it up to date.
 
     ``conn`` must be in autocommit mode (``isolation_level=None``); the work runs in one
     ``BEGIN IMMEDIATE`` transaction, so concurrent openers serialize and nothing is half-made.
+    What it finds is checked again inside that transaction: a file that another program filled
+    meanwhile is refused (:class:`NotASessionDatabaseError`), one that another opener brought
+    up to date is left alone.
     """
     conn.execute("BEGIN IMMEDIATE")
     try:
-        fresh = "session_recall_meta" not in _tables(conn)
-        version = SCHEMA_VERSION
-        if not fresh:
-            row = conn.execute(
-                "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
-            ).fetchone()
-            version = int(row[0]) if row else SCHEMA_VERSION
+        objects = schema_objects(conn)
+        if objects and _META not in objects:
+            raise NotASessionDatabaseError(foreign_file_message(name, objects))
+        if not setup_needed(conn):
+            conn.execute("ROLLBACK")
+            return
+        fresh = _META not in objects
+        version = SCHEMA_VERSION if fresh else (_schema_version(conn) or SCHEMA_VERSION)
         for statement in _statements(_DDL):
             conn.execute(statement)
         migrated_from = version

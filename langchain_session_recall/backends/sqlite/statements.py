@@ -136,6 +136,18 @@ CREATE_VOCAB = (
 )
 VOCAB = "SELECT term, doc FROM temp.session_recall_vocab WHERE term >= :lo AND term < :hi LIMIT :n"
 SIZE = "SELECT page_size * page_count FROM pragma_page_size(), pragma_page_count()"
+DELETE_HEADERS = (
+    "DELETE FROM session_headers WHERE session_id IN (SELECT value FROM json_each(:ids))"
+)
+SECURE_DELETE = "PRAGMA secure_delete"
+CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
+
+
+def set_secure_delete(on: bool) -> str:
+    """``PRAGMA secure_delete``: zero what deleted rows leave free (on) or not (off)."""
+    return f"PRAGMA secure_delete = {1 if on else 0}"
+
+
 QUICK_CHECK = "PRAGMA quick_check"
 
 

@@ -12,15 +12,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
@@ -31,8 +34,15 @@ from langchain_session_recall.backends.sqlite.schema import (
     Layout,
     create_or_migrate,
     detect_layout,
+    foreign_file_message,
+    schema_objects,
+    setup_needed,
 )
-from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.errors import (
+    NotASessionDatabaseError,
+    SessionRecallError,
+    StoreBusyError,
+)
 from langchain_session_recall.messages import MessageRow, decode_content
 from langchain_session_recall.models import (
     CachedSummary,
@@ -48,11 +58,14 @@ from langchain_session_recall.search.ranking import budget_automation
 __all__ = ["SessionStore"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _NO_FILTERS = SearchFilters()
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _NOTHING = -1  # a probe's answer: no row matches
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
+_MAX_HAND_OVER = 0.15  # seconds: longer than SQLite's longest sleep between two lock attempts
+_BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (_begin)
 
 
 @dataclass(slots=True)
@@ -78,6 +91,10 @@ def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any
         conn.execute(insert + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
 
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
 def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int, str]]:
     # isascii() is a C-speed scan that settles most messages without the regex
     return [
@@ -90,15 +107,25 @@ def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int
 class SessionStore(SessionBackend):
     """Sessions and messages in one SQLite file, searchable with FTS5.
 
-    Opening a path creates the schema when the file is new (WAL journal, foreign keys on) and
-    migrates an older version of ours. Each thread gets its own connection; writes are
-    serialized by a lock and SQLite's busy timeout, so several threads read while one writes.
+    Opening a path creates the schema when the file is missing or empty (WAL journal, foreign
+    keys on) and migrates an older version of ours. Anything else is refused and left as it is
+    (:class:`NotASessionDatabaseError`): a file holding another program's tables (an
+    application's database, a LangGraph checkpointer file), or a Hermes ``state.db`` (open it
+    ``read_only``). Opening a store of the current version writes nothing and takes no lock.
+
+    Each thread gets its own connection. Reads never wait for writers (WAL: a read sees the
+    last commit while a writer works). Writers take turns: one waits up to ``busy_timeout``
+    seconds for another's write transaction, in this process or any other, then raises
+    :class:`~langchain_session_recall.errors.StoreBusyError` having written nothing (see
+    :mod:`~langchain_session_recall.backends.retry` for who retries it). A bulk block
+    (:meth:`transaction`) lets single writes go first when both wait, and leaves the lock free
+    for a moment after it held it long (see ``docs/reliability.md``, "Writers take turns").
 
     Args:
         path: Database file, or ``":memory:"`` for a private in-memory store.
         read_only: Open someone else's database without ever writing to it: no schema
             creation, no migration, no checkpoint, no new files beside it.
-        busy_timeout: Seconds to wait for another writer's lock.
+        busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
 
     Example:
         >>> store = SessionStore(":memory:")
@@ -108,12 +135,18 @@ class SessionStore(SessionBackend):
         1
     """
 
+    hand_over: float = 0.1
+    """Share of the time a write transaction held the lock that this store leaves the lock
+    free before its next one (at most 0.15 s), so writers of other processes get their turn
+    between the transactions of a bulk load. It costs a bulk load up to that share of its
+    time; set it to 0 on a store that no other process writes meanwhile."""
+
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
         *,
         read_only: bool = False,
-        busy_timeout: float = 5.0,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> None:
         self.path = str(path)
         self.busy_timeout = busy_timeout
@@ -129,6 +162,7 @@ class SessionStore(SessionBackend):
         self._immutable = False
         self._file_state: tuple[int, int, int] | None = None
         self._shared: sqlite3.Connection | None = None
+        self._next_write = 0.0  # (time.monotonic) see _wait_for_hand_over
         try:
             self.layout: Layout = self._open(read_only)
         except BaseException:
@@ -137,29 +171,24 @@ class SessionStore(SessionBackend):
         self._dialect = st.SqliteDialect(self.layout)
 
     def _open(self, read_only: bool) -> Layout:
-        """Check (read-only) or create and migrate (writable) the file; its layout."""
+        """Check (read-only) or create and migrate (writable) the file; its layout.
+
+        A writable open of a current store only reads (the schema, the journal mode): no
+        transaction, no lock, not a byte written.
+        """
         if read_only:
             self._check_file()
         conn = self._conn()
         layout = self._detect(conn)
         if not read_only:
-            if layout is not None and not layout.own:
-                raise NotASessionDatabaseError(
-                    f"{self.path} is a session database of another program (e.g. a Hermes "
-                    "state.db); open it read-only (SessionStore(path, read_only=True), "
-                    "SessionStore.open_hermes(path), or --read-only on the command line), "
-                    "or import it into a store of your own"
-                )
-            if layout is not None and (layout.version or 0) > SCHEMA_VERSION:
-                raise NotASessionDatabaseError(
-                    f"{self.path} has schema version {layout.version}, newer than this "
-                    f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
-                )
-            with self._write_lock:
-                if not self._memory:  # persistent; set only once the file is known ours
+            self._refuse_unless_ours(conn, layout)
+            with self._write_lock, self._busy_is_an_error():
+                # persistent files only, and only once the file is known ours
+                if not self._memory and self._journal_mode(conn) != "wal":
                     conn.execute("PRAGMA journal_mode = WAL")
-                create_or_migrate(conn)
-            layout = self._detect(conn)
+                if setup_needed(conn):
+                    create_or_migrate(conn, name=self.path)
+                    layout = self._detect(conn)
         if layout is None:
             raise NotASessionDatabaseError(
                 f"{self.path} is not a session database: it has no 'sessions' and 'messages' tables"
@@ -169,6 +198,49 @@ class SessionStore(SessionBackend):
                 f"{self.path} has no 'messages_fts' full-text index; it cannot be searched"
             )
         return layout
+
+    def _refuse_unless_ours(self, conn: sqlite3.Connection, layout: Layout | None) -> None:
+        """Raise unless a writable open may go on: the file is empty, or a store of ours no
+        newer than this library."""
+        if layout is None:
+            objects = self._guarded(schema_objects, conn)
+            if objects and "session_recall_meta" not in objects:
+                raise NotASessionDatabaseError(foreign_file_message(self.path, objects))
+        elif not layout.own and layout.fts_columns == 0:  # 'sessions' and 'messages', no index
+            raise NotASessionDatabaseError(
+                foreign_file_message(self.path, self._guarded(schema_objects, conn))
+            )
+        elif not layout.own:
+            raise NotASessionDatabaseError(
+                f"{self.path} is a session database of another program (e.g. a Hermes "
+                "state.db); open it read-only (SessionStore(path, read_only=True), "
+                "SessionStore.open_hermes(path), or --read-only on the command line), "
+                "or import it into a store of your own"
+            )
+        elif (layout.version or 0) > SCHEMA_VERSION:
+            raise NotASessionDatabaseError(
+                f"{self.path} has schema version {layout.version}, newer than this "
+                f"library's {SCHEMA_VERSION}; upgrade langchain-session-recall"
+            )
+
+    @staticmethod
+    def _journal_mode(conn: sqlite3.Connection) -> str:
+        return str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+
+    @contextmanager
+    def _busy_is_an_error(self) -> Iterator[None]:
+        """SQLite's ``database is locked`` (its busy timeout ran out) as :class:`StoreBusyError`."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            raise StoreBusyError(
+                f"{self.path} is busy: another connection kept its write lock for more than "
+                f"{self.busy_timeout:g} s (busy_timeout), so nothing of this write was stored; "
+                "try again once that writer is done, or open the store with a longer "
+                "busy_timeout"
+            ) from exc
 
     @classmethod
     def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SessionStore:
@@ -247,6 +319,9 @@ class SessionStore(SessionBackend):
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if self.read_only:
                 conn.execute("PRAGMA query_only = 1")
+                # Another program's file may hold text that is not UTF-8: read it with
+                # U+FFFD in place of the bad bytes rather than fail the whole query.
+                conn.text_factory = _lenient_text
             else:
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -289,11 +364,15 @@ class SessionStore(SessionBackend):
             conn.close()
 
     @staticmethod
-    def _detect(conn: sqlite3.Connection) -> Layout | None:
+    def _guarded(read: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
+        """``read(conn)``, a file that is not SQLite reported as not a session database."""
         try:
-            return detect_layout(conn)
+            return read(conn)
         except sqlite3.DatabaseError as exc:
             raise NotASessionDatabaseError(f"not a readable SQLite database: {exc}") from exc
+
+    def _detect(self, conn: sqlite3.Connection) -> Layout | None:
+        return self._guarded(detect_layout, conn)
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -305,13 +384,19 @@ class SessionStore(SessionBackend):
             yield self._conn()
 
     @contextmanager
-    def _write_transaction(self) -> Iterator[sqlite3.Connection]:
+    def _write_transaction(self, *, bulk: bool = False) -> Iterator[sqlite3.Connection]:
         with self._write_lock:
             conn = self._conn()
             # Inside transaction() on this thread: a savepoint, so a failed write still leaves
             # nothing half-done while the outer block goes on.
             nested = conn.in_transaction
-            conn.execute("SAVEPOINT session_recall" if nested else "BEGIN IMMEDIATE")
+            with self._busy_is_an_error():  # waits up to busy_timeout for the write lock
+                if nested:
+                    conn.execute("SAVEPOINT session_recall")
+                else:
+                    self._wait_for_hand_over()
+                    self._begin(conn, politely=bulk and not self._memory)
+            started = time.monotonic()
             try:
                 yield conn
             except BaseException:
@@ -322,7 +407,51 @@ class SessionStore(SessionBackend):
                     else:
                         conn.execute("ROLLBACK")
                 raise
+            finally:
+                if not nested:
+                    held = time.monotonic() - started
+                    pause = min(_MAX_HAND_OVER, held * self.hand_over)
+                    self._next_write = time.monotonic() + pause
             conn.execute("RELEASE session_recall" if nested else "COMMIT")
+
+    def _begin(self, conn: sqlite3.Connection, *, politely: bool) -> None:
+        """``BEGIN IMMEDIATE``, waiting up to ``busy_timeout`` for the write lock.
+
+        A single write waits in SQLite's busy handler, which tries again every 100 ms at
+        most. A bulk block (``politely``: an import's group, which holds the lock for long)
+        tries every 0.15 to 0.3 s instead, so when both wait for the same writer, the single
+        write (a recorder's message) nearly always goes first.
+        """
+        if not politely:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        deadline = time.monotonic() + self.busy_timeout
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    left = deadline - time.monotonic()
+                    if not is_busy(exc) or left <= 0:
+                        raise
+                time.sleep(min(left, random.uniform(*_BULK_TRIES)))
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+
+    def _wait_for_hand_over(self) -> None:
+        """Before a write transaction: when this store's last one held the lock for long, let
+        :attr:`hand_over` of that time pass since it ended (at most 0.15 s). SQLite does not
+        queue its writers: a waiting one tries again every 100 ms at most, and would nearly
+        never find the lock free between the back-to-back transactions of an import; this gap
+        lets it in.
+        """
+        if self._memory:
+            return
+        wait = self._next_write - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
 
     def _in_block(self) -> bool:
         return getattr(self._local, "block", None) is not None
@@ -357,6 +486,31 @@ class SessionStore(SessionBackend):
             return  # someone removed it: index nothing behind their back
         (block.indexed_through,) = conn.execute(st.MAX_MESSAGE_ID).fetchone()
         conn.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER_NAME}")
+
+    def _before_delete(self) -> None:
+        """Inside :meth:`transaction` with indexing left to the end of the block, index the
+        block's messages now (and restore the trigger): deleting a message the index does
+        not hold yet would damage the index. Done in the block's own transaction, before the
+        delete's savepoint, so a failed delete keeps it."""
+        block: _Block | None = getattr(self._local, "block", None)
+        if block is None or block.indexed_through is None:
+            return
+        conn = self._conn()
+        conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
+        conn.execute(FTS_INSERT_TRIGGER)
+        block.indexed_through, block.batches = None, 0
+
+    @contextmanager
+    def _deleting(self, conn: sqlite3.Connection, session_ids: Sequence[str]) -> Iterator[None]:
+        # secure_delete zeroes the pages (and parts of pages) the deleted rows leave free:
+        # a forgotten secret does not linger in the file's free space.
+        (previous,) = conn.execute(st.SECURE_DELETE).fetchone()
+        conn.execute(st.set_secure_delete(True))
+        try:
+            conn.execute(st.DELETE_HEADERS, {"ids": self.dialect.array(session_ids)})
+            yield
+        finally:
+            conn.execute(st.set_secure_delete(bool(previous)))
 
     def _close(self) -> None:
         with self._conns_lock:
@@ -420,13 +574,26 @@ class SessionStore(SessionBackend):
         return len(found)
 
     def optimize(self) -> None:
-        """Merge the full-text index segments and refresh planner statistics."""
+        """Merge the full-text index segments and refresh planner statistics.
+
+        Merging also drops the words of deleted messages from the index (FTS5 keeps them in
+        older segments until then); the write-ahead log is then checkpointed and truncated,
+        so that what :meth:`delete_sessions` removed is gone from the files too (unless
+        another connection still reads an older snapshot: then the log is emptied later).
+        """
         with self._write() as conn:
-            conn.execute(st.fts_command("messages_fts", "optimize"))
-            if self.layout.has_cjk:
-                conn.execute(st.fts_command("messages_cjk_fts", "optimize"))
+            for table in self._fts_tables():
+                conn.execute(st.fts_command(table, "optimize"))
         with self._read() as conn:
             conn.execute("PRAGMA optimize")
+            if not self._memory:
+                conn.execute(st.CHECKPOINT_TRUNCATE).fetchall()
+
+    def _fts_tables(self) -> list[str]:
+        """The full-text tables of this file (main, CJK, headers)."""
+        optional = [("messages_cjk_fts", self.layout.has_cjk)]
+        optional.append(("session_headers_fts", self.layout.has_headers))
+        return ["messages_fts", *(table for table, present in optional if present)]
 
     # ------------------------------------------------------------------ statistics
 
@@ -443,12 +610,13 @@ class SessionStore(SessionBackend):
                 # FTS5's integrity-check is a write statement: a read-only store cannot run it.
                 checked.append("full-text index: skipped (the store is open read-only)")
             else:
-                tables = ["messages_fts"] + (["messages_cjk_fts"] if self.layout.has_cjk else [])
-                for table in tables:
+                for table in self._fts_tables():
                     checked.append(f"full-text index {table}")
                     try:
-                        # compares the index with its content (the messages view)
-                        conn.execute(st.fts_command(table, "integrity-check"))
+                        # compares the index with its content (the messages view); a write
+                        # statement, so it waits its turn for the lock like any writer
+                        with self._busy_is_an_error():
+                            conn.execute(st.fts_command(table, "integrity-check"))
                     except sqlite3.DatabaseError as exc:
                         problems.append(
                             f"{table} is damaged ({exc}); rebuild it with: "

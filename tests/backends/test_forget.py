@@ -1,0 +1,247 @@
+"""Forgetting: ``delete_sessions`` and ``session-recall forget`` on both backends. A forgotten
+session goes with everything below it, from every index, the summary cache and the import
+ledger's view; ``check()`` passes afterwards; a re-import does not bring it back unless asked."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import run_cli
+from hermes_fixtures import build_hermes_db
+from store_targets import StoreFactory, StoreTarget
+
+from langchain_session_recall import ReadOnlyStoreError
+from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.importers import import_jsonl
+from langchain_session_recall.search.pipeline import search_sessions
+
+DAY = 86_400.0
+T0 = 1_790_000_000.0
+
+
+def _chains(store: SessionBackend) -> None:
+    """``root`` with a sub-agent ``root/agent`` (itself with ``root/agent/deep``) and a
+    continuation ``root-2``; an unrelated ``other``; ``old`` of bob, from a cron job."""
+    rows = [
+        ("root", None, T0, "alice", "cli", "Deploy with kubectl", "rollout of nginx 服务端"),
+        ("root/agent", "root", T0 + 10, "alice", "cli", None, "zebrafish subagent notes"),
+        ("root/agent/deep", "root/agent", T0 + 20, None, "cli", None, "deepest watercolor"),
+        ("root-2", "root", T0 + 30, "alice", "cli", None, "continuation sourdough"),
+        ("other", None, T0 + 40, "alice", "cli", "Other", "nginx unrelated"),
+        ("old", None, T0 - 30 * DAY, "bob", "cron", "Nightly", "nightly nginx report"),
+    ]
+    for sid, parent, started, user, source, title, text in rows:
+        store.add_session(
+            sid,
+            parent_session_id=parent,
+            started_at=started,
+            user_id=user,
+            source=source,
+            title=title,
+        )
+        store.add_messages(sid, [{"role": "user", "content": text, "timestamp": started + 1}])
+    for sid in ("root", "root/agent", "other"):
+        store.put_cached_summary(f"k-{sid}", session_id=sid, summary="recap", model="m")
+
+
+def _found(store: SessionBackend, text: str) -> set[str]:
+    return {r.root_id for r in search_sessions(store, text).sessions}
+
+
+def test_a_session_goes_with_its_whole_chain_below_and_from_every_index(
+    store_factory: StoreFactory,
+) -> None:
+    store = store_factory.open()
+    _chains(store)
+    assert _found(store, "zebrafish") == {"root"}
+    assert store.delete_sessions(["root/agent"]) == 2  # the sub-agent and its own sub-agent
+    assert store.get_session("root/agent/deep") is None
+    assert [s for s in ("root", "root-2", "other", "old") if store.get_session(s)] == [
+        "root",
+        "root-2",
+        "other",
+        "old",
+    ]
+    assert _found(store, "zebrafish") == set() and _found(store, "watercolor") == set()
+    # the root's recap was made with the sub-agent's messages: it goes too
+    assert store.get_cached_summary("k-root") is None
+    assert store.get_cached_summary("k-other") is not None
+
+    assert store.delete_sessions(["root"]) == 2  # the root and its continuation
+    for word in ("kubectl", "服务端", "sourdough", "Deploy"):  # content, CJK, title (header)
+        assert _found(store, word) == set(), word
+    assert {r.id for r in store.recent_sessions(limit=10, exclude_sources=())} == {"other", "old"}
+    assert store.stats()["sessions"] == 2 and store.stats()["messages"] == 2
+    assert store.check().ok, store.check().problems
+    _assert_indexes_intact(store_factory.target())
+
+
+def _assert_indexes_intact(target: StoreTarget) -> None:
+    target.assert_intact()
+    if target.backend == "sqlite":
+        with target.sql() as sql:
+            for table in ("messages_cjk_fts", "session_headers_fts"):
+                sql.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_unknown_ids_and_a_second_delete_remove_nothing(store: SessionBackend) -> None:
+    _chains(store)
+    assert store.delete_sessions([]) == 0
+    assert store.delete_sessions(["nope"]) == 0
+    assert store.delete_sessions(["other", "other", "nope"]) == 1
+    assert store.delete_sessions(["other"]) == 0
+    assert store.stats()["sessions"] == 5
+
+
+def test_the_async_twin(store: SessionBackend) -> None:
+    _chains(store)
+    assert asyncio.run(store.adelete_sessions(["root"])) == 4
+    assert store.get_session("root-2") is None
+
+
+def test_a_read_only_store_refuses_and_keeps_everything(store_factory: StoreFactory) -> None:
+    _chains(store_factory.open())
+    reader = store_factory.open(read_only=True)
+    with pytest.raises(ReadOnlyStoreError):
+        reader.delete_sessions(["root"])
+    with pytest.raises(ReadOnlyStoreError):
+        asyncio.run(reader.adelete_sessions(["root"]))
+    assert reader.stats()["sessions"] == 6
+
+
+def test_what_a_selection_would_forget(store: SessionBackend) -> None:
+    _chains(store)
+    everything_of_root = ["root", "root/agent", "root/agent/deep", "root-2"]
+    assert store.sessions_to_forget(["root"]) == everything_of_root
+    assert store.sessions_to_forget(before=T0 - DAY) == ["old"]
+    assert store.sessions_to_forget(sources=["cron"]) == ["old"]
+    assert store.sessions_to_forget(user_id="bob") == ["old"]
+    # the chain below goes with a session, whoever owns its members
+    assert store.sessions_to_forget(user_id="alice", before=T0 + 5) == everything_of_root
+    # conditions narrow named sessions
+    assert store.sessions_to_forget(["root", "old"], user_id="bob") == ["old"]
+    assert store.sessions_to_forget(["nope"]) == []
+    with pytest.raises(ValueError, match="name sessions"):
+        store.sessions_to_forget()
+    assert store.stats()["sessions"] == 6  # a selection deletes nothing
+
+
+# --------------------------------------------------------------------------- imports
+
+
+def _jsonl(tmp_path: Path) -> Path:
+    lines = [
+        {"session_id": "keep", "role": "user", "content": "nginx keep"},
+        {"session_id": "secret", "role": "user", "content": "my token is hunter2zebra"},
+        {
+            "session_id": "secret/sub",
+            "parent_session_id": "secret",
+            "role": "user",
+            "content": "sub-agent saw hunter2zebra too",
+        },
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_forgotten_session_is_not_imported_again_unless_asked(
+    store: SessionBackend, tmp_path: Path
+) -> None:
+    path = _jsonl(tmp_path)
+    assert import_jsonl(store, path).messages == 3
+    assert store.delete_sessions(["secret"]) == 2
+    assert store.check().ok, store.check().problems
+
+    again = import_jsonl(store, path)
+    assert (again.messages, again.forgotten) == (0, ["secret", "secret/sub"])
+    assert "2 forgotten sessions left out" in again.summary()
+    assert store.get_session("secret") is None and store.get_session("secret/sub") is None
+    assert _found(store, "hunter2zebra") == set()
+
+    back = import_jsonl(store, path, reimport=True)
+    assert (back.messages, back.forgotten) == (2, [])
+    assert _found(store, "hunter2zebra") == {"secret"}
+    assert import_jsonl(store, path).messages == 0  # and it is an ordinary import again
+    assert store.check().ok, store.check().problems
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def test_forget_on_the_command_line(store_factory: StoreFactory, tmp_path: Path) -> None:
+    target = store_factory.target()
+    with target.open() as store:
+        _chains(store)
+    db = target.db
+
+    result = run_cli("forget", "root", "--db", db)  # not a terminal: no prompt, no deletion
+    assert result.code == 2 and "--yes" in result.err
+    result = run_cli("forget", "--db", db, "--yes")
+    assert result.code == 2 and "name sessions" in result.err
+
+    result = run_cli("forget", "root", "--db", db, "--dry-run", "--json")
+    assert result.code == 0
+    plan = json.loads(result.out)
+    assert (plan["dry_run"], plan["count"], plan["messages"]) == (True, 4, 4)
+    assert plan["sessions"][0] == "root"
+
+    result = run_cli("forget", "--before", "2026-09-01", "--source", "cron", "--db", db, "-y")
+    assert result.code == 0 and "Forgot 1 session" in result.out
+    result = run_cli("forget", "root", "other", "--user", "alice", "--db", db, "--yes")
+    assert result.code == 0 and "Forgot 5 sessions (5 messages)" in result.out
+    result = run_cli("forget", "root", "--db", db, "--yes")
+    assert result.code == 1 and "nothing to forget" in result.err
+    assert run_cli("check", "--db", db).code == 0
+    with target.open() as store:
+        assert store.stats()["sessions"] == 0
+    _assert_indexes_intact(target)
+
+
+def test_forget_leaves_another_programs_file_alone(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3)
+    before = path.read_bytes()
+    with_ids = run_cli("forget", "--db", str(path), "--before", "2030-01-01", "--dry-run")
+    assert with_ids.code == 0 and "Would forget" in with_ids.out
+    result = run_cli("forget", "--db", str(path), "--before", "2030-01-01", "--yes")
+    assert result.code == 3 and "another program" in result.err
+    assert path.read_bytes() == before
+
+
+def test_the_words_of_a_forgotten_session_leave_the_sqlite_file(tmp_path: Path) -> None:
+    # FTS5 keeps a deleted message's words in its index segments until they are merged, and
+    # SQLite keeps deleted rows in free pages: `forget` merges the index and zeroes the pages.
+    db = tmp_path / "recall.db"
+    assert import_jsonl_cli(db, _jsonl(tmp_path)) == 0
+    assert run_cli("forget", "secret", "--db", str(db), "--yes").code == 0
+    files = [db, *(Path(f"{db}{x}") for x in ("-wal", "-shm"))]
+    assert not [f.name for f in files if f.exists() and b"hunter2zebra" in f.read_bytes()]
+
+
+def import_jsonl_cli(db: Path, path: Path) -> int:
+    return run_cli("import", "jsonl", str(path), "--db", str(db)).code
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "code", "left"), [("n\n", 1, 6), ("\n", 1, 6), ("y\n", 0, 2)])
+def test_a_terminal_is_asked_first(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, answer: str, code: int, left: int
+) -> None:
+    target = store_factory.target()
+    with target.open() as store:
+        _chains(store)
+    monkeypatch.setattr("sys.stdin", _Terminal(answer))
+    result = run_cli("forget", "root", "--db", target.db)
+    assert result.code == code
+    assert "Forget 4 sessions (4 messages)" in result.err and "cannot be undone" in result.err
+    with target.open() as store:
+        assert store.stats()["sessions"] == left
