@@ -58,8 +58,8 @@ from langchain_session_recall.summarize.language import detect_language, languag
 # mention for both the gate and the alignment.
 from langchain_session_recall.summarize.quality import (
     _CJK_CHAR,
-    _FUNCTION_WORDS,
     _LOOSE_CITATION,
+    _content_units,
     _mentions,
     _specifics,
     _stem,
@@ -381,23 +381,9 @@ def _words(text: str) -> list[str]:
 
 
 def _units(tokens: Sequence[str], skip: Collection[str] = ()) -> list[str]:
-    """Content units of ``tokens``: stems of content words, numbers, CJK character bigrams."""
-    units: list[str] = []
-    previous = ""
-    for tok in tokens:
-        if _CJK_CHAR.match(tok):
-            if previous:
-                units.append(previous + tok)
-            previous = tok
-            continue
-        previous = ""
-        if tok[0].isdigit() and _NUMERIC.fullmatch(tok):
-            units.append(tok)
-        elif len(tok) >= 3 and tok not in _FUNCTION_WORDS and tok not in skip:
-            stem = _stem(tok)
-            if stem not in skip:
-                units.append(stem)
-    return units
+    """Content units of ``tokens`` (the gate's: stems of content words, numbers of 2+ digits,
+    CJK character bigrams), ``skip`` left out."""
+    return _content_units(list(tokens), set(skip))
 
 
 _CLAUSE_END = re.compile(r"(?<=[.!?;。！？])\s+|\n+")
