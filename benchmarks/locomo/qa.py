@@ -287,6 +287,10 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
     kept = sum(r.get("recaps_keeping_answer", 0) for r in model)
     statuses = Counter(s for r in model for s in r.get("statuses", []))
     lines.append("")
+    for name in SYSTEMS[1:]:
+        sizes = sorted(r[name].get("output_chars", 0) for r in rows if name in r)
+        if sizes:
+            lines.append(f"Tool output ({name}): median {sizes[len(sizes) // 2]:,} characters.")
     lines.append(
         f"Model recaps: {dict(statuses)}; of the accepted recaps whose window holds the gold "
         f"answer, {kept} of {window} keep it"
