@@ -285,8 +285,18 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
     model = [r["model"] for r in rows if "model" in r]
     window = sum(r.get("recaps_with_answer_in_window", 0) for r in model)
     kept = sum(r.get("recaps_keeping_answer", 0) for r in model)
-    statuses = Counter(s for r in model for s in r.get("statuses", []))
+    # A call without a query browses recent sessions: nothing is recapped (status None).
+    statuses = Counter(s or "browsed" for r in model for s in r.get("statuses", []))
     lines.append("")
+    for a, b in (("extractive", "none"), ("model", "none"), ("model", "extractive")):
+        pairs = [(r[a]["f1"], r[b]["f1"]) for r in rows if a in r and b in r]
+        if pairs:
+            better = sum(x > y for x, y in pairs)
+            worse = sum(x < y for x, y in pairs)
+            lines.append(
+                f"Per question, {a} against {b}: F1 higher on {better}, lower on {worse}, "
+                f"equal on {len(pairs) - better - worse}."
+            )
     for name in SYSTEMS[1:]:
         sizes = sorted(r[name].get("output_chars", 0) for r in rows if name in r)
         if sizes:
