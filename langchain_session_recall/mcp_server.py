@@ -12,22 +12,32 @@ Failures come back as MCP tool errors (``isError``) whose text is the JSON
 
 Start it from the shell with ``session-recall mcp --db PATH_OR_DSN`` (stdio, or streamable HTTP
 with ``--http HOST:PORT``), or from Python with :func:`serve`. Needs the extra ``[mcp]``.
+
+Over HTTP every request's ``Host`` and ``Origin`` headers are checked, whatever the bind address
+(DNS rebinding: a web page must not reach the server through a name of its own), and a server
+bound to anything but a loopback address refuses to start without a bearer token
+(``token=`` / ``--token`` / ``SESSION_RECALL_MCP_TOKEN``); requests without it get 401.
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import json
 import logging
 import os
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio
 import anyio.to_thread
 from pydantic import Field, SecretStr
 
 try:
     from mcp.server.fastmcp import FastMCP
+    from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as _missing:  # the CLI turns this into its install hint (tested)
     raise ImportError(
@@ -36,13 +46,14 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
 
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CHARS,
     SHOW_DEFAULT_CONTEXT,
     show_session,
 )
-from langchain_session_recall.summarize.redaction import redact_secrets
+from langchain_session_recall.summarize.redaction import describe_error, redact_secrets
 from langchain_session_recall.tool import (
     SESSION_SEARCH_DESCRIPTION,
     SessionSearchInput,
@@ -52,16 +63,34 @@ from langchain_session_recall.tool import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
     "SESSION_SEARCH_MCP_DESCRIPTION",
     "SESSION_SHOW_DESCRIPTION",
+    "TOKEN_ENV",
     "chat_model_from_env",
     "create_mcp_server",
+    "http_app",
+    "is_loopback",
     "serve",
 ]
 
 logger = logging.getLogger(__name__)
+
+TOKEN_ENV = "SESSION_RECALL_MCP_TOKEN"
+"""Environment variable holding the bearer token of an HTTP server (instead of ``--token``,
+which other users of the machine can read in the process list)."""
+
+
+def _package_version() -> str:
+    try:
+        return version("langchain-session-recall")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from langchain_session_recall import __version__
+
+        return __version__
+
 
 # An MCP server does not know which conversation its client is in: promise nothing about it.
 SESSION_SEARCH_MCP_DESCRIPTION = (
@@ -121,7 +150,9 @@ MaxCharsArg = Annotated[
 
 
 def _result(content: str) -> CallToolResult:
-    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error."""
+    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error. A
+    lone surrogate (from the client's own text) would make the reply unsendable: U+FFFD."""
+    content = storable_text(content)
     try:
         failed = json.loads(content).get("success") is False
     except (ValueError, AttributeError):
@@ -134,9 +165,11 @@ def _failure(message: str) -> CallToolResult:
 
 
 def _unexpected(tool: str, exc: Exception) -> CallToolResult:
-    logger.exception("%s failed", tool)
+    what = describe_error(exc)
+    logger.error("%s failed: %s", tool, what)
+    logger.debug("%s failed", tool, exc_info=exc)  # the traceback: at DEBUG, it may quote data
     return _failure(
-        f"{tool} failed: {type(exc).__name__}: {exc}. The server is still running: try again, "
+        f"{tool} failed: {what}. The server is still running: try again, "
         "and if it keeps failing, check that the session database is reachable."
     )
 
@@ -149,6 +182,7 @@ def create_mcp_server(
     name: str = "session-recall",
     host: str = "127.0.0.1",
     port: int = 8000,
+    allowed_hosts: Sequence[str] = (),
     **options: Any,
 ) -> FastMCP[Any]:
     """An MCP server (FastMCP) with the ``session_search`` and ``session_show`` tools.
@@ -162,6 +196,9 @@ def create_mcp_server(
         name: Server name announced to clients.
         host: Where streamable HTTP listens when the server is run that way.
         port: Its port.
+        allowed_hosts: Names clients may use in the ``Host`` header besides the loopback
+            names and ``host`` itself (e.g. ``"recall.internal"`` for a server bound to
+            ``0.0.0.0``); any other ``Host`` gets 421, any other browser ``Origin`` 403.
         **options: Options of :func:`~langchain_session_recall.create_session_search_tool`
             (retriever and summarizer fields: ``exclude_sources``, ``max_chars``, ``timeout``,
             ``secret_patterns``, ...).
@@ -181,7 +218,11 @@ def create_mcp_server(
         host=host,
         port=port,
         log_level="WARNING",
+        transport_security=_transport_security(host, allowed_hosts),
     )
+    # serverInfo.version: ours, not the SDK's (FastMCP 1.x takes no version argument)
+    server._mcp_server.version = _package_version()
+    _quiet_client_disconnects()
     server.add_tool(
         _search_function(search),
         name="session_search",
@@ -292,12 +333,158 @@ def _address(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback address (``127.0.0.0/8``, ``::1``).
+
+    ``0.0.0.0`` and ``::`` (every interface) are not; a name that does not resolve is not.
+
+    Example:
+        >>> is_loopback("127.1"), is_loopback("127.0.0.2"), is_loopback("::1")
+        (True, True, True)
+        >>> is_loopback("0.0.0.0"), is_loopback("192.0.2.7")
+        (False, False)
+    """
+    import ipaddress
+
+    addresses = _addresses(host)
+    return bool(addresses) and all(
+        ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addresses
+    )
+
+
+def _addresses(host: str) -> set[str]:
+    """The addresses ``host`` names: a literal (``::1``, ``127.1``) without a lookup,
+    ``localhost`` as RFC 6761 reserves it, any other name as the resolver answers."""
+    import ipaddress
+
+    try:
+        return {str(ipaddress.ip_address(host))}
+    except ValueError:
+        pass
+    try:  # the inet_aton forms: 127.1, 2130706433
+        return {socket.inet_ntoa(socket.inet_aton(host))}
+    except OSError:
+        pass
+    if host.lower().rstrip(".") == "localhost":
+        return {"127.0.0.1", "::1"}
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return set()
+    return {str(info[4][0]) for info in infos}
+
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _transport_security(host: str, allowed_hosts: Sequence[str]) -> TransportSecuritySettings:
+    """Host and Origin checks for every bind (the SDK turns them on only for three literal
+    loopback hosts): the loopback names, the bound host and ``allowed_hosts``, any port."""
+    names = dict.fromkeys(_LOOPBACK_NAMES)
+    for name in (host, *allowed_hosts):
+        name = name.strip().strip("[]")
+        if name and name not in ("0.0.0.0", "::"):  # every interface names no host
+            names[f"[{name}]" if ":" in name else name] = None
+    hosts = [pattern for name in names for pattern in (name, f"{name}:*")]
+    origins = [f"{scheme}://{pattern}" for scheme in ("http", "https") for pattern in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+class _BearerToken:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                from starlette.responses import JSONResponse
+
+                response = JSONResponse(
+                    {"error": "unauthorized: send the header 'Authorization: Bearer <token>'"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="session-recall"'},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: FastMCP[Any], *, token: str | None = None) -> ASGIApp:
+    """The streamable HTTP app of ``server`` (at ``/mcp``), behind a bearer token if given.
+
+    Host and Origin checks come from ``server`` (see :func:`create_mcp_server`). Serve it with
+    any ASGI server; :func:`serve` runs it with uvicorn.
+    """
+    app: ASGIApp = server.streamable_http_app()
+    return _BearerToken(app, token) if token else app
+
+
+_CLIENT_GONE: tuple[type[BaseException], ...] = (
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+)
+
+
+class _ClientGone(logging.Filter):
+    """A client that disconnects makes the SDK log its closed stream as an ERROR with a
+    traceback; it is an ordinary event: logged at DEBUG, one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, _CLIENT_GONE):
+            return True
+        record.msg = f"{record.getMessage()}: the client disconnected ({type(exc).__name__})"
+        record.args = None
+        record.exc_info = record.exc_text = None
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+_CLIENT_GONE_FILTER = _ClientGone()
+
+
+def _quiet_client_disconnects() -> None:
+    for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+        target = logging.getLogger(name)
+        if _CLIENT_GONE_FILTER not in target.filters:
+            target.addFilter(_CLIENT_GONE_FILTER)
+
+
+def _resolve_token(host: str, token: str | None) -> str | None:
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if token is None and not is_loopback(host):
+        raise ValueError(
+            f"--http {host} listens beyond this machine's loopback interface: give a bearer "
+            f"token (--token, or the {TOKEN_ENV} environment variable) that clients send as "
+            "'Authorization: Bearer <token>', or bind to 127.0.0.1"
+        )
+    return token
+
+
+async def _serve_http(server: FastMCP[Any], app: ASGIApp) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app, host=server.settings.host, port=server.settings.port, log_level="warning"
+    )
+    await uvicorn.Server(config).serve()
+
+
 def serve(
     db: str | os.PathLike[str],
     *,
     read_only: bool = False,
     user_id: str | None = None,
     http: str | None = None,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] = (),
     model: str | None = None,
     **options: Any,
 ) -> None:
@@ -309,20 +496,37 @@ def serve(
         read_only: Open the store read-only: the database and its ``-wal`` keep their bytes.
         user_id: Tenant scope (see :func:`create_mcp_server`).
         http: ``"HOST:PORT"`` to serve streamable HTTP at ``http://HOST:PORT/mcp``
-            instead of stdio. There is no authentication: keep it on localhost.
+            instead of stdio. ``Host`` and ``Origin`` headers are checked on every bind.
+        token: Bearer token every HTTP request must carry (``Authorization: Bearer ...``);
+            default: the ``SESSION_RECALL_MCP_TOKEN`` environment variable. Required when
+            ``http`` binds anything but a loopback address. Not used over stdio.
+        allowed_hosts: More ``Host`` names clients may use (see :func:`create_mcp_server`).
         model: A chat model name for LLM recaps (see :func:`chat_model_from_env`); without it
             recaps are extractive.
         **options: Passed to :func:`create_mcp_server`.
 
     Raises:
-        ValueError: A malformed ``http`` address, or ``model`` without credentials.
+        ValueError: A malformed ``http`` address, a non-loopback ``http`` without a token,
+            or ``model`` without credentials.
         NotASessionDatabaseError: ``db`` is missing or not a session database.
     """
     host, port = _address(http) if http else ("127.0.0.1", 8000)
+    bearer = _resolve_token(host, token) if http else None
     llm = chat_model_from_env(model) if model else None
     store = open_store(db, read_only=read_only, create=False)  # serving never creates a file
     try:
-        server = create_mcp_server(store, llm=llm, user_id=user_id, host=host, port=port, **options)
-        server.run("streamable-http" if http else "stdio")
+        server = create_mcp_server(
+            store,
+            llm=llm,
+            user_id=user_id,
+            host=host,
+            port=port,
+            allowed_hosts=allowed_hosts,
+            **options,
+        )
+        if http:
+            anyio.run(_serve_http, server, http_app(server, token=bearer))
+        else:
+            server.run("stdio")
     finally:
         store.close()

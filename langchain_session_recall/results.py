@@ -8,14 +8,15 @@ normalizes them first).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.models import Session
+from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
-from langchain_session_recall.search.query import highlight_words
+from langchain_session_recall.search.query import bound_query, highlight_words
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.transcript import (
     format_transcript,
@@ -25,7 +26,7 @@ from langchain_session_recall.transcript import (
     window,
 )
 
-__all__ = ["DEFAULT_MAX_CHARS", "Result", "recent_results", "search_results"]
+__all__ = ["DEFAULT_MAX_CHARS", "Result", "recent_results", "redact_messages", "search_results"]
 
 DEFAULT_MAX_CHARS = 100_000
 """Transcript characters per result unless asked otherwise (cut around the first match)."""
@@ -54,11 +55,14 @@ def search_results(
     max_chars: int = DEFAULT_MAX_CHARS,
     show_message_ids: bool = False,
     hit_limit: int = HIT_LIMIT,
+    redact: Callable[[str], str] | None = None,
 ) -> list[Result]:
     """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its match.
 
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``query`` has
-    nothing searchable. Metadata: see the retriever (``mode="search"``).
+    nothing searchable. Metadata: see the retriever (``mode="search"``). ``redact`` (e.g.
+    :func:`~langchain_session_recall.redact_secrets`) is applied to every message's text
+    before the transcript is formatted and cut, and to the title and the echoed query.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -82,7 +86,7 @@ def search_results(
     )
     chosen = outcome.sessions[:k]
     sessions = store.get_sessions(r.root_id for r in chosen)
-    build = _SearchResult(store, query, outcome, user_id, max_chars, show_message_ids)
+    build = _SearchResult(store, query, outcome, user_id, max_chars, show_message_ids, redact)
     return [
         build(ranked, sessions[ranked.root_id]) for ranked in chosen if ranked.root_id in sessions
     ]  # a root deleted meanwhile has nothing to show
@@ -96,13 +100,16 @@ class _SearchResult:
     user_id: str | None
     max_chars: int
     show_message_ids: bool
+    redact: Callable[[str], str] | None = None
 
     def __post_init__(self) -> None:
         words = highlight_words(self.outcome.query, self.outcome.expansions)
         self.pattern = term_pattern(words)
 
     def __call__(self, ranked: RankedSession, session: Session) -> Result:
-        messages = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
+        messages = redact_messages(
+            self.store.chain_messages(ranked.root_id, user_id=self.user_id), self.redact
+        )
         transcript = format_transcript(
             messages, show_ids=self.show_message_ids, root_id=ranked.root_id
         )
@@ -122,7 +129,7 @@ class _SearchResult:
                 "started_at": session.started_at,
                 "source": session.source,
                 "model": session.model,
-                "title": session.title,
+                "title": _clean(session.title, self.redact),
                 "user_id": session.user_id,
                 "score": ranked.score,
                 "matched_session_ids": list(ranked.session_ids),
@@ -132,7 +139,7 @@ class _SearchResult:
                 "coverage": ranked.coverage,
                 "query_expansions": dict(outcome.expansions),
                 "time_hint": _time_hint(outcome),
-                "query": self.query,
+                "query": _clean(bound_query(self.query), self.redact),
                 "query_reading": outcome.reading,
                 "sessions_searched": outcome.sessions_searched,
                 "mode": "search",
@@ -141,6 +148,46 @@ class _SearchResult:
                 "truncated": truncated,
             },
         )
+
+
+def redact_messages(
+    messages: list[StoredMessage], redact: Callable[[str], str] | None
+) -> list[StoredMessage]:
+    """Messages with ``redact`` applied to their text and their tool calls' arguments."""
+    if redact is None:
+        return messages
+    return [
+        dataclasses.replace(
+            m,
+            content=_clean(m.content, redact) or "",
+            tool_calls=_redact_value(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
+        )
+        for m in messages
+    ]
+
+
+def _redact_value(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(v, redact) for v in value]
+    return value
+
+
+def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:
+    # another writer may have put a number or a blob in a text column: shown as it is
+    return redact(text) if redact is not None and isinstance(text, str) and text else text
+
+
+def _clean_preview(preview: str | None, redact: Callable[[str], str] | None) -> str | None:
+    """A preview cut with "…" loses its last word too: it may be the start of a key that no
+    rule recognises once cut."""
+    if redact is None or not isinstance(preview, str) or not preview.endswith("…"):
+        return _clean(preview, redact)
+    head = preview[:-1]
+    return redact(head[: max(head.rfind(" "), 0)]) + "…"
 
 
 def _time_hint(outcome: SearchOutcome) -> dict[str, Any] | None:
@@ -166,11 +213,12 @@ def recent_results(
     after: float | None = None,
     before: float | None = None,
     collapse_sources: Sequence[str] = (),
+    redact: Callable[[str], str] | None = None,
 ) -> list[Result]:
     """The ``k`` most recent root sessions: title and preview, no search (``mode="recent"``).
 
     Sessions of ``collapse_sources`` (automation, e.g. ``cron``) are listed once per job (same
-    title), as its newest run.
+    title), as its newest run. ``redact`` is applied to titles and previews.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -190,10 +238,11 @@ def recent_results(
     )
     out = []
     for r in recent:
-        head = r.title or "(untitled session)"
+        title, preview = _clean(r.title, redact), _clean_preview(r.preview, redact)
+        head = title or "(untitled session)"
         out.append(
             Result(
-                page_content=f"{head}\n{r.preview}" if r.preview else head,
+                page_content=f"{head}\n{preview}" if preview else head,
                 metadata={
                     "session_id": r.id,
                     "when": format_when(r.started_at),
@@ -201,10 +250,10 @@ def recent_results(
                     "last_active": r.last_active,
                     "source": r.source,
                     "model": r.model,
-                    "title": r.title,
+                    "title": title,
                     "user_id": r.user_id,
                     "message_count": r.message_count,
-                    "preview": r.preview,
+                    "preview": preview,
                     "query": "",
                     "mode": "recent",
                     "store_id": getattr(store, "store_id", None),

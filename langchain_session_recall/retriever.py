@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -28,6 +29,7 @@ from langchain_session_recall.results import (
     search_results,
 )
 from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES, HIT_LIMIT
+from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
 
@@ -53,6 +55,11 @@ class SessionRecallRetriever(BaseRetriever):
     (previews only, instant). Text with nothing searchable in it (``"?"``, ``"NOT"``, an
     emoji) gives no Documents, and a debug log line says why. The current conversation's chain
     is never returned.
+
+    Secrets are redacted (``redact=True``, the default): API keys, tokens, passwords and private
+    keys in the transcripts, titles and previews are replaced by ``[REDACTED...]`` markers
+    before a Document is built, so ``retriever | format_docs | prompt | llm`` sends a provider
+    none of them (see :func:`~langchain_session_recall.redact_secrets`).
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
     ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
@@ -99,6 +106,12 @@ class SessionRecallRetriever(BaseRetriever):
     """Recent mode lists each automation job (sources ``AUTOMATION_SOURCES``: ``cron``,
     ``kanban``; same title) once, as its newest run; ``False`` lists every run. Search
     demotes their repeats either way."""
+    redact: bool = True
+    """Replace secrets (API keys, tokens, passwords, private keys) in every Document's text,
+    title, preview and echoed query by ``[REDACTED...]`` markers. ``False`` returns the stored
+    text as it is: only for a consumer that never sends it anywhere."""
+    secret_patterns: Sequence[SecretPattern] | None = None
+    """The redaction rules (``None``: ``DEFAULT_SECRET_PATTERNS``)."""
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -110,6 +123,11 @@ class SessionRecallRetriever(BaseRetriever):
     @classmethod
     def _as_tuple(cls, value: Any) -> tuple[str, ...]:
         return (value,) if isinstance(value, str) else tuple(value or ())
+
+    def _redactor(self) -> Callable[[str], str] | None:
+        if not self.redact:
+            return None
+        return functools.partial(redact_secrets, patterns=self.secret_patterns)
 
     # ------------------------------------------------------------------ entry points
 
@@ -160,6 +178,7 @@ class SessionRecallRetriever(BaseRetriever):
                 after=after,
                 before=before,
                 collapse_sources=AUTOMATION_SOURCES if self.collapse_automation else (),
+                redact=self._redactor(),
             )
             return [_document(r) for r in results]
         try:
@@ -177,6 +196,7 @@ class SessionRecallRetriever(BaseRetriever):
                 max_chars=self.max_chars,
                 show_message_ids=self.show_message_ids,
                 hit_limit=self.hit_limit,
+                redact=self._redactor(),
             )
         except EmptyQueryError as exc:
             # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.

@@ -10,14 +10,17 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackMan
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
-from langchain_session_recall.search.query import parse_query
+from langchain_session_recall.search.query import QUERY_LIMITS, bound_query, parse_query
+from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
@@ -47,7 +50,8 @@ Query syntax: plain keywords or a natural question both work. For broad recall j
 with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to exclude \
 (python NOT java); a trailing * for a prefix (deploy*). Optional: limit (default 3, max 5), \
 role_filter ("user,assistant"), after/before (ISO dates, e.g. 2026-11-01). The current \
-conversation is never searched."""
+conversation is never searched. """
+SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
 
 class SessionSearchInput(BaseModel):
@@ -102,7 +106,17 @@ def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> N
 
 
 def _error(message: str) -> tuple[str, list[Document]]:
-    return json.dumps({"success": False, "error": message}, ensure_ascii=False), []
+    payload = {"success": False, "error": storable_text(message)}
+    return json.dumps(payload, ensure_ascii=False), []
+
+
+def _checked_query(query: str | None) -> tuple[str, tuple[str, ...]]:
+    """The query as searched (capped, valid Unicode: it is echoed in the JSON) and the notices
+    of what was cut; :class:`EmptyQueryError` when text holds nothing searchable."""
+    text = bound_query(query or "")
+    if not text.strip():
+        return "", ()
+    return text, parse_query(query or "").notices
 
 
 class SessionSearchTool(BaseTool):
@@ -126,6 +140,12 @@ class SessionSearchTool(BaseTool):
     """Recaps them (an LLM when configured, else the extractive recap)."""
 
     # ------------------------------------------------------------------ helpers
+
+    def _redact(self, text: str) -> str:
+        """As the retriever redacts (the query and error messages are echoed to the model)."""
+        if not self.retriever.redact:
+            return text
+        return redact_secrets(text, self.retriever.secret_patterns)
 
     @staticmethod
     def _options(
@@ -173,7 +193,9 @@ class SessionSearchTool(BaseTool):
         return json.dumps(payload, ensure_ascii=False)
 
     @staticmethod
-    def _search_payload(query: str, found: list[Document], summaries: list[Document]) -> str:
+    def _search_payload(
+        query: str, notices: tuple[str, ...], found: list[Document], summaries: list[Document]
+    ) -> str:
         results = [
             {
                 "session_id": d.metadata["session_id"],
@@ -194,6 +216,9 @@ class SessionSearchTool(BaseTool):
             "count": len(results),
             "sessions_searched": searched,
         }
+        if notices:
+            notice = "; ".join(notices)
+            payload["notice"] = f"{notice[0].upper()}{notice[1:]}."
         if not results:
             payload["message"] = (
                 "No past session matched. Try fewer or broader keywords joined with OR, "
@@ -216,16 +241,16 @@ class SessionSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         try:
             options = self._options(limit, role_filter, after, before, config)
-            if (query or "").strip():
-                parse_query(query)  # nothing searchable: EmptyQueryError, told to the model
+            # nothing searchable: EmptyQueryError, told to the model
+            text, notices = _checked_query(query)
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
-            docs = self.retriever.invoke(query or "", config=child, **options)  # type: ignore[arg-type]
-            if not (query or "").strip():
+            docs = self.retriever.invoke(text, config=child, **options)  # type: ignore[arg-type]
+            if not text:
                 return self._recent_payload(docs), docs
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(f"{exc}. Fix the arguments and call session_search again.")
-        return self._search_payload(query, docs, summaries), summaries
+            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
+        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
 
     async def _arun(
         self,
@@ -240,16 +265,16 @@ class SessionSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         try:
             options = self._options(limit, role_filter, after, before, config)
-            if (query or "").strip():
-                parse_query(query)  # nothing searchable: EmptyQueryError, told to the model
+            # parsed in the executor: the event loop serves other clients meanwhile
+            text, notices = await run_in_executor(None, _checked_query, query)
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
-            docs = await self.retriever.ainvoke(query or "", config=child, **options)  # type: ignore[arg-type]
-            if not (query or "").strip():
+            docs = await self.retriever.ainvoke(text, config=child, **options)  # type: ignore[arg-type]
+            if not text:
                 return self._recent_payload(docs), docs
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(f"{exc}. Fix the arguments and call session_search again.")
-        return self._search_payload(query, docs, summaries), summaries
+            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
+        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
 
 
 _RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import vcr
-from langchain_tests.conftest import CustomPersister, CustomSerializer, base_vcr_config
-from vcr.request import Request
+if TYPE_CHECKING:  # vcr loads when a cassette is used: collecting tests need not pay for it
+    import vcr
+    from vcr.request import Request
 
 __all__ = [
     "CASSETTE_DIR",
@@ -103,6 +103,9 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 def summarizer_vcr() -> vcr.VCR:
     """A ``vcr.VCR`` for the summarizer cassettes (gzip YAML, strict JSON-body replay)."""
+    import vcr
+    from langchain_tests.conftest import CustomPersister, CustomSerializer, base_vcr_config
+
     config = base_vcr_config()
     config.update(
         record_mode="all" if RECORDING else "none",

@@ -1,13 +1,15 @@
-"""Shared fixtures: stores built on real temporary SQLite files, and stores of both backends.
+"""Shared fixtures: stores built on real temporary SQLite files, and stores of both backends;
+the ``slow`` marker (skipped unless ``--run-slow`` or ``SESSION_RECALL_RUN_SLOW=1``).
 
 ``store`` and ``demo_store`` are SQLite stores (the unit tests). ``backend_store`` and
 ``store_factory`` run a test once per backend, SQLite and PostgreSQL (see ``store_targets.py``:
 the PostgreSQL cases need ``SESSION_RECALL_PG_DSN`` and are skipped with that reason without
-it; each gets a database of its own, dropped afterwards).
+it; each gets an empty database of its own, emptied again afterwards).
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +21,27 @@ from store_targets import BACKENDS, Backend, StoreFactory
 from langchain_session_recall import SessionStore
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.demo import load_demo
+
+RUN_SLOW = "SESSION_RECALL_RUN_SLOW"
+"""Set to 1 to run the tests marked ``slow`` (``.ci/run`` does), as ``--run-slow`` does."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=os.environ.get(RUN_SLOW, "").strip().lower() in {"1", "true", "yes"},
+        help=f"also run the tests marked slow, as CI does (or set {RUN_SLOW}=1)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason=f"slow: run with --run-slow or {RUN_SLOW}=1 (CI does)")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
 
 
 @pytest.fixture
@@ -45,7 +68,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 @pytest.fixture
 def store_factory(backend: Backend, tmp_path: Path) -> Iterator[StoreFactory]:
     """Fresh stores of the test's backend: ``.open(name)``, ``.target(name)`` (see
-    ``store_targets.StoreFactory``); all closed and dropped after the test."""
+    ``store_targets.StoreFactory``); all closed after the test, their databases emptied."""
     factory = StoreFactory(backend, tmp_path)
     try:
         yield factory

@@ -3,9 +3,11 @@ process, a child process or the CLI), and how another client reads or writes it 
 
 A :class:`StoreTarget` is one string that :func:`~langchain_session_recall.backends.open_store`,
 the CLI's ``--db`` and a child process all accept: a file path for SQLite, a DSN for PostgreSQL.
-On PostgreSQL each target is a **database of its own** (created for the test, dropped after it,
-``WITH (FORCE)`` so that a killed child's connection cannot keep it), holding the store in the
-default schema: that is how the CLI and ``open_store(dsn)`` reach it without a schema option.
+On PostgreSQL each target is a **database of its own**, holding the store in the default schema:
+that is how the CLI and ``open_store(dsn)`` reach it without a schema option. Creating a
+database costs about a quarter of a second, so a test's databases are emptied when it ends
+(every connection to them ended, as a killed child's would be, and every schema dropped) and
+handed to the next test as new; one that cannot be emptied that way is dropped.
 
 PostgreSQL needs a server: ``scripts/pg-test-server start`` prints a DSN; export it as
 ``SESSION_RECALL_PG_DSN``. Without it the PostgreSQL cases are skipped with that reason.
@@ -13,11 +15,12 @@ PostgreSQL needs a server: ``scripts/pg-test-server start`` prints a DSN; export
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -194,47 +197,56 @@ class StoreTarget:
             report = store.check()
         assert report.ok, report.problems
 
-    def dump(self) -> str:
-        """A digest of every row of every table of the store, and of its sequences.
+    def dump(self, sql: Sql | None = None) -> str:
+        """A digest of every row of every table of the store, and of its sequences (read
+        through ``sql`` when given, else a connection of its own).
 
         On PostgreSQL each row carries its ``xmin`` (the transaction that last wrote it), so
         an UPDATE that writes the same values back changes the digest too.
         """
+        if sql is None:
+            with self.sql() as own:
+                return self.dump(own)
         digest = hashlib.sha256()
-        with self.sql() as sql:
-            for table in sql.tables():
-                if self.backend == "postgres":
-                    rows = sql.execute(f"SELECT xmin::text, row_to_json(t)::text FROM {table} t")
-                    digest.update(f"{table}:{sorted(rows)!r}".encode())
-                elif table.startswith("sqlite_") or "_fts" in table:
-                    continue  # FTS5 shadow tables follow their content; sqlite_stat1 is PRAGMAs
-                else:
-                    rows = sql.execute(f"SELECT * FROM {table}")
-                    digest.update(f"{table}:{sorted(map(repr, rows))!r}".encode())
+        for table in sql.tables():
             if self.backend == "postgres":
-                rows = sql.execute(
-                    "SELECT sequencename, last_value FROM pg_sequences "
-                    "WHERE schemaname = current_schema()"
-                )
-                digest.update(f"sequences:{sorted(rows)!r}".encode())
+                rows = sql.execute(f"SELECT xmin::text, row_to_json(t)::text FROM {table} t")
+                digest.update(f"{table}:{sorted(rows)!r}".encode())
+            elif table.startswith("sqlite_") or "_fts" in table:
+                continue  # FTS5 shadow tables follow their content; sqlite_stat1 is PRAGMAs
+            else:
+                rows = sql.execute(f"SELECT * FROM {table}")
+                digest.update(f"{table}:{sorted(map(repr, rows))!r}".encode())
+        if self.backend == "postgres":
+            rows = sql.execute(
+                "SELECT sequencename, last_value FROM pg_sequences "
+                "WHERE schemaname = current_schema()"
+            )
+            digest.update(f"sequences:{sorted(rows)!r}".encode())
         return digest.hexdigest()
 
 
 class Watcher:
     """Notices any write to a store by anyone: SQLite's ``PRAGMA data_version`` read from a
-    connection of its own, PostgreSQL's :meth:`StoreTarget.dump` (rows with their ``xmin``)."""
+    connection of its own, PostgreSQL's :meth:`StoreTarget.dump` (rows with their ``xmin``)
+    through a connection of its own."""
 
     def __init__(self, target: StoreTarget) -> None:
         self.target = target
         self._conn: sqlite3.Connection | None = None
+        self._sql: Sql | None = None
+        self._open = ExitStack()
         if target.backend == "sqlite":
             self._conn = sqlite3.connect(f"file:{Path(target.db).as_posix()}?mode=ro", uri=True)
+            self._open.callback(self._conn.close)
+        else:
+            self._sql = self._open.enter_context(target.sql())
         self._mark = self._state()
 
     def _state(self) -> str:
         if self._conn is not None:
             return str(self._conn.execute("PRAGMA data_version").fetchone()[0])
-        return self.target.dump()
+        return self.target.dump(self._sql)
 
     def changed(self) -> bool:
         """Whether anything was written since the watcher started (or last :meth:`reset`)."""
@@ -244,15 +256,85 @@ class Watcher:
         self._mark = self._state()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
+        self._open.close()
+
+
+_FREE_DATABASES: list[str] = []
+"""Emptied test databases, handed out again before a new one is created."""
+
+_USER_OBJECTS = (
+    "SELECT (SELECT count(*) FROM pg_namespace WHERE nspname NOT IN ('public', "
+    "'information_schema') AND nspname NOT LIKE 'pg\\_%'), "
+    "(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = 'public') + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n "
+    "ON n.oid = p.pronamespace WHERE n.nspname = 'public')"
+)
+
+
+def _admin() -> Any:
+    import psycopg
+
+    return psycopg.connect(PG_DSN, autocommit=True)
+
+
+def _take_database() -> str:
+    """A test database holding nothing: an emptied one, else a new one."""
+    if _FREE_DATABASES:
+        return _FREE_DATABASES.pop()
+    from psycopg import sql
+
+    dbname = f"sr_test_{uuid.uuid4().hex[:12]}"
+    with _admin() as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+    return dbname
+
+
+def _give_back(dbname: str) -> None:
+    """End every connection to ``dbname`` and empty it for the next test: each schema but
+    ``public`` dropped. A database whose ``public`` schema holds anything is dropped instead."""
+    import psycopg
+    from psycopg import sql
+
+    with _admin() as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (dbname,),
+        )
+        with psycopg.connect(database_dsn(PG_DSN, dbname), autocommit=True) as conn:
+            schemas = conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname NOT IN ('public', "
+                "'information_schema') AND nspname NOT LIKE 'pg\\_%'"
+            ).fetchall()
+            for (schema,) in schemas:
+                conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+            if conn.execute(_USER_OBJECTS).fetchone() == (0, 0):
+                _FREE_DATABASES.append(dbname)
+                return
+        admin.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname))
+        )
+
+
+@atexit.register
+def _drop_free_databases() -> None:
+    if not _FREE_DATABASES:
+        return
+    from psycopg import sql
+
+    with _admin() as conn:
+        while _FREE_DATABASES:
+            dbname = _FREE_DATABASES.pop()
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname))
+            )
 
 
 @dataclass
 class StoreFactory:
     """Fresh stores of one backend for one test (or one module): ``target(name)`` is where the
     store ``name`` lives, ``open(name)`` opens it (again); :meth:`cleanup` closes every store
-    opened here and drops the PostgreSQL databases."""
+    opened here and empties the PostgreSQL databases for the next test."""
 
     backend: Backend
     directory: Path
@@ -264,13 +346,7 @@ class StoreFactory:
             if self.backend == "sqlite":
                 db = str(self.directory / f"{name}.db")
             else:
-                import psycopg
-                from psycopg import sql
-
-                dbname = f"sr_test_{uuid.uuid4().hex[:12]}"
-                with psycopg.connect(PG_DSN, autocommit=True) as conn:
-                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-                db = database_dsn(PG_DSN, dbname)
+                db = database_dsn(PG_DSN, _take_database())
             self._targets[name] = StoreTarget(self.backend, db)
         return self._targets[name]
 
@@ -284,17 +360,8 @@ class StoreFactory:
             store.close()
         self._open.clear()
         if self.backend == "postgres":
-            import psycopg
-            from psycopg import sql
-
-            with psycopg.connect(PG_DSN, autocommit=True) as conn:
-                for target in self._targets.values():
-                    dbname = urlsplit(target.db).path.lstrip("/") or _query_dbname(target.db)
-                    conn.execute(
-                        sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                            sql.Identifier(dbname)
-                        )
-                    )
+            for target in self._targets.values():
+                _give_back(urlsplit(target.db).path.lstrip("/") or _query_dbname(target.db))
         self._targets.clear()
 
 

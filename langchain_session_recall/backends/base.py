@@ -274,8 +274,18 @@ class SessionBackend(ABC):
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, with every filter applied
-        inside the full-text query. Messages of ``automation`` sources get a budget of their
-        own (:func:`~langchain_session_recall.search.ranking.budget_automation`)."""
+        inside the full-text query.
+
+        The contract every backend honours (``langchain_session_recall.testing`` checks it):
+        each message at most once, however many indexes found it (with its best relevance);
+        best first, i.e. relevance descending (positive, higher is better; comparable only
+        within one call), equal relevance in ascending message id; at most ``limit`` hits.
+        Messages of ``automation`` sources get a budget of their own
+        (:func:`~langchain_session_recall.search.ranking.budget_automation`): at most ``limit``
+        hits of other sources plus at most ``max(1, limit // 4)`` of automation sources.
+        A word matched by more than :attr:`rank_window` messages is ranked over its newest
+        ``rank_window`` matches only. :func:`~langchain_session_recall.search.ranking.best_hits`
+        merges what several indexes found into this shape."""
 
     @abstractmethod
     def optimize(self) -> None:
@@ -291,7 +301,9 @@ class SessionBackend(ABC):
         limit: int = 200,
     ) -> list[SessionHit]:
         """Sessions whose header (title, start date in words) matches one reading of the
-        query, best first; a file without headers (e.g. a Hermes ``state.db``) has none."""
+        query, each once, best first (relevance descending, then session id), at most
+        ``limit``, with the session-level filters applied (a role filter matches no header); a
+        file without headers (e.g. a Hermes ``state.db``) has none."""
 
     def vocabulary(self, prefix: str, *, limit: int = 100_000) -> list[tuple[str, int]]:
         """Indexed words starting with ``prefix`` with their document counts, for typo

@@ -34,6 +34,7 @@ __all__ = [
     "UPDATABLE_FIELDS",
     "Dialect",
     "ancestors",
+    "comparable",
     "filter_clauses",
     "recent_sessions",
 ]
@@ -81,7 +82,7 @@ class Dialect(ABC):
 
     @abstractmethod
     def array(self, values: Sequence[Any]) -> Any:
-        """A Python list as the value :meth:`member` binds."""
+        """A Python list as the value :meth:`member` binds (its :func:`comparable` values)."""
 
     @abstractmethod
     def tail(self, expr: str, n: int) -> str:
@@ -104,6 +105,21 @@ class Dialect(ABC):
     def visibility(self) -> str:
         """Condition on ``m`` that leaves out messages the file hides (Hermes rewinds)."""
         return "1 = 1"
+
+
+def comparable(values: Sequence[Any]) -> list[Any]:
+    """The values of a list that a stored value can equal: text holding NUL is left out.
+
+    PostgreSQL text cannot hold NUL, and SQLite's ``json_each`` cuts a string at its NUL
+    (``"a\\x00"`` would equal ``"a"``): such a value equals nothing on either backend. Left out
+    of the list rather than bound, since in ``NOT x IN (...)`` a ``NULL`` would exclude every
+    row.
+
+    Example:
+        >>> comparable(["user", "user\\x00", 3])
+        ['user', 3]
+    """
+    return [v for v in values if not (isinstance(v, str) and "\x00" in v)]
 
 
 # --------------------------------------------------------------------------- reading

@@ -35,8 +35,14 @@ from langchain_session_recall.cli.options import (
     user_option,
 )
 from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.results import Result, recent_results, search_results
+from langchain_session_recall.results import (
+    Result,
+    recent_results,
+    redact_messages,
+    search_results,
+)
 from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES
+from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -215,7 +221,9 @@ def search(
             "before": before,
         }
         if browse:
-            results = recent_results(store, k, collapse_sources=AUTOMATION_SOURCES, **scope)
+            results = recent_results(
+                store, k, collapse_sources=AUTOMATION_SOURCES, redact=redact_secrets, **scope
+            )
         else:
             results = search_results(
                 store,
@@ -224,6 +232,7 @@ def search(
                 role_filter=role,
                 max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000),
                 show_message_ids=summarize,
+                redact=redact_secrets,
                 **scope,
             )
         if summarize and results:
@@ -305,6 +314,7 @@ def recent(
             after=after,
             before=before,
             collapse_sources=() if all_runs else AUTOMATION_SOURCES,
+            redact=redact_secrets,
         )
     if as_json:
         state.json(_json_results(results))
@@ -371,6 +381,9 @@ def show(
             return EXIT_EMPTY
         messages = [m for sid in ids for m in store.get_messages(sid)]
         messages.sort(key=lambda m: (m.timestamp, m.id))
+        messages = redact_messages(messages, redact_secrets)
+        if isinstance(session.title, str):  # another writer may have stored a blob there
+            session = dataclasses.replace(session, title=redact_secrets(session.title))
         parent = session.parent_session_id
         if parent is not None and user is not None:
             owner = store.get_session(parent)
@@ -819,8 +832,13 @@ def demo(
         sessions = len(store.recent_sessions(limit=10_000, exclude_sources=()))
         max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000)
         queries = [query] if query else list(DEMO_QUERIES)
-        searches = [(q, search_results(store, q, k, max_chars=max_chars)) for q in queries]
-        latest = recent_results(store, k, collapse_sources=AUTOMATION_SOURCES)
+        searches = [
+            (q, search_results(store, q, k, max_chars=max_chars, redact=redact_secrets))
+            for q in queries
+        ]
+        latest = recent_results(
+            store, k, collapse_sources=AUTOMATION_SOURCES, redact=redact_secrets
+        )
     if as_json:
         state.json(
             {
@@ -862,6 +880,7 @@ def demo(
 \b
   session-recall mcp --db recall.db --read-only
   session-recall mcp --db recall.db --read-only --http 127.0.0.1:8765
+  SESSION_RECALL_MCP_TOKEN=... session-recall mcp --db recall.db --http 0.0.0.0:8765
   OPENAI_API_KEY=sk-... session-recall mcp --db recall.db --model gpt-4.1-mini
 
 See docs/mcp.md for the Claude Code and Cursor set-up.
@@ -873,15 +892,38 @@ See docs/mcp.md for the Claude Code and Cursor set-up.
 @click.option(
     "--http",
     metavar="HOST:PORT",
-    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (no authentication: "
-    "keep it on 127.0.0.1)",
+    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (Host and Origin "
+    "headers checked; a non-loopback HOST needs --token)",
+)
+@click.option(
+    "--token",
+    metavar="TOKEN",
+    envvar="SESSION_RECALL_MCP_TOKEN",
+    show_envvar=True,
+    help="bearer token HTTP clients must send (Authorization: Bearer TOKEN); required unless "
+    "HOST is a loopback address",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    metavar="NAME",
+    multiple=True,
+    help="a Host name HTTP clients may use besides localhost and HOST (repeatable)",
 )
 @click.option(
     "--model",
     metavar="M",
     help="chat model for recaps (OPENAI_API_KEY, OPENAI_BASE_URL); default: extractive recaps",
 )
-def mcp(db: str, read_only: bool, user: str | None, http: str | None, model: str | None) -> int:
+def mcp(
+    db: str,
+    read_only: bool,
+    user: str | None,
+    http: str | None,
+    token: str | None,
+    allow_hosts: tuple[str, ...],
+    model: str | None,
+) -> int:
     """Serve session_search and session_show to MCP clients (Claude Code, Cursor).
 
     Over stdio (what a client starts as a subprocess) unless --http is given; runs until
@@ -892,7 +934,15 @@ def mcp(db: str, read_only: bool, user: str | None, http: str | None, model: str
     except ImportError as exc:
         raise MissingFeatureError(str(exc)) from exc
     try:
-        serve(db, read_only=read_only, user_id=user, http=http, model=model)
-    except ValueError as exc:  # a malformed --http, --model without credentials
+        serve(
+            db,
+            read_only=read_only,
+            user_id=user,
+            http=http,
+            token=token,
+            allowed_hosts=allow_hosts,
+            model=model,
+        )
+    except ValueError as exc:  # a malformed --http, no --token off loopback, no credentials
         raise click.UsageError(str(exc)) from exc
     return EXIT_OK

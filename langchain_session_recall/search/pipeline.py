@@ -39,6 +39,7 @@ from langchain_session_recall.search.query import (
 from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,
+    best_hits,
     rank_by_terms,
     rank_sessions,
 )
@@ -151,7 +152,7 @@ def search_sessions(
     term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
     header_hits = match_headers(backend, query, filters=filters, limit=hit_limit)
     moment = time.time() if now is None else now
-    hint = parse_time_hint(text, now=moment)
+    hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
     session_ids = [h.session_id for hits in term_hits.values() for h in hits]
     session_ids += [h.session_id for hits in header_hits.values() for h in hits]
     ranked = []
@@ -301,6 +302,7 @@ def match_terms(
                 if found:
                     hits.extend(found)
                     used.append(_term_key(correction))
+            hits = best_hits(hits)  # two corrections may match the same message
         if not hits and (prefix := _prefix_term(term)) is not None:
             hits = match(prefix)
             used = [_term_key(prefix)] if hits else []

@@ -21,25 +21,46 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.messages import storable_text
 from langchain_session_recall.search.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
 
 __all__ = [
     "MAX_PREFIX_TERMS",
+    "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
     "MAX_SEARCH_TERMS",
+    "MAX_WORD_CHARS",
+    "QUERY_LIMITS",
     "STOP_WORDS",
     "ParsedQuery",
     "Term",
+    "bound_query",
     "closest_words",
     "edit_distance",
     "highlight_words",
     "parse_query",
+    "query_echo",
     "search_terms",
     "single_term_query",
 ]
 
 Reading = Literal["strict", "relaxed"]
 Operator = Literal["AND", "OR", "NOT"]
+
+MAX_QUERY_CHARS = 2_000
+"""Characters of a query that are searched: the rest is dropped before anything reads the text
+(a pasted 10 MB log costs what its first 2,000 characters cost). A question or a list of
+keywords is far shorter; an error message pasted whole fits."""
+MAX_WORD_CHARS = 128
+"""Longest word searched as written (a SHA-512 in hex is 128): a longer word is searched as a
+prefix of its first 128 characters, so a pasted blob is still found by its beginning."""
+QUERY_ECHO_CHARS = 80
+"""Characters of a query an error message quotes."""
+QUERY_LIMITS = (
+    f"Queries are cut to their first {MAX_QUERY_CHARS:,} characters; a word longer than "
+    f"{MAX_WORD_CHARS} characters is searched as a prefix of its first {MAX_WORD_CHARS}."
+)
+"""The caps as one sentence, for tool descriptions and notices."""
 
 MAX_QUERY_TERMS = 256
 """Terms a query keeps in each reading, search terms a query yields (after CJK words are cut
@@ -102,8 +123,12 @@ class ParsedQuery:
     relaxed: tuple[Term, ...]
     explicit: bool
     truncated: bool = False
-    """Terms or prefixes were dropped to keep the query within :data:`MAX_QUERY_TERMS` and
-    :data:`MAX_PREFIX_TERMS`."""
+    """Something was cut to keep the query within the caps (:data:`MAX_QUERY_CHARS`,
+    :data:`MAX_WORD_CHARS`, :data:`MAX_QUERY_TERMS`, :data:`MAX_PREFIX_TERMS`); ``notices``
+    says what."""
+    notices: tuple[str, ...] = ()
+    """One sentence per cap the query exceeded, e.g. ``"the query was cut to its first 2,000
+    characters (of 3,600,000)"``."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -118,12 +143,19 @@ class ParsedQuery:
 def _chunk_terms(chunk: str) -> list[Term]:
     """Terms of one whitespace-free chunk: ``docker-compose`` -> phrase, ``deploy*`` -> prefix,
     ``Ana's`` -> ``Ana`` (a possessive read as the phrase "ana s" finds only the places where
-    someone else names her)."""
-    prefix = chunk.endswith("*")
-    tokens = tuple(_TOKEN.findall(_POSSESSIVE.sub(r"\1", chunk)))[:MAX_QUERY_TERMS]
+    someone else names her). A word over :data:`MAX_WORD_CHARS` becomes a prefix of its start."""
+    tokens, cut = _tokens(_POSSESSIVE.sub(r"\1", chunk))
     if not tokens:
         return []
-    return [Term(tokens, prefix=prefix)]
+    return [Term(tokens, prefix=chunk.endswith("*") or cut)]
+
+
+def _tokens(text: str) -> tuple[tuple[str, ...], bool]:
+    """The tokens of ``text`` (at most :data:`MAX_QUERY_TERMS`, each at most
+    :data:`MAX_WORD_CHARS`), and whether a longer last token was cut (its prefix is meant)."""
+    tokens = _TOKEN.findall(text)[:MAX_QUERY_TERMS]
+    cut = bool(tokens) and len(tokens[-1]) > MAX_WORD_CHARS
+    return tuple(t[:MAX_WORD_CHARS] for t in tokens), cut
 
 
 def _clean(text: str) -> str:
@@ -132,8 +164,34 @@ def _clean(text: str) -> str:
     return "".join(" " if (ord(c) < 32 or ord(c) == 127) else c for c in text)
 
 
+def bound_query(text: str) -> str:
+    """``text`` within :data:`MAX_QUERY_CHARS`, lone surrogates as U+FFFD: the query as it is
+    searched, shown and sent on (pure, cheap on any size).
+
+    Example:
+        >>> len(bound_query("nginx " * 1_000_000)), bound_query("emoji " + chr(0xD83D))
+        (2000, 'emoji �')
+    """
+    return storable_text(text[:MAX_QUERY_CHARS])
+
+
+def query_echo(text: str) -> str:
+    """``text`` as an error message may quote it: at most :data:`QUERY_ECHO_CHARS` characters.
+
+    Example:
+        >>> query_echo("?" * 1000).endswith("???'...(cut)"), len(query_echo("?" * 1000))
+        (True, 90)
+    """
+    if len(text) <= QUERY_ECHO_CHARS:
+        return repr(storable_text(text))
+    return f"{storable_text(text[:QUERY_ECHO_CHARS])!r}...(cut)"
+
+
 def parse_query(text: str) -> ParsedQuery:
     """Parse user text. Raises :class:`EmptyQueryError` when nothing is searchable.
+
+    Only the first :data:`MAX_QUERY_CHARS` characters are read, and words are cut to
+    :data:`MAX_WORD_CHARS` (``truncated`` and ``notices`` say so).
 
     Example:
         >>> q = parse_query("how did we fix the CORS error?")
@@ -141,24 +199,27 @@ def parse_query(text: str) -> ParsedQuery:
         ([('fix',), ('CORS',), ('error',)], False)
         >>> parse_query('"exact phrase" OR deploy*').explicit
         True
+        >>> parse_query("x " * 5000).notices[0]
+        'the query was cut to its first 2,000 characters (of 10,000)'
     """
     if not isinstance(text, str):
         raise TypeError(f"query must be a string, got {type(text).__name__}")
-    text = _clean(text)
+    length = len(text)
+    text = _clean(text[:MAX_QUERY_CHARS])
     scan = _Scan()
     pos = 0
     for match in _PHRASE.finditer(text):
         scan.words(text[pos : match.start()])
-        tokens = tuple(_TOKEN.findall(match.group(1)))[:MAX_QUERY_TERMS]
+        tokens, cut = _tokens(match.group(1))
         if tokens:
             scan.explicit = True
-            scan.add(Term(tokens, quoted=True))
+            scan.add(Term(tokens, quoted=True, prefix=cut))
         pos = match.end()
     scan.words(text[pos:].replace('"', " "))
 
     positive = [t for op, t in scan.items if op != "NOT"]
     if not positive:
-        raise EmptyQueryError(f"nothing to search in {text!r}: no letters or digits")
+        raise EmptyQueryError(f"nothing to search in {query_echo(text)}: no letters or digits")
     explicit = scan.explicit or any(t.prefix for t in positive)
     relaxed, cut_relaxed = _capped(_relaxed_terms(positive, drop_stop_words=True))
     if explicit:
@@ -166,13 +227,34 @@ def parse_query(text: str) -> ParsedQuery:
         strict = tuple(zip((op for op, _ in scan.items), terms, strict=False))
     else:
         strict, cut_strict = tuple((None, t) for t in relaxed), False
+    notices = _notices(text, length, cut_terms=cut_relaxed or cut_strict)
     return ParsedQuery(
         text=text,
         strict=strict,
         relaxed=relaxed,
         explicit=explicit,
-        truncated=cut_relaxed or cut_strict,
+        truncated=bool(notices),
+        notices=notices,
     )
+
+
+def _notices(text: str, length: int, *, cut_terms: bool) -> tuple[str, ...]:
+    notices = []
+    if length > MAX_QUERY_CHARS:
+        notices.append(
+            f"the query was cut to its first {MAX_QUERY_CHARS:,} characters (of {length:,})"
+        )
+    if any(len(t) > MAX_WORD_CHARS for t in _TOKEN.findall(text)):
+        notices.append(
+            f"words longer than {MAX_WORD_CHARS} characters were searched as prefixes of "
+            f"their first {MAX_WORD_CHARS}"
+        )
+    if cut_terms:
+        notices.append(
+            f"only the first {MAX_QUERY_TERMS} terms (and {MAX_PREFIX_TERMS} prefixes) "
+            "were searched"
+        )
+    return tuple(notices)
 
 
 def _capped(terms: tuple[Term, ...]) -> tuple[tuple[Term, ...], bool]:

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_SOURCE_WEIGHTS",
     "RankedSession",
     "TermWeights",
+    "best_hits",
     "best_window",
     "budget_automation",
     "collapse_repeated_runs",
@@ -72,6 +73,37 @@ def budget_automation(
     return [*(h for h in taken if h.source not in automation), *kept]
 
 
+def _best_first(hit: MessageHit) -> tuple[float, int]:
+    return (-hit.relevance, hit.message_id)
+
+
+def best_hits(
+    found: Iterable[MessageHit], limit: int | None = None, automation: Collection[str] = ()
+) -> list[MessageHit]:
+    """Hits gathered from several indexes or passes, as ``match_messages`` returns them: each
+    message once (with its best relevance), best first (relevance descending, then message id),
+    and with ``limit`` at most ``limit`` of them, or with ``automation`` the budget of
+    :func:`budget_automation`.
+
+    Example:
+        >>> hit = lambda i, rel: MessageHit(i, "s", "user", rel, "cli", 0.0)
+        >>> merged = best_hits([hit(2, 1.0), hit(1, 0.5), hit(2, 3.0)])
+        >>> [(h.message_id, h.relevance) for h in merged]
+        [(2, 3.0), (1, 0.5)]
+        >>> [h.message_id for h in best_hits([hit(3, 1.0), hit(1, 1.0), hit(2, 2.0)], limit=2)]
+        [2, 1]
+    """
+    best: dict[int, MessageHit] = {}
+    for hit in found:
+        prev = best.get(hit.message_id)
+        if prev is None or hit.relevance > prev.relevance:
+            best[hit.message_id] = hit
+    ordered = sorted(best.values(), key=_best_first)
+    if automation and limit is not None:
+        return sorted(budget_automation(ordered, limit, automation), key=_best_first)
+    return ordered if limit is None else ordered[: max(0, limit)]
+
+
 @dataclass(frozen=True, slots=True)
 class RankedSession:
     """A root session with the evidence that ranked it.
@@ -112,6 +144,7 @@ def rank_sessions(
 ) -> list[RankedSession]:
     """Group hits by root session and order the roots by score (ties: most recent first).
 
+    ``hits`` hold each message once, as ``SessionBackend.match_messages`` returns them.
     ``roots`` maps each hit's session id to its chain root; hits of sessions missing from it
     count for their own session.
 
@@ -131,14 +164,7 @@ def rank_sessions(
 
     ranked: list[RankedSession] = []
     for root, scored in grouped.items():
-        best_by_message: dict[int, tuple[float, MessageHit]] = {}
-        for item in scored:  # the same message may come from two indexes: count it once
-            prev = best_by_message.get(item[1].message_id)
-            if prev is None or item[0] > prev[0]:
-                best_by_message[item[1].message_id] = item
-        ordered: Sequence[tuple[float, MessageHit]] = sorted(
-            best_by_message.values(), key=lambda x: (-x[0], x[1].message_id)
-        )
+        ordered = sorted(scored, key=lambda x: (-x[0], x[1].message_id))
         score = sum(c * decay**i for i, (c, _) in enumerate(ordered))
         hits_ = [h for _, h in ordered]
         ranked.append(
@@ -319,8 +345,9 @@ def rank_by_terms(
     """Rank root sessions by how well their whole chain, and their best passage, cover the
     query's terms.
 
-    ``term_hits`` maps each query term to the messages that matched it alone, with their
-    full-text relevance for that term (BM25 carries the term's rarity: a word found in few
+    ``term_hits`` maps each query term to the messages that matched it alone (each message
+    once, as ``SessionBackend.match_messages`` returns them), with their full-text relevance
+    for that term (BM25 carries the term's rarity: a word found in few
     messages weighs more); ``session_hits`` the sessions whose header (title, date words)
     matched it. For every root session and term, the matching messages' weighted relevances
     are summed with geometric decay (more evidence helps, volume alone does not win); the
@@ -352,10 +379,7 @@ def rank_by_terms(
             if root in excluded:
                 continue
             c = _contribution(hit, weights.role_weights, weights.source_weights)
-            per_msg = grouped.setdefault(root, {}).setdefault(term, {})
-            prev = per_msg.get(hit.message_id)
-            if prev is None or c > prev[0]:  # the same message from two indexes: count once
-                per_msg[hit.message_id] = (c, hit)
+            grouped.setdefault(root, {}).setdefault(term, {})[hit.message_id] = (c, hit)
     # root -> session -> term -> header contribution
     headers: dict[str, dict[str, dict[str, float]]] = {}
     header_info: dict[str, SessionHit] = {}

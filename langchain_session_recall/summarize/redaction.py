@@ -1,33 +1,69 @@
-"""Redaction of obvious secrets before a transcript leaves the process (pure, no I/O).
+"""Redaction of obvious secrets before text leaves the process (pure, no I/O).
 
 Transcripts of agent sessions routinely hold pasted API keys, ``export`` lines and ``.env`` dumps.
-The summarizer runs every transcript through :func:`redact_secrets` before it builds the prompt,
-so a hosted model (and any cassette recorded from it) never sees them.
+Every text that leaves goes through :func:`redact_secrets`: the retriever's Documents (content,
+title, preview), the agent tool's and the MCP server's replies, the CLI's output, the
+summarizer's prompts and its log lines. A hosted model (and any cassette recorded from it)
+never sees them. Redaction is idempotent: redacted text comes out unchanged.
+
+The rules are written here, one per kind, each anchored on the token's published prefix or on
+a key word. detect-secrets' plugins were measured against them (``benchmarks/secrets.py``,
+``docs/reliability.md``): they are detectors for code review (one line at a time, entropy
+guesses, several kinds only inside a config file's syntax) and caught fewer of the kinds
+transcripts hold.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_SECRET_PATTERNS", "SecretPattern", "redact_secrets"]
+__all__ = ["DEFAULT_SECRET_PATTERNS", "SecretPattern", "describe_error", "redact_secrets"]
 
 
 class SecretPattern(NamedTuple):
-    """One kind of secret: a compiled regex and its replacement (``re.sub`` syntax)."""
+    """One kind of secret: a compiled regex and its replacement (``re.sub`` syntax).
+
+    ``hints``: the rule runs only where one of these occurs (a hint with an upper-case letter
+    is looked for as written, an all-lower-case one in any case), and only on the lines that
+    hold one unless ``whole_text``; no hints: on the whole text, always. A substring search
+    costs a fraction of a regex scan, and most lines hold no hint.
+    """
 
     name: str
     pattern: re.Pattern[str]
     replacement: str
+    hints: tuple[str, ...] = ()
+    whole_text: bool = False
 
 
-def _p(name: str, regex: str, replacement: str | None = None, flags: int = 0) -> SecretPattern:
-    return SecretPattern(name, re.compile(regex, flags), replacement or f"[REDACTED:{name}]")
+def _p(
+    name: str,
+    regex: str,
+    replacement: str | None = None,
+    flags: int = 0,
+    *,
+    hints: tuple[str, ...] = (),
+    whole_text: bool = False,
+) -> SecretPattern:
+    replace = replacement or f"[REDACTED:{name}]"
+    return SecretPattern(name, re.compile(regex, flags), replace, hints, whole_text)
+
+
+def _base64_headers() -> str:
+    """Base64 of ``-----BEGIN ... PRIVATE KEY`` (a PEM key wrapped once more, as in a
+    Kubernetes secret or a CI variable), to the last whole 3-byte group."""
+    labels = ("", "RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", "PGP ")
+    heads = [f"-----BEGIN {label}PRIVATE KEY".encode() for label in labels]
+    return "|".join(base64.b64encode(h[: len(h) // 3 * 3]).decode() for h in heads)
 
 
 # Lower-case key words in `key=value` / `"key": "value"` forms. Plurals ("secrets:", "tokens")
 # and compounds like "id-token: write" or "max_tokens=500" are prose or config, not secrets.
+# The rules start at the key word (a name before it, "db_password", stays as it is): a regex
+# that starts with a word boundary is tried at every word of the text, ten times slower.
 _SECRET_WORDS = (
     r"(?:password|passwd|secret(?!s)|api[_\-]?key|access[_\-]?key|auth[_\-]?token|"
     r"access[_\-]?token|refresh[_\-]?token|private[_\-]?token|client[_\-]?secret|"
@@ -35,6 +71,18 @@ _SECRET_WORDS = (
 )
 # The value: not already redacted, no quotes or separators.
 _VALUE = r"(?![^\s\"',;&]*\[REDACTED)([^\s\"',;&]{3,})"
+_WORD_HINTS = (
+    "pass",
+    "secret",
+    "apikey",
+    "api_key",
+    "api-key",
+    "accesskey",
+    "access_key",
+    "access-key",
+    "token",
+)
+_B64 = r"[A-Za-z0-9+/]"
 
 # Order matters: whole blocks and structured forms first, so a key inside a PEM block or a
 # bearer header is replaced once, by the most specific rule.
@@ -44,50 +92,168 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
         r"(?: BLOCK)?-----|\Z)",
         flags=re.DOTALL,
+        hints=("PRIVATE KEY",),
+        whole_text=True,
     ),
-    _p("bearer_token", r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*", r"\1 [REDACTED:bearer_token]"),
-    _p("basic_auth", r"(?i)\b(basic)\s+[A-Za-z0-9+/]{12,}={0,2}", r"\1 [REDACTED:basic_auth]"),
-    _p("url_credentials", r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@", r"\1:[REDACTED]@"),
-    _p("openai_key", r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"),
-    _p("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
-    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _p(
+        "putty_key",
+        r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
+        flags=re.DOTALL,
+        hints=("PuTTY-User-Key-File-",),
+        whole_text=True,
+    ),
+    _p(
+        "private_key_base64",
+        rf"(?:{_base64_headers()})(?:{_B64}|=|\\n|\s)*",
+        hints=("LS0tLS1CRUdJTi",),
+        whole_text=True,
+    ),
+    _p(
+        "bearer_token",
+        r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*",
+        r"\1 [REDACTED:bearer_token]",
+        hints=("bearer",),
+    ),
+    _p(
+        "basic_auth",
+        r"(?i)\b(basic)\s+[A-Za-z0-9+/]{12,}={0,2}",
+        r"\1 [REDACTED:basic_auth]",
+        hints=("basic",),
+    ),
+    _p(
+        "url_credentials",
+        r"(?i)\b([a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s:/@]+):[^\s@/]+@",
+        r"\1:[REDACTED]@",
+        hints=("://",),
+    ),
+    _p("openai_key", r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}", hints=("sk-",)),
+    _p(
+        "aws_access_key",
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
+        hints=("AKIA", "ASIA", "AGPA", "AIDA", "AROA"),
+    ),
+    _p(
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
+        hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _p(
+        "gitlab_token",
+        r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,}",
+        hints=(
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "glcbt-",
+            "glimt-",
+            "glptt-",
+            "glagent-",
+            "gloas-",
+        ),
+    ),
+    _p("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", hints=("npm_",)),
+    _p("pypi_token", r"\bpypi-Ag[A-Za-z0-9_\-]{50,}", hints=("pypi-Ag",)),
+    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", hints=("xox",)),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", hints=("AIza",)),
+    _p("google_oauth_token", r"\bya29\.[0-9A-Za-z_\-]{20,}", hints=("ya29.",)),
+    _p("google_client_secret", r"\bGOCSPX-[0-9A-Za-z_\-]{20,}", hints=("GOCSPX-",)),
+    _p(
+        "telegram_bot_token",
+        r"(?<!\d)\d{5,16}:A[A-Za-z0-9_\-]{34}(?![A-Za-z0-9_\-])",  # also in .../bot<token>/
+        hints=(":A",),
+    ),
+    _p("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", hints=("hvs.", "hvb.", "hvr.")),
+    _p("stripe_webhook_secret", r"\bwhsec_[A-Za-z0-9+/]{24,}", hints=("whsec_",)),
+    _p("twilio_api_key", r"\bSK[0-9a-fA-F]{32}\b", hints=("SK",)),
+    _p(
+        "jwt",
+        # header and payload are base64url JSON: '{"' (eyJ), '{ ' (eyA), '{' and a newline,
+        # tab or return (ewo, ewk, ew0)
+        r"\be(?:yJ|yA|wo|wk|w0)[A-Za-z0-9_\-]{8,}\.e(?:yJ|yA|wo|wk|w0)[A-Za-z0-9_\-]{8,}"
+        r"\.[A-Za-z0-9_\-]{8,}",
+        hints=("eyJ", "eyA", "ewo", "ewk", "ew0"),
+    ),
+    _p(
+        "aws_secret_key",
+        # a 40-character key (mixed case and digits) on a line that names an AWS secret, in
+        # prose too ("the aws secret key is ...")
+        r"(?i)(\baws\b[^\n]{0,60}?\bsecret\b[^\n]{0,60}?)(?<![A-Za-z0-9/+=])(?-i:"
+        r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}\d)"
+        r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        r"\1[REDACTED:aws_secret_key]",
+        hints=("aws",),
+    ),
     _p(
         "env_assignment",
         # GH_TOKEN=..., AWS_SECRET_ACCESS_KEY: ..., DB_PASSWORD="...": upper-case names.
         r"(\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|"
         r"PRIVATE_KEY)[A-Z0-9_]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
         r"\1[REDACTED]",
+        hints=("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY"),
+    ),
+    _p(
+        "quoted_assignment",
+        # password: "correct horse battery staple": the whole quoted value, spaces and all
+        rf"(?i)({_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*)([\"'])"
+        r"(?!\[REDACTED)([^\"'\n]*\s[^\"'\n]*)\2",
+        r"\1\2[REDACTED]\2",
+        hints=_WORD_HINTS,
     ),
     _p(
         "assignment",
         # password=..., "api_key": "...": keep the name so the summary can still say *that* a
         # password was set.
-        rf"(?i)(\b[a-z0-9_\-]*{_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
+        rf"(?i)({_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
         r"\1[REDACTED]",
+        hints=_WORD_HINTS,
     ),
-    _p("stripe_key", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
-    _p("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    _p("docker_pat", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}"),
-    _p("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}"),
+    _p(
+        "stripe_key",
+        r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{16,}",
+        hints=("sk_live", "sk_test", "rk_live", "rk_test", "pk_live", "pk_test"),
+    ),
+    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", hints=("hf_",)),
+    _p("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", hints=("SG.",)),
+    _p("docker_pat", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", hints=("dckr_pat_",)),
+    _p(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}",
+        hints=("hooks.slack.com",),
+    ),
     # redis://:password@host (no user name before the colon)
-    _p("url_password", r"(?i)\b([a-z][a-z0-9+.\-]*://):[^\s@/]+@", r"\1:[REDACTED]@"),
-    _p("curl_user", r"((?<![\w-])(?:-u|--user)\s+[^\s:]+:)\S+", r"\1[REDACTED]"),
-    _p("mysql_password", r"(\bmysql\w*\b[^\n]*?\s-p)(?!\s)\S+", r"\1[REDACTED]"),
-    _p("login_password", r"(\blogin\b[^\n]*?\s-p\s+)\S+", r"\1[REDACTED]"),
+    _p(
+        "url_password",
+        r"(?i)\b([a-z][a-z0-9+.\-]*://):[^\s@/]+@",
+        r"\1:[REDACTED]@",
+        hints=("://",),
+    ),
+    _p(
+        "curl_user",
+        r"((?<![\w-])(?:-u|--user)\s+[^\s:]+:)\S+",
+        r"\1[REDACTED]",
+        hints=("-u",),
+    ),
+    _p(
+        "mysql_password",
+        r"(\bmysql\w*\b[^\n]*?\s-p)(?!\s)\S+",
+        r"\1[REDACTED]",
+        hints=("mysql",),
+    ),
+    _p("login_password", r"(\blogin\b[^\n]*?\s-p\s+)\S+", r"\1[REDACTED]", hints=("login",)),
     _p(
         "connection_string_key",
         r"(?i)\b((?:Account|SharedAccess)Key\s*=\s*)[A-Za-z0-9+/%]{20,}={0,2}",
         r"\1[REDACTED]",
+        hints=("accountkey", "sharedaccesskey"),
     ),
     _p(
         "cli_flag",
         r"(?i)((?<![\w-])--?[a-z\-]*(?:password|passwd|secret|api-?key|access-?key|token)"
         r"[a-z\-]*\s+)(?!-)" + _VALUE,
         r"\1[REDACTED]",
+        hints=_WORD_HINTS,
     ),
 )
 
@@ -106,6 +272,53 @@ def redact_secrets(text: str, patterns: Sequence[SecretPattern] | None = None) -
         >>> redact_secrets("mysql -u root --password hunter22")
         'mysql -u root --password [REDACTED]'
     """
+    lowered: str | None = None
     for rule in DEFAULT_SECRET_PATTERNS if patterns is None else patterns:
-        text = rule.pattern.sub(rule.replacement, text)
+        if rule.hints and lowered is None:
+            lowered = text.lower()
+        redacted = _apply(rule, text, lowered)
+        if redacted is not text:
+            text, lowered = redacted, None
     return text
+
+
+def describe_error(exc: BaseException, limit: int = 500) -> str:
+    """``"Type: message"`` of an error as a log line or a reply may show it: secrets redacted
+    (an HTTP error can quote the request's ``Authorization`` header), at most ``limit``
+    characters.
+
+    Example:
+        >>> describe_error(RuntimeError("401 for Authorization: Bearer abcdefgh12345678"))
+        'RuntimeError: 401 for Authorization: Bearer [REDACTED:bearer_token]'
+    """
+    return redact_secrets(f"{type(exc).__name__}: {exc}"[: 4 * limit])[:limit]
+
+
+def _apply(rule: SecretPattern, text: str, lowered: str | None) -> str:
+    """One rule on ``text`` (``lowered``: ``text.lower()``): on the lines holding a hint, or on
+    all of it (see :class:`SecretPattern`); ``text`` itself when no hint occurs."""
+    if not rule.hints or lowered is None or len(lowered) != len(text):
+        # no hints, or lower() changed lengths ("İ"): offsets would not match
+        return rule.pattern.sub(rule.replacement, text)
+    lines: dict[int, int] = {}  # start -> end of each line holding a hint
+    for hint in rule.hints:
+        hay = lowered if hint.islower() else text
+        found = hay.find(hint)
+        while found != -1:
+            start = text.rfind("\n", 0, found) + 1
+            end = text.find("\n", found)
+            end = len(text) if end == -1 else end
+            lines[start] = end
+            found = hay.find(hint, end)
+    if not lines:
+        return text
+    if rule.whole_text:
+        return rule.pattern.sub(rule.replacement, text)
+    parts, done = [], 0
+    for start in sorted(lines):
+        end = lines[start]
+        parts += [text[done:start], rule.pattern.sub(rule.replacement, text[start:end])]
+        done = end
+    parts.append(text[done:])
+    redacted = "".join(parts)
+    return text if redacted == text else redacted

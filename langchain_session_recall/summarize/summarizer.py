@@ -81,7 +81,11 @@ from langchain_session_recall.summarize.quality import (
     gate_fingerprint,
     is_length_stop,
 )
-from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.summarize.redaction import (
+    SecretPattern,
+    describe_error,
+    redact_secrets,
+)
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 
 __all__ = ["SessionSummarizer", "create_session_recall_chain"]
@@ -101,6 +105,11 @@ DEFAULT_TIMEOUT = 180.0
 """Default deadline of one map, in seconds: three recaps of a local 1.5B model on two CPU cores
 (20-60 s each, one at a time), far beyond what a hosted model needs (a few seconds, in
 parallel), where it only bounds a hang (docs/summarizer.md, "Output budget and deadline")."""
+ANSWER_CHARS = 20_000
+"""Longest model answer read (or 8 characters per token of ``max_output_tokens`` when that is
+more): a longer one is cut before anything checks it, and the cut counts as hitting the token
+limit. Checking costs time in proportion to the answer, and it runs after the deadline's wait,
+so a model (or a proxy) that sends 60 MB must not make the deadline meaningless."""
 
 # Where providers put the reason a generation stopped (OpenAI, Anthropic, Ollama, Gemini).
 _FINISH_KEYS = ("finish_reason", "stop_reason", "done_reason")
@@ -166,8 +175,7 @@ def _text_of(message: BaseMessage) -> str:
     return text.strip()
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]
+_describe = describe_error  # log lines and summary_error: redacted, bounded
 
 
 class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
@@ -321,7 +329,9 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         for doc in docs:
             meta = doc.metadata
             query = query_override if query_override is not None else str(meta.get("query") or "")
-            transcript, redactions = self._redact(doc.page_content)
+            transcript = self._redact(doc.page_content)[0]
+            # the retriever redacts too (idempotent): count the markers, not the new ones
+            redactions = transcript.count("[REDACTED") if self.redact else 0
             # Structured messages for the grounding (ids, roles, text). The retriever hands over
             # rendered text today, so they are read back from it here, and only here.
             messages = [
@@ -654,12 +664,13 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
 
     def _job_runnable(self, cancelled: threading.Event) -> Runnable[_Job, None]:
         chain = self._session_chain(cancelled)
+        answer_chars = max(ANSWER_CHARS, 8 * (self.max_output_tokens or 0))
 
         def run(job: _Job, config: RunnableConfig) -> None:
             if job.state.cancelled.is_set():
                 return
             try:
-                outcome = _to_outcome(chain.invoke(job.prompt_vars, config))
+                outcome = _to_outcome(chain.invoke(job.prompt_vars, config), answer_chars)
             except Exception as exc:  # isolation: one session's failure stays its own
                 outcome = _Outcome(error=_unwrap(exc))
             with job.state.lock:
@@ -670,7 +681,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             if job.state.cancelled.is_set():
                 return
             try:
-                outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config))
+                outcome = _to_outcome(await chain.ainvoke(job.prompt_vars, config), answer_chars)
             except Exception as exc:
                 outcome = _Outcome(error=_unwrap(exc))
             job.state.sink[job.index] = outcome
@@ -796,9 +807,10 @@ def _keep_message(message: BaseMessage) -> BaseMessage:
     return message
 
 
-def _to_outcome(message: Any) -> _Outcome:
+def _to_outcome(message: Any, answer_chars: int) -> _Outcome:
+    """The answer, cut to ``answer_chars`` (then reported as stopped by the token limit)."""
     if not isinstance(message, BaseMessage):
-        return _Outcome(text=str(message))
+        return _Outcome(text=str(message)[:answer_chars])
     usage = None
     if isinstance(message, AIMessage) and message.usage_metadata:
         u = message.usage_metadata
@@ -809,11 +821,10 @@ def _to_outcome(message: Any) -> _Outcome:
         }
     metadata = message.response_metadata or {}
     finish = next((metadata[k] for k in _FINISH_KEYS if metadata.get(k)), None)
-    return _Outcome(
-        text=_text_of(message),
-        usage=usage,
-        finish_reason=None if finish is None else str(finish),
-    )
+    text = _text_of(message)
+    if len(text) > answer_chars:
+        text, finish = text[:answer_chars], "length"
+    return _Outcome(text=text, usage=usage, finish_reason=None if finish is None else str(finish))
 
 
 def _find_attr(obj: Any, name: str) -> Any:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from pg_support import PG_DSN, SKIP_PG, drop_schema
 
-from langchain_session_recall.backends import describe_target, open_store
+from langchain_session_recall.backends import describe_target, is_postgres_dsn, open_store
 from langchain_session_recall.backends.postgres import PostgresSessionStore, redact_dsn
 from langchain_session_recall.backends.postgres.dsn import scrub
 from langchain_session_recall.cli import EXIT_DB, EXIT_OK, main
@@ -131,3 +131,94 @@ def test_cli_output_never_shows_the_password(logs: pytest.LogCaptureFixture) -> 
             assert PASSWORD not in err.getvalue() + out.getvalue(), argv
     finally:
         drop_schema("session_recall")
+
+
+# ----------------------------------------------------------------- issue 21 §13: every DSN form
+
+KEYWORD_DSN = f"host=127.0.0.1 port=1 user=app password={PASSWORD} dbname=recall"
+UPPER_DSN = f"POSTGRESQL://app:{PASSWORD}@127.0.0.1:1/recall"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [KEYWORD_DSN, UPPER_DSN, f"Postgres://app:{PASSWORD}@db/recall", "host=db dbname=recall"],
+)
+def test_keyword_and_upper_case_dsns_are_dsns_not_paths(target: str) -> None:
+    assert is_postgres_dsn(target)
+    assert PASSWORD not in describe_target(target)
+
+
+@pytest.mark.parametrize("path", ["state.db", "/tmp/host=db.sqlite", "a = b", ":memory:"])
+def test_paths_are_not_taken_for_dsns(path: str) -> None:
+    assert not is_postgres_dsn(path)
+
+
+@pytest.mark.parametrize(
+    ("dsn", "pieces"),
+    [
+        ("postgresql://app:Zq9 hunter2 x@127.0.0.1:1/recall", ["Zq9 hunter2 x", "hunter2"]),
+        ("postgresql://app:Zq9@hunter2@127.0.0.1:1/recall", ["Zq9@hunter2", "hunter2"]),
+        ("postgresql://app:Zq9/hunter2@127.0.0.1:1/recall", ["Zq9/hunter2", "hunter2"]),
+    ],
+    ids=["space", "at", "slash"],
+)
+def test_a_raw_space_at_or_slash_in_a_password_shows_no_part_of_it(
+    dsn: str, pieces: list[str]
+) -> None:
+    shown = redact_dsn(dsn)
+    assert not [p for p in pieces if p in shown], shown
+    # the driver names the host it read after the first '@': that piece is scrubbed too
+    said = scrub("failed to resolve host 'hunter2@127.0.0.1'", dsn)
+    assert "hunter2" not in said
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        KEYWORD_DSN,
+        UPPER_DSN,
+        "postgresql://app:Zq9 hunter2-secret@127.0.0.1:1/recall",
+        "postgresql://app:Zq9@hunter2-secret@127.0.0.1:1/recall",
+    ],
+    ids=["keyword", "upper-case", "raw-space", "raw-at"],
+)
+def test_cli_and_open_store_never_echo_the_password_of_any_form(dsn: str) -> None:
+    secret = "hunter2" if "hunter2-secret" in dsn else PASSWORD
+    with pytest.raises(NotASessionDatabaseError) as info:
+        open_store(dsn, create=False)
+    assert secret not in _texts_of(info.value)
+    assert "PostgreSQL" in str(info.value)  # tried as a server, not looked up as a file
+    for argv in (["stats", "--db", dsn], ["search", "x", "--db", dsn]):
+        err, out = io.StringIO(), io.StringIO()
+        with redirect_stderr(err):
+            code = main(argv, out=out)
+        assert code == EXIT_DB, (argv, err.getvalue())
+        assert secret not in err.getvalue() + out.getvalue(), argv
+
+
+def _keyword_form(dsn: str, password: str) -> str:
+    parts = urlsplit(dsn)
+    return (
+        f"host={parts.hostname} port={parts.port} user={parts.username} "
+        f"password='{password}' dbname={parts.path.lstrip('/')}"
+    )
+
+
+@pytest.mark.skipif(not PG_DSN, reason=SKIP_PG)
+@pytest.mark.enable_socket
+@pytest.mark.parametrize("form", ["keyword", "upper-case"])
+def test_keyword_and_upper_case_dsns_open_the_server(form: str, pg_schema: str) -> None:
+    if form == "keyword":
+        dsn = _keyword_form(PG_DSN, f"{PASSWORD} with spaces")
+    else:
+        dsn = with_password(PG_DSN).replace("postgresql://", "POSTGRESQL://", 1)
+    with open_store(dsn) as store:
+        assert isinstance(store, PostgresSessionStore)
+        store.add_session("k1", title="kv")
+        shown = " ".join([repr(store), store.describe(), store.dsn])
+        assert PASSWORD not in shown and "***" in shown
+    err, out = io.StringIO(), io.StringIO()
+    with redirect_stderr(err):
+        assert main(["stats", "--db", dsn], out=out) == EXIT_OK, err.getvalue()
+    assert PASSWORD not in err.getvalue() + out.getvalue()
+    drop_schema("session_recall")

@@ -1,10 +1,11 @@
 """Forgetting: ``delete_sessions`` and ``session-recall forget`` on both backends. A forgotten
 session goes with everything below it, from every index, the summary cache and the import
-ledger's view; ``check()`` passes afterwards; a re-import does not bring it back unless asked."""
+ledger's view; ``check()`` passes afterwards; a re-import does not bring it back unless asked.
+(The store's own contract of forgetting, selections, counts and read-only refusals: the
+conformance suite, ``langchain_session_recall.testing``.)"""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 from pathlib import Path
@@ -14,7 +15,6 @@ from cli_support import run_cli
 from hermes_fixtures import build_hermes_db
 from store_targets import StoreFactory, StoreTarget
 
-from langchain_session_recall import ReadOnlyStoreError
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.importers import import_jsonl
 from langchain_session_recall.search.pipeline import search_sessions
@@ -86,48 +86,6 @@ def _assert_indexes_intact(target: StoreTarget) -> None:
         with target.sql() as sql:
             for table in ("messages_cjk_fts", "session_headers_fts"):
                 sql.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
-
-
-def test_unknown_ids_and_a_second_delete_remove_nothing(store: SessionBackend) -> None:
-    _chains(store)
-    assert store.delete_sessions([]) == 0
-    assert store.delete_sessions(["nope"]) == 0
-    assert store.delete_sessions(["other", "other", "nope"]) == 1
-    assert store.delete_sessions(["other"]) == 0
-    assert store.stats()["sessions"] == 5
-
-
-def test_the_async_twin(store: SessionBackend) -> None:
-    _chains(store)
-    assert asyncio.run(store.adelete_sessions(["root"])) == 4
-    assert store.get_session("root-2") is None
-
-
-def test_a_read_only_store_refuses_and_keeps_everything(store_factory: StoreFactory) -> None:
-    _chains(store_factory.open())
-    reader = store_factory.open(read_only=True)
-    with pytest.raises(ReadOnlyStoreError):
-        reader.delete_sessions(["root"])
-    with pytest.raises(ReadOnlyStoreError):
-        asyncio.run(reader.adelete_sessions(["root"]))
-    assert reader.stats()["sessions"] == 6
-
-
-def test_what_a_selection_would_forget(store: SessionBackend) -> None:
-    _chains(store)
-    everything_of_root = ["root", "root/agent", "root/agent/deep", "root-2"]
-    assert store.sessions_to_forget(["root"]) == everything_of_root
-    assert store.sessions_to_forget(before=T0 - DAY) == ["old"]
-    assert store.sessions_to_forget(sources=["cron"]) == ["old"]
-    assert store.sessions_to_forget(user_id="bob") == ["old"]
-    # the chain below goes with a session, whoever owns its members
-    assert store.sessions_to_forget(user_id="alice", before=T0 + 5) == everything_of_root
-    # conditions narrow named sessions
-    assert store.sessions_to_forget(["root", "old"], user_id="bob") == ["old"]
-    assert store.sessions_to_forget(["nope"]) == []
-    with pytest.raises(ValueError, match="name sessions"):
-        store.sessions_to_forget()
-    assert store.stats()["sessions"] == 6  # a selection deletes nothing
 
 
 # --------------------------------------------------------------------------- imports

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pg_support import PG_DSN, SKIP_PG
 
-from langchain_session_recall import NotASessionDatabaseError, ReadOnlyStoreError, SessionStore
+from langchain_session_recall import NotASessionDatabaseError, SessionStore
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.search.pipeline import search_sessions
 
@@ -44,16 +44,10 @@ def test_is_a_session_backend_and_opens_from_a_dsn(pg, default_schema: str) -> N
         assert type(store).__name__ == "PostgresSessionStore"
 
 
-def test_read_only(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
+def test_read_only_needs_an_existing_schema(pg_schema: str) -> None:
+    """(What a read-only store refuses is the conformance suite's, on both backends.)"""
     from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
-    pg.add_session("s")
-    with PostgresSessionStore(PG_DSN, schema=pg_schema, read_only=True) as ro:
-        assert ro.get_session("s") is not None
-        with pytest.raises(ReadOnlyStoreError, match="read_only"):
-            ro.add_session("t")
-        with pytest.raises(ReadOnlyStoreError):  # ANALYZE: PostgreSQL would run it read-only
-            ro.optimize()
     with pytest.raises(NotASessionDatabaseError, match="no session store"):
         PostgresSessionStore(PG_DSN, schema=pg_schema + "_missing", read_only=True)
 
@@ -218,32 +212,3 @@ def test_cli_import_sqlite_into_a_dsn(default_schema: str, tmp_path: Path) -> No
     assert "(0 new), 0 messages imported, 145 already present" in again.getvalue()
     with open_store(PG_DSN) as store:
         assert store.stats()["sessions"] == 18
-
-
-def test_a_value_holding_nul_matches_nothing(pg) -> None:  # type: ignore[no-untyped-def]
-    """PostgreSQL text cannot hold NUL: a looked-up value with one (a user id from the app, a
-    role filter from the model) used to fail the query with psycopg's DataError; on SQLite it
-    matches nothing, and now here too. Lists leave it out (exclusions exclude nothing more)."""
-    import json
-
-    from langchain_session_recall import SessionRecallRetriever, create_session_search_tool
-
-    pg.add_session("a", user_id="alice")
-    pg.add_messages("a", [{"role": "user", "content": "rollout"}])
-
-    def roots(**kw: object) -> list[str]:
-        return [r.root_id for r in search_sessions(pg, "rollout", **kw).sessions]
-
-    assert roots(user_id="alice\x00") == []
-    assert roots(role_filter=["user\x00"]) == []
-    assert roots(role_filter=["user\x00", "user"]) == ["a"]
-    assert roots(exclude_sources=["cli\x00"]) == ["a"]
-    assert roots(current_session_id="a\x00") == ["a"]
-    assert pg.get_session("a\x00") is None and pg.get_messages("a\x00") == []
-    assert pg.recent_sessions(user_id="alice\x00") == []
-    assert pg.chain("a", user_id="alice\x00") == [] and pg.lineage("a\x00") == ["a\x00"]
-    retriever = SessionRecallRetriever(store=pg, current_session_id="a\x00")
-    assert [d.metadata["session_id"] for d in retriever.invoke("rollout")] == ["a"]
-    tool = create_session_search_tool(pg)
-    payload = json.loads(tool.invoke({"query": "rollout", "role_filter": "user\x00"}))
-    assert payload["success"] is True and payload["results"] == []

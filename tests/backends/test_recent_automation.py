@@ -43,23 +43,6 @@ def test_recent_mode_shows_one_run_of_each_automation_job_by_default(store: Any)
     ]
 
 
-def test_many_newer_automation_runs_never_crowd_out_conversations(store: Any) -> None:
-    _fill(store, cron_runs=60)
-    recent = store.recent_sessions(3, collapse_sources=("cron", "kanban"))
-    assert [r.id for r in recent] == ["disk-59", "board", "k8s"]
-    assert [r.id for r in store.recent_sessions(3)] == ["disk-59", "disk-58", "disk-57"]
-
-
-def test_runs_of_different_jobs_are_kept_apart(store: Any) -> None:
-    _session(store, "a1", "df -h", 1.0, source="cron", title="Disk check")
-    _session(store, "b1", "backup /home", 2.0, source="cron", title="Backup")
-    _session(store, "a2", "df -h", 3.0, source="cron", title="Disk check")
-    _session(store, "u1", "report a", 4.0, source="cron")  # untitled: told apart by preview
-    _session(store, "u2", "report b", 5.0, source="cron")
-    recent = store.recent_sessions(10, collapse_sources=("cron",))
-    assert [r.id for r in recent] == ["u2", "u1", "a2", "b1"]
-
-
 def test_the_tool_browses_collapsed_with_its_json_unchanged(store: Any) -> None:
     _fill(store)
     payload = json.loads(create_session_search_tool(store, llm=None).invoke({"query": ""}))

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -52,6 +53,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
+@pytest.mark.slow  # a server subprocess and a LangGraph agent
 async def test_agent_uses_the_mcp_tools_through_the_adapters(demo_db: Path) -> None:
     command, *args = server_command(demo_db, "--read-only")
     client = MultiServerMCPClient(

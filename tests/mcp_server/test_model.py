@@ -22,6 +22,7 @@ RECAP = (
 )
 
 
+@pytest.mark.slow  # a server subprocess loading the model libraries
 async def test_model_recaps_through_an_openai_compatible_endpoint(
     demo_db: Path, tmp_path: Path
 ) -> None:

@@ -218,16 +218,45 @@ def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.Monk
 
     calls: list[tuple[Any, dict[str, Any]]] = []
     monkeypatch.setattr(mcp_server, "serve", lambda db, **kw: calls.append((db, kw)))
+    monkeypatch.delenv("SESSION_RECALL_MCP_TOKEN", raising=False)
     argv = ["mcp", "--db", str(demo_db), "--read-only", "--user-id", "bob"]
-    assert main([*argv, "--http", "127.0.0.1:8765", "--model", "qwen3"]) == 0
+    http = ["--http", "0.0.0.0:8765", "--token", "tk", "--allow-host", "a.lan", "--allow-host", "b"]
+    assert main([*argv, *http, "--model", "qwen3"]) == 0
     assert main(["mcp", "--db", "postgresql://app@db/agents"]) == 0
+    monkeypatch.setenv("SESSION_RECALL_MCP_TOKEN", "from-env")
+    assert main(["mcp", "--db", "x.db", "--http", "127.0.0.1:8765"]) == 0
     assert calls == [
         (
             str(demo_db),
-            {"read_only": True, "user_id": "bob", "http": "127.0.0.1:8765", "model": "qwen3"},
+            {
+                "read_only": True,
+                "user_id": "bob",
+                "http": "0.0.0.0:8765",
+                "token": "tk",
+                "allowed_hosts": ("a.lan", "b"),
+                "model": "qwen3",
+            },
         ),
         (
             "postgresql://app@db/agents",
-            {"read_only": False, "user_id": None, "http": None, "model": None},
+            {
+                "read_only": False,
+                "user_id": None,
+                "http": None,
+                "token": None,
+                "allowed_hosts": (),
+                "model": None,
+            },
+        ),
+        (
+            "x.db",
+            {
+                "read_only": False,
+                "user_id": None,
+                "http": "127.0.0.1:8765",
+                "token": "from-env",
+                "allowed_hosts": (),
+                "model": None,
+            },
         ),
     ]

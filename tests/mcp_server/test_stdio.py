@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_server.mcp_support import (
@@ -21,6 +22,7 @@ from mcp_server.mcp_support import (
 from langchain_session_recall.tool import SessionSearchInput
 
 
+@pytest.mark.slow  # a server subprocess over stdio
 async def test_stdio_client_lists_and_calls_both_tools(demo_db: Path, tmp_path: Path) -> None:
     command, *args = server_command(demo_db)
     params = StdioServerParameters(command=command, args=args)

@@ -44,6 +44,7 @@ def _printed(nb: nbformat.NotebookNode) -> str:
     return re.sub(r"/tmp/tmp\w+/", "/tmp/<tmp>/", text)
 
 
+@pytest.mark.slow  # a Jupyter kernel per notebook
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
 def test_notebook_runs(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("OPENAI_API_KEY", "RECORD"):  # offline replay, whatever the caller's shell has

@@ -114,7 +114,89 @@ def _build() -> list[Secret]:
     pem = _pem("PRIVATE KEY")
     add("gcp_service_account", pem.replace("\n", "\\n"), '{{"type": "service_account", '
         '"private_key": "{v}", "client_email": "x@p.iam.gserviceaccount.com"}}')  # fmt: skip
+    # Issue 21 §12: kinds the first rules missed (appended: the values above stay the same).
+    add("gitlab_pat_bare", "glpat-" + _r(_URLSAFE, 20), "[USER]: gitlab says 401 for {v} today")
+    add("npm_bare", "npm_" + _r(_ALNUM, 36), "[USER]: npm publish says 403 with {v}")
+    add("pypi", "pypi-AgEIcHlwaS5vcmc" + _r(_URLSAFE, 70), "twine upload -p {v} dist/*")
+    add("google_oauth", "ya29." + _r(_URLSAFE, 60), "[TOOL:gcloud]: access token {v}")
+    add("google_client_secret", "GOCSPX-" + _r(_URLSAFE, 28), "client secret is {v}, id 12.apps")
+    add(
+        "telegram_bot",
+        _r(string.digits, 10) + ":AA" + _r(_URLSAFE, 33),
+        "curl https://api.telegram.org/bot{v}/getMe",
+    )
+    add("vault", "hvs." + _r(_URLSAFE, 24), "[USER]: vault login with {v} fails")
+    add("stripe_webhook", "whsec_" + _r(_ALNUM, 32), "[USER]: stripe signing secret {v}")
+    add("twilio", "SK" + _r("0123456789abcdef", 32), "[USER]: twilio api key {v} stopped working")
+    add(
+        "aws_secret_prose",
+        _r(_ALNUM, 18) + "/" + _r(_ALNUM, 10) + "+" + _r(_ALNUM, 10),
+        "[USER]: the aws secret key is {v} if that helps",
+    )
+    putty_private = "\n".join(_r(_B64, 64) for _ in range(4))
+    add(
+        "putty",
+        putty_private,
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
+        "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5\nAAAAIDeploy\nPrivate-Lines: 4\n{v}\n"
+        "Private-MAC: " + _r("0123456789abcdef", 64),
+    )
+    wrapped = base64.b64encode(_pem("RSA PRIVATE KEY").encode()).decode()
+    add("pem_base64", wrapped, "apiVersion: v1\nkind: Secret\ndata:\n  tls.key: {v}\n")
+    spaced_jwt = ".".join(
+        base64.urlsafe_b64encode(part.encode()).decode().rstrip("=")
+        for part in ('{ "alg": "HS256", "typ": "JWT" }', '{ "sub": "42" }', _r(_ALNUM, 32))
+    )
+    add("jwt_spaced_header", spaced_jwt, "[USER]: the login API returned {v} as the session")
+    add(
+        "quoted_password_spaces",
+        f"{_r(_ALNUM, 6)} {_r(_ALNUM, 7)} {_r(_ALNUM, 5)}",
+        'db:\n  password: "{v}"\n  host: db.internal',
+    )
     return out
+
+
+ISSUE_21_KINDS = (
+    "gitlab_pat_bare",
+    "npm_bare",
+    "pypi",
+    "google_oauth",
+    "google_client_secret",
+    "telegram_bot",
+    "vault",
+    "stripe_webhook",
+    "twilio",
+    "aws_secret_prose",
+    "putty",
+    "pem_base64",
+    "jwt_spaced_header",
+    "quoted_password_spaces",
+)
+"""The kinds issue 21 §12 found the first rules missing (GitLab in prose, npm bare: the
+corpus already had both in config syntax)."""
+
+ORDINARY = [
+    "request 3f1c9a2e-7b4d-4e8a-9c21-5d6e7f8a9b0c failed, see trace 9b2d1c4e-0f3a-4b5c-8d7e-6f5a4b3c2d1e",
+    "edit /home/dev/shop-api/src/payments/stripe_webhook.py and /etc/nginx/sites-enabled/api.conf",
+    "docs at https://docs.python.org/3/library/re.html and https://github.com/org/repo/pull/1234",
+    "pin langchain-core>=0.3.40, numpy==1.26.4, psycopg[binary]>=3.1 and requests~=2.32",
+    "fixed in commit 4f9c2a17e3b8d6c5a1f0e9d8c7b6a5f4e3d2c1b0, reverted by 1a2b3c4d5e6f",
+    "the aws secret rotation ran at 03:00; commit 4f9c2a17e3b8d6c5a1f0e9d8c7b6a5f4e3d2c1b0 fixed it",
+    "image sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 pulled",
+    "SKU SKABCDEF-1234 is out of stock; task TASK-5521 done",
+    "arn:aws:iam::123456789012:role/deploy-role assumed in eu-west-1",
+    "set max_tokens=500, top_p=0.9; the token budget was 8192 tokens",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl deploy@ci",
+    "npm_config_cache=/tmp/npm and npm_lifecycle_event=test were set",
+    "the password reset email was sent; secrets live in Vault under kv/app",
+    "python -m pytest -q tests/unit_tests/test_retriever.py::test_window -k 'not slow'",
+    "version 12345678:Alpha build finished, eyeglasses.eyebrows.eyelids are body parts",
+    "base64 of hello is aGVsbG8=, of the config LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",
+    "The JWT header is eyJhbGciOiJIUzI1NiJ9 on its own, without a payload or signature",
+    "gitlab runner registered with id 42 in group glpat-docs (a wiki page name)",
+]
+"""Ordinary technical text no rule may change: UUIDs, paths, URLs, version pins, git SHAs in
+prose (also next to "aws secret"), digests, ARNs, public keys, look-alike prefixes."""
 
 
 SECRETS: list[Secret] = _build()

@@ -167,7 +167,14 @@ CASES: dict[str, Writer] = {
 }
 
 
-@pytest.fixture(params=sorted(CASES))
+_SLOW_CASES = {"deep_chain", "million_character_outputs"}  # 1,200 sessions; 1 MB rows
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(c, marks=pytest.mark.slow) if c in _SLOW_CASES else c for c in sorted(CASES)
+    ]
+)
 def broken_store(
     store_factory: StoreFactory, request: pytest.FixtureRequest
 ) -> Iterator[SessionBackend]:
@@ -224,7 +231,6 @@ def test_searches_still_return_the_good_sessions(
     for sid in listed:  # and each one can be shown, as text and as JSON
         assert _cli("show", str(sid), "--db", db, "--no-pager")[0] == 0
         assert json.loads(_cli("show", str(sid), "--db", db, "--json")[1])["sessions"]
-    assert _cli("stats", "--db", db)[0] == 0
     code, out = _cli("stats", "--db", db)
     assert code == 0 and "Sessions" in out
     shown = 0

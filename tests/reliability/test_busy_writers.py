@@ -109,6 +109,7 @@ def release_on_retry(lock: HeldLock) -> Iterator[list[str]]:
         logger.setLevel(level)
 
 
+@pytest.mark.slow  # waits 6 s for another writer's lock, by design
 def test_a_writer_waits_its_turn_longer_than_five_seconds(tmp_path: Path) -> None:
     """An import holds the lock for seconds: the default wait (30 s) outlasts 5 s."""
     path = tmp_path / "recall.db"

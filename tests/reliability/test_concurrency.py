@@ -20,6 +20,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from reliability.reliability_support import count, subprocess_env
 from store_targets import StoreFactory
 
@@ -169,6 +170,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # two child processes writing thousands of messages
 def test_two_processes_writing_the_same_store(store_factory: StoreFactory, tmp_path: Path) -> None:
     backend = store_factory.backend
     target = store_factory.target("shared")

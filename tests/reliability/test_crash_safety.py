@@ -25,7 +25,10 @@ from store_targets import StoreFactory, StoreTarget
 
 from langchain_session_recall.search.pipeline import search_sessions
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
+    pytest.mark.slow,  # child processes killed and re-run, rounds of batches
+]
 
 BATCH = 300
 ROUNDS = 5

@@ -269,3 +269,42 @@ def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
     assert {s for s, status in statuses.items() if status == "cached"} == summarized
     assert served == (len(docs) - len(summarized)) * MAX_ATTEMPTS
     count("llm.store_cache_rows_checked", len(rows), backend=backend)
+
+
+@pytest.mark.parametrize("source", ["stub-server", "local-fake-model"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_huge_answer_is_cut_before_anything_checks_it(
+    source: str, mode: str, record: list[FaultyLLMServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 §10: a 60 MB answer took 316 s with ``timeout=5``: the deadline bounds the wait
+    for the model, and the quality gate then read the whole answer. The answer is cut to
+    ``ANSWER_CHARS`` before it is checked, so the work after the deadline is bounded. The
+    answer comes from the stub HTTP server (a real OpenAI client) or from LangChain's
+    ``GenericFakeChatModel`` (a local fake, no recording); no clock is asserted."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    checked: list[int] = []
+    real_gate = summarizer.assess_recap
+
+    def gate(text: str, **kwargs: Any) -> Any:
+        checked.append(len(text))
+        return real_gate(text, **kwargs)
+
+    monkeypatch.setattr(summarizer, "assess_recap", gate)
+    huge = "Redeployed sessiontoken0x after the nginx fix and checked the logs again. " * 80_000
+    docs = documents(1)
+    with FaultyLLMServer(default="ok", reply=lambda body: huge) as server:
+        record.append(server)
+        if source == "stub-server":
+            chain = make_summarizer(server, timeout=60.0, request_timeout=60.0)
+        else:
+            model = GenericFakeChatModel(messages=iter([AIMessage(huge)]))
+            chain = summarizer.SessionSummarizer(llm=model, cache=False, timeout=60.0)
+        out = chain.invoke(docs) if mode == "sync" else await chain.ainvoke(docs)
+    assert len(huge) > 5_000_000
+    assert checked and max(checked) <= summarizer.ANSWER_CHARS
+    [doc] = out
+    assert doc.metadata["summary_status"] == "rejected"
+    assert len(doc.metadata["summary_rejected_text"]) <= summarizer.REJECTED_TEXT_CHARS
+    assert "sessiontoken0x" in doc.page_content  # the extractive recap, nothing lost

@@ -382,6 +382,7 @@ def _claude_line(uuid: str, text: str) -> str:
     return json.dumps({**_GOOD_CC, "uuid": uuid, "message": {"role": "user", "content": text}})
 
 
+@pytest.mark.slow  # 150 generated files of hostile lines (JSONL and Claude Code) imported
 def test_generated_hostile_lines_never_stop_an_import(store_factory: StoreFactory) -> None:
     # Property: whatever the other lines hold, an import (JSONL and Claude Code) raises
     # nothing, imports every good line, and leaves a store that passes check().

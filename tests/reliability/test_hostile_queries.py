@@ -54,8 +54,10 @@ from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.cli import main as cli_main
 from langchain_session_recall.search.pipeline import search_sessions
-from langchain_session_recall.search.query import parse_query
+from langchain_session_recall.search.query import MAX_QUERY_CHARS, parse_query
 from langchain_session_recall.tool import create_session_search_tool
+
+pytestmark = pytest.mark.slow  # thousands of generated cases per property, on both backends
 
 TOKEN = re.compile(r"[^\W_]")
 CORPUS_IDS = frozenset(s["id"] for s in CORPUS)
@@ -396,8 +398,11 @@ def test_hundred_kilobyte_queries(corpus_store: SessionBackend) -> None:
         junk = (chunk * (100_000 // len(chunk) + 1))[:100_000]
         if junk.count('"') % 2:
             junk += '"'
-        outcome = search_sessions(corpus_store, f"{junk} qqfiller {word} {junk}")
+        # Only the first MAX_QUERY_CHARS are read (issue 21 §9): the word stands within them.
+        head = junk[:1_000] + ('"' if junk[:1_000].count('"') % 2 else "")
+        outcome = search_sessions(corpus_store, f"{head} qqfiller {word} {junk}")
         assert outcome.sessions
+        assert outcome.query.truncated and len(outcome.query.text) <= MAX_QUERY_CHARS
         docs = SessionRecallRetriever(store=corpus_store, k=1).invoke(junk)
         assert all(d.metadata["session_id"] in CORPUS_IDS for d in docs)
 

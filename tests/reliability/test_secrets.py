@@ -24,7 +24,7 @@ from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI
 from reliability.llm_stub import FaultyLLMServer
 from reliability.reliability_support import REPO, count
-from reliability.secrets_corpus import SECRETS, Secret
+from reliability.secrets_corpus import ISSUE_21_KINDS, ORDINARY, SECRETS, Secret
 
 from langchain_session_recall.summarize import redaction, summarizer
 
@@ -85,6 +85,45 @@ def test_proposed_rules_close_every_gap_and_spare_benign_text() -> None:
     for text in BENIGN:
         assert redaction.redact_secrets(text) == text
         count("secrets.benign_checks")
+
+
+def test_every_kind_issue_21_named_is_in_the_corpus() -> None:
+    assert set(ISSUE_21_KINDS) <= {s.kind for s in SECRETS}
+
+
+@pytest.mark.parametrize("text", ORDINARY, ids=lambda t: t[:30])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    """UUIDs, paths, URLs, version pins, git SHAs in prose (next to "aws secret" too)."""
+    assert redaction.redact_secrets(text) == text
+
+
+def test_redaction_is_idempotent() -> None:
+    """Redacted text comes out unchanged, so a prompt built from the retriever's (redacted)
+    Documents is the prompt built from the raw ones."""
+    for secret in SECRETS:
+        once = redaction.redact_secrets(secret.text)
+        assert redaction.redact_secrets(once) == once, secret.kind
+
+
+# The demo data's one .env paste plants fake credentials (AWS's documented example keys too).
+DEMO_PLANTED = ("sk-test-FAKE", "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI", "postgresql://shop:shop@")
+
+
+def test_no_false_redaction_on_the_demo_data_or_the_recall_set() -> None:
+    from benchmarks.recall.dataset import build_dataset
+    from langchain_session_recall.demo import demo_sessions
+
+    texts = [s.get("title") or "" for s in demo_sessions()]
+    texts += [m.get("content") or "" for s in demo_sessions() for m in s["messages"]]
+    planted = [t for t in texts if any(p in t for p in DEMO_PLANTED)]
+    assert planted  # the demo still plants them: the check below would be empty otherwise
+    for session in build_dataset(7).sessions:
+        texts += [session.title or "", *(m.get("content") or "" for m in session.messages)]
+    changed = [t for t in texts if redaction.redact_secrets(t) != t]
+    assert changed and set(changed) <= set(planted)
+    for text in planted:
+        kept = redaction.redact_secrets(text)
+        assert not [p for p in DEMO_PLANTED if p in kept]
 
 
 def _strings(value: Any) -> str:

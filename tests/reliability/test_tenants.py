@@ -97,6 +97,7 @@ def assert_scoped(
     return len(docs)
 
 
+@pytest.mark.slow  # generated forests of sessions, each searched, browsed and shown per user
 def test_scoped_search_recent_and_transcripts_never_cross_users(
     store_factory: StoreFactory,
 ) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from reliability.reliability_support import count
 from reliability.write_mix import run_mix
 from store_targets import StoreFactory
@@ -22,6 +23,7 @@ from store_targets import StoreFactory
 MIX_SECONDS = float(os.environ.get("SESSION_RECALL_MIX_SECONDS", "15"))
 
 
+@pytest.mark.slow  # 16 processes for SESSION_RECALL_MIX_SECONDS (15 s) on each backend
 def test_importers_recorders_and_searchers_share_one_store(
     store_factory: StoreFactory, tmp_path: Path
 ) -> None:

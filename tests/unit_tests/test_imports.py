@@ -51,3 +51,31 @@ def test_importing_the_package_loads_no_model_or_database_driver() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_only_the_testing_helpers_import_pytest() -> None:
+    """``langchain_session_recall.testing`` is for test suites; every other module imports
+    without pytest (a deployment need not install it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(langchain_session_recall.__file__).parent
+    names = sorted(
+        ".".join(
+            ("langchain_session_recall", *path.relative_to(root).with_suffix("").parts)
+        ).removesuffix(".__init__")
+        for path in root.rglob("*.py")
+        if path.parts[len(root.parts)] != "testing" and path.stem != "__main__"
+    )
+    assert "langchain_session_recall.backends.sqlite.store" in names
+    code = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module(name)\n"
+        "print(sorted(m for m in ('pytest', '_pytest') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *names], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from langchain_core.documents import Document
@@ -18,7 +18,6 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_openai import ChatOpenAI
-from vcr.cassette import Cassette
 
 from langchain_session_recall import (
     SessionRecallRetriever,
@@ -34,6 +33,9 @@ from tests.cassette_config import (
     recording_settings,
     use_cassette,
 )
+
+if TYPE_CHECKING:  # vcr loads with the first cassette, not while tests are collected
+    from vcr.cassette import Cassette
 
 pytestmark = pytest.mark.cassette
 

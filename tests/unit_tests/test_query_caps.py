@@ -56,3 +56,45 @@ def test_a_short_query_is_untouched() -> None:
     assert not q.truncated
     assert [op for op, _ in q.strict] == [None, "OR", "NOT"]
     assert q.strict[1][1].prefix
+
+
+# ------------------------------------------------- issue 21 §9: characters and word length
+
+from langchain_session_recall import EmptyQueryError  # noqa: E402
+from langchain_session_recall.search.query import (  # noqa: E402
+    MAX_QUERY_CHARS,
+    MAX_WORD_CHARS,
+    QUERY_LIMITS,
+    bound_query,
+)
+
+
+def test_only_the_first_max_query_chars_are_read() -> None:
+    q = parse_query("deploy nginx " + "w " * 5_000_000)
+    assert len(q.text) <= MAX_QUERY_CHARS
+    assert q.truncated and q.notices[0].startswith("the query was cut to its first 2,000")
+    assert "10,000,013" in q.notices[0]
+
+
+def test_a_long_word_becomes_a_prefix_of_its_first_max_word_chars() -> None:
+    q = parse_query("a" * 3_000_000)
+    [term] = q.relaxed
+    assert term.tokens == ("a" * MAX_WORD_CHARS,) and term.prefix
+    assert any("searched as prefixes" in n for n in q.notices)
+    [quoted] = parse_query('"' + "b" * 500 + '"').relaxed
+    assert len(quoted.tokens[0]) == MAX_WORD_CHARS and quoted.prefix
+
+
+def test_errors_quote_a_bounded_prefix_of_the_query() -> None:
+    try:
+        parse_query("?" * 1_000_000)
+    except EmptyQueryError as exc:
+        assert len(str(exc)) < 200
+    else:
+        raise AssertionError("nothing searchable was searched")
+
+
+def test_bound_query_caps_and_makes_valid_unicode() -> None:
+    assert len(bound_query("x" * 10**7)) == MAX_QUERY_CHARS
+    bound_query("nginx \udcff").encode("utf-8")
+    assert f"{MAX_QUERY_CHARS:,}" in QUERY_LIMITS and str(MAX_WORD_CHARS) in QUERY_LIMITS

@@ -16,7 +16,7 @@ import gzip
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -24,13 +24,15 @@ import yaml
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI
-from vcr.cassette import Cassette
 
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 from tests import recorded_verdicts
 from tests.cassette_config import CASSETTE_DIR, RECORDING, recording_settings, use_cassette
 from tests.fault_proxy import Fault, FaultProxy
 from tests.summarizer_support import SECRETS, sample_documents
+
+if TYPE_CHECKING:  # vcr loads with the first cassette, not while tests are collected
+    from vcr.cassette import Cassette
 
 pytestmark = pytest.mark.cassette
 

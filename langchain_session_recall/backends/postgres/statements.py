@@ -12,6 +12,7 @@ from typing import Any
 from langchain_session_recall.backends.postgres.schema import TS_CONFIG
 from langchain_session_recall.backends.sql import (
     Dialect,
+    comparable,
     filter_clauses,
     session_filter_clauses,
 )
@@ -38,8 +39,7 @@ class PostgresDialect(Dialect):
         return f"{column} = ANY(%({name})s)"
 
     def array(self, values: Sequence[Any]) -> Any:
-        # Text holding NUL equals no stored value (PostgreSQL text cannot hold it): left out.
-        return [v for v in values if not (isinstance(v, str) and "\x00" in v)]
+        return comparable(values)
 
     def tail(self, expr: str, n: int) -> str:
         return f"right({expr}, {int(n)})"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.postgres import statements as st
-from langchain_session_recall.backends.postgres.dsn import redact_dsn, scrub
+from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
     PG_SCHEMA_VERSION,
     ddl_statements,
@@ -34,7 +34,7 @@ from langchain_session_recall.models import MessageHit, SearchFilters, SessionHi
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
 from langchain_session_recall.search.headers import session_header
 from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import budget_automation
+from langchain_session_recall.search.ranking import best_hits, budget_automation
 
 if TYPE_CHECKING:
     import psycopg
@@ -153,7 +153,7 @@ class PostgresSessionStore(SessionBackend):
     ) -> None:
         psycopg, psycopg_pool = _import_psycopg()
         self.schema = _schema_name(schema)
-        self._dsn = dsn
+        self._dsn = dsn = normalize_dsn(dsn)
         super().__init__(read_only=read_only)
         self._local = threading.local()
         self._pool: ConnectionPool | None = None
@@ -346,7 +346,7 @@ class PostgresSessionStore(SessionBackend):
         """Messages matching one reading of the query, best first, from both tsvector columns.
 
         The main column and the CJK bigram column are both queried; a message found by both
-        keeps its best relevance (in ranking). Each ranks only its newest ``rank_window``
+        comes back once, with its best relevance. Each ranks only its newest ``rank_window``
         matches (a word found in more messages is ranked over its newest ones). Messages of
         ``automation`` sources get a budget of their own
         (:func:`~langchain_session_recall.search.ranking.budget_automation`).
@@ -369,7 +369,7 @@ class PostgresSessionStore(SessionBackend):
                 rows = conn.execute(statement, params, prepare=False).fetchall()
                 found = [MessageHit.from_row(r) for r in rows]
                 hits += budget_automation(found, limit, set(automation)) if automation else found
-        return hits
+        return best_hits(hits, limit, set(automation))
 
     def match_sessions(
         self,

@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_session_recall.backends.sql import (
     Dialect,
+    comparable,
     filter_clauses,
     hit_columns,
     session_filter_clauses,
@@ -43,7 +44,7 @@ class SqliteDialect(Dialect):
         return f"{column} IN (SELECT value FROM json_each(:{name}))"
 
     def array(self, values: Sequence[Any]) -> Any:
-        return json.dumps(list(values), ensure_ascii=False)
+        return json.dumps(comparable(values), ensure_ascii=False)
 
     def tail(self, expr: str, n: int) -> str:
         return f"substr({expr}, -{int(n)})"

@@ -53,7 +53,7 @@ from langchain_session_recall.models import (
 )
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
 from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import budget_automation
+from langchain_session_recall.search.ranking import best_hits, budget_automation
 
 __all__ = ["SessionStore"]
 
@@ -638,9 +638,9 @@ class SessionStore(SessionBackend):
         """Messages matching one reading of the query, best first, from every index.
 
         The main index and (when present) the CJK bigram index are both queried; a message
-        found by both keeps its best relevance. Ranking is bounded to ``rank_window`` rows per
-        index: see :meth:`_rank_plans` for what happens to queries of very common words.
-        Messages of ``automation`` sources get a budget of their own
+        found by both comes back once, with its best relevance. Ranking is bounded to
+        ``rank_window`` rows per index: see :meth:`_rank_plans` for what happens to queries of
+        very common words. Messages of ``automation`` sources get a budget of their own
         (:func:`~langchain_session_recall.search.ranking.budget_automation`), taken from the
         same ranked pass.
 
@@ -652,7 +652,7 @@ class SessionStore(SessionBackend):
             >>> [h.session_id for h in store.match_messages(parse_query("hi"), "relaxed")]
             ['s1']
         """
-        best: dict[int, MessageHit] = {}
+        hits: list[MessageHit] = []
         targets = [("messages_fts", False)]
         if self.layout.has_cjk:
             targets.append(("messages_cjk_fts", True))
@@ -662,14 +662,12 @@ class SessionStore(SessionBackend):
                 for expression, bound in self._rank_plans(conn, table, query, reading, cjk=cjk):
                     if len(found) >= limit:
                         break
-                    for hit in self._ranked(
+                    ranked = self._ranked(
                         conn, table, expression, bound, filters, limit, automation
-                    ):
-                        found.add(hit.message_id)
-                        prev = best.get(hit.message_id)
-                        if prev is None or hit.relevance > prev.relevance:
-                            best[hit.message_id] = hit
-        return sorted(best.values(), key=lambda h: (-h.relevance, h.message_id))
+                    )
+                    found.update(hit.message_id for hit in ranked)
+                    hits += ranked
+        return best_hits(hits, limit, set(automation))
 
     def _ranked(
         self,
@@ -721,10 +719,12 @@ class SessionStore(SessionBackend):
         params.update(expr=to_fts5(query, reading), limit=limit)
         with self._read() as conn:
             rows = conn.execute(statement, params).fetchall()
-        return [
+        hits = [
             SessionHit(str(r[0]), as_float(r[1]), str(r[2] or "unknown"), as_float(r[3]))
             for r in rows
         ]
+        # FTS5 orders by rank alone; equal ranks in session id order, as PostgreSQL sorts them
+        return sorted(hits, key=lambda h: (-h.relevance, h.session_id))
 
     def _probe(self, conn: sqlite3.Connection, table: str, expression: str) -> int | None:
         """``-1`` when ``expression`` matches nothing, ``None`` when it matches at most
