@@ -283,7 +283,7 @@ for fact, word in facts.items():
 """
     ),
     md(
-        "**The answer, read against the session.** Right in substance: the fix was in nginx's configuration (`/etc/nginx/sites-available/api.conf`), adding the CORS headers. It misses what made it work: nginx answering the preflight itself with 204, `always` on `add_header`, the `map` allow-list. And \"restarted Nginx and verified\" is not in the session (a configuration test was run). The recap it read has the same gaps and the same invented restart; the extractive recap of the same session (above) holds the 204 and the `add_header` line. Recorded as it came: a 1.5B model's recall is usable, not exact."
+        "**The answer, read against the session.** Half right, and wrong about where: the fix did add the `Access-Control-Allow-Origin` header, but in nginx's configuration (`/etc/nginx/sites-available/api.conf`), not in \"the backend server\", and what made it work is missing: nginx answering the preflight itself with 204, `always` on `add_header`, the `map` allow-list. A user following this answer would look in the wrong place. The recap it read was better: it names the nginx patch, the 204 and the `map` allow-list (with small slips: the assistant, not the user, patched; the app behind nginx returned the 405), and the extractive recap of the same session (above) holds the root cause and the fix in the session's own words. Recorded as it came: this 1.5B model recalls the right session and a usable recap, and then loses details while answering."
     ),
 ]
 

@@ -46,7 +46,8 @@ def observe(python: str) -> tuple[list[dict[str, Any]], int]:
     """Replay the tests in dump mode; the observations and pytest's exit code."""
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "verdicts.jsonl"
-        env = {**os.environ, DUMP_VAR: str(dump)}
+        # The notebook tests are marked slow: without this they would be skipped, unseen.
+        env = {**os.environ, DUMP_VAR: str(dump), "SESSION_RECALL_RUN_SLOW": "1"}
         env.pop("RECORD", None)
         code = subprocess.call(
             [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS], cwd=ROOT, env=env
