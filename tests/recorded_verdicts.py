@@ -90,3 +90,10 @@ def check(cassette: str, docs: Iterable[Document]) -> None:
     wanted = expected(cassette)
     got = {d.metadata["title"]: verdict(d) for d in docs if d.metadata["title"] in wanted}
     assert got == wanted
+    # Only an answer recorded to be truncated (a budget cut on purpose) may stop at the budget.
+    cut = [t for t, v in got.items() if "truncated" not in v and _cut_off(docs, t)]
+    assert not cut, f"{cassette}: stopped at the output budget: {cut}"
+
+
+def _cut_off(docs: list[Document], title: str) -> bool:
+    return any(d.metadata.get("summary_cut_off") for d in docs if d.metadata["title"] == title)
