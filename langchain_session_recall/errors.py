@@ -7,10 +7,12 @@ can catch one type. Messages say what went wrong and what to do about it.
 from __future__ import annotations
 
 __all__ = [
+    "EmbeddingMismatchError",
     "EmptyQueryError",
     "InvalidMessageError",
     "InvalidSessionError",
     "LineageCycleError",
+    "NoVectorsError",
     "NotASessionDatabaseError",
     "ReadOnlyStoreError",
     "SessionNotFoundError",
@@ -69,3 +71,19 @@ class EmptyQueryError(SessionRecallError, ValueError):
     chain), the agent tool answers with an error message that asks for keywords, and the CLI
     exits 2. An empty or whitespace-only query is not an error: it lists recent sessions.
     """
+
+
+class EmbeddingMismatchError(SessionRecallError):
+    """The store's passage vectors were made by another embedding model (or another window
+    layout) than the one given: their similarities would mean nothing.
+
+    Pass the model the store names, or rebuild the vectors with the new one
+    (``SessionStore(..., embeddings=new, reindex_embeddings=True)`` or ``session-recall embed
+    --reindex``); see ``docs/hybrid.md``.
+    """
+
+
+class NoVectorsError(SessionRecallError):
+    """A hybrid search on a store that holds no passage vectors (never embedded, or opened
+    read-only). Build them once (``session-recall embed``, or open the store with
+    ``embeddings=`` and call ``embed_missing()``), or search without embeddings."""

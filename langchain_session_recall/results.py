@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.models import Session, StoredMessage
+from langchain_session_recall.search.blend import DenseSearch
 from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
 from langchain_session_recall.search.query import bound_query, highlight_words
 from langchain_session_recall.search.ranking import RankedSession
@@ -56,6 +57,7 @@ def search_results(
     show_message_ids: bool = False,
     hit_limit: int = HIT_LIMIT,
     redact: Callable[[str], str] | None = None,
+    dense: DenseSearch | None = None,
 ) -> list[Result]:
     """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its match.
 
@@ -83,6 +85,7 @@ def search_results(
         before=before,
         hit_limit=hit_limit,
         now=now,
+        dense=dense,
     )
     chosen = outcome.sessions[:k]
     sessions = store.get_sessions(r.root_id for r in chosen)
@@ -137,6 +140,7 @@ class _SearchResult:
                 "match_count": ranked.match_count,
                 "matched_terms": list(ranked.matched_terms),
                 "coverage": ranked.coverage,
+                "signals": dict(ranked.signals) if ranked.signals is not None else None,
                 "query_expansions": dict(outcome.expansions),
                 "time_hint": _time_hint(outcome),
                 "query": _clean(bound_query(self.query), self.redact),

@@ -12,11 +12,12 @@ from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
     CallbackManagerForRetrieverRun,
 )
-from langchain_core.documents import Document
+from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
@@ -28,7 +29,13 @@ from langchain_session_recall.results import (
     recent_results,
     search_results,
 )
+from langchain_session_recall.search.blend import (
+    DEFAULT_DENSE_CANDIDATES,
+    DEFAULT_DENSE_WEIGHT,
+    DenseSearch,
+)
 from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES, HIT_LIMIT
+from langchain_session_recall.search.query import bound_query
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
@@ -112,6 +119,24 @@ class SessionRecallRetriever(BaseRetriever):
     text as it is: only for a consumer that never sends it anywhere."""
     secret_patterns: Sequence[SecretPattern] | None = None
     """The redaction rules (``None``: ``DEFAULT_SECRET_PATTERNS``)."""
+    embeddings: Embeddings | None = None
+    """Hybrid search (``docs/hybrid.md``): the model the store's passage vectors were made
+    with; a search embeds only the query. ``None``: the store's own ``embeddings`` if it was
+    opened with some, else lexical search only. A store whose vectors another model made
+    raises :class:`~langchain_session_recall.errors.EmbeddingMismatchError`."""
+    dense_weight: float = Field(default=DEFAULT_DENSE_WEIGHT, ge=0.0)
+    """Hybrid search: weight of the dense part in ``lexical / best + dense_weight x
+    min-max(similarity)`` (1.0 chosen on LoCoMo's development split); 0 turns it off."""
+    dense_candidates: int = Field(default=DEFAULT_DENSE_CANDIDATES, ge=1)
+    """Hybrid search: the most similar sessions added to the lexical candidates."""
+    reranker: BaseDocumentCompressor | None = None
+    """Any LangChain ``BaseDocumentCompressor`` (a cross-encoder, a hosted reranker): it
+    reorders (and may drop) the best ``rerank_top_n`` Documents before the first ``k`` are
+    returned. None is shipped (``docs/hybrid.md``, "Reranking")."""
+    rerank_top_n: int = Field(default=20, ge=1)
+    """Documents handed to ``reranker`` (each a session's transcript, built before reranking)."""
+
+    _dense_index: Any = PrivateAttr(default=None)
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -182,10 +207,12 @@ class SessionRecallRetriever(BaseRetriever):
             )
             return [_document(r) for r in results]
         try:
+            dense = self._dense(query)
+            wanted = max(k, self.rerank_top_n) if self.reranker is not None else k
             results = search_results(
                 self.store,
                 query,
-                k,
+                wanted,
                 role_filter=roles or (),
                 exclude_sources=self.exclude_sources,
                 current_session_id=current,
@@ -197,12 +224,36 @@ class SessionRecallRetriever(BaseRetriever):
                 show_message_ids=self.show_message_ids,
                 hit_limit=self.hit_limit,
                 redact=self._redactor(),
+                dense=dense,
             )
         except EmptyQueryError as exc:
             # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
             logger.debug("no documents: %s", exc)
             return []
-        return [_document(r) for r in results]
+        docs = [_document(r) for r in results]
+        if self.reranker is not None and docs:
+            reranked = self.reranker.compress_documents(
+                docs, bound_query(query), callbacks=run_manager.get_child()
+            )
+            docs = list(reranked)
+        return docs[:k]
+
+    def _dense(self, query: str) -> DenseSearch | None:
+        """The dense half of a hybrid search, or ``None`` (no model, or weight 0)."""
+        embeddings = self.embeddings or self.store.embeddings
+        if embeddings is None or self.dense_weight <= 0:
+            return None
+        from langchain_session_recall.vectors.identity import embedding_identity
+        from langchain_session_recall.vectors.index import VectorIndex
+
+        index = self.store.vectors
+        if index is None or index.identity != embedding_identity(embeddings):
+            if self._dense_index is None or self._dense_index.embeddings is not embeddings:
+                self._dense_index = VectorIndex.for_search(self.store, embeddings)
+            index = self._dense_index
+        index.check()
+        vector = embeddings.embed_query(bound_query(query))
+        return DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any

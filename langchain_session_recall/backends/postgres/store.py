@@ -35,9 +35,11 @@ from langchain_session_recall.search.cjk import bigram_text, has_cjk
 from langchain_session_recall.search.headers import session_header
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import best_hits, budget_automation
+from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
 if TYPE_CHECKING:
     import psycopg
+    from langchain_core.embeddings import Embeddings
     from psycopg_pool import ConnectionPool
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresSessionStore"]
@@ -131,6 +133,8 @@ class PostgresSessionStore(SessionBackend):
         read_only: Never write: no schema creation, read-only transactions.
         min_size: Connections kept open. max_size: Most connections opened.
         connect_timeout: Seconds to wait for the server.
+        embeddings, embedding_window, reindex_embeddings: Passage vectors for hybrid search,
+            as for :class:`~langchain_session_recall.SessionStore` (``docs/hybrid.md``).
 
     Example:
         >>> store = PostgresSessionStore("postgresql://app@127.0.0.1/recall")  # doctest: +SKIP
@@ -150,6 +154,9 @@ class PostgresSessionStore(SessionBackend):
         min_size: int = 1,
         max_size: int = 10,
         connect_timeout: float = 10.0,
+        embeddings: Embeddings | None = None,
+        embedding_window: tuple[int, int] = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        reindex_embeddings: bool = False,
     ) -> None:
         psycopg, psycopg_pool = _import_psycopg()
         self.schema = _schema_name(schema)
@@ -183,6 +190,16 @@ class PostgresSessionStore(SessionBackend):
             open=True,
             name=f"session-recall-{self.store_id[:8]}",
         )
+        try:
+            self._attach_embeddings(
+                embeddings,
+                window=embedding_window,
+                reindex=reindex_embeddings,
+                read_only=read_only,
+            )
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def dialect(self) -> st.PostgresDialect:

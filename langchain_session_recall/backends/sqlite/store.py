@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
@@ -54,6 +54,10 @@ from langchain_session_recall.models import (
 from langchain_session_recall.search.cjk import bigram_text, has_cjk
 from langchain_session_recall.search.query import ParsedQuery
 from langchain_session_recall.search.ranking import best_hits, budget_automation
+from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["SessionStore"]
 
@@ -126,6 +130,11 @@ class SessionStore(SessionBackend):
         read_only: Open someone else's database without ever writing to it: no schema
             creation, no migration, no checkpoint, no new files beside it.
         busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
+        embeddings: A LangChain ``Embeddings``: passage vectors are written beside the
+            full-text index as messages are added, for hybrid search (``docs/hybrid.md``).
+        embedding_window: Messages per window and shared by two neighbours (default 3/1).
+        reindex_embeddings: Drop vectors another model made and start over with this one
+            (else such a store raises :class:`EmbeddingMismatchError`).
 
     Example:
         >>> store = SessionStore(":memory:")
@@ -147,6 +156,9 @@ class SessionStore(SessionBackend):
         *,
         read_only: bool = False,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        embeddings: Embeddings | None = None,
+        embedding_window: tuple[int, int] = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        reindex_embeddings: bool = False,
     ) -> None:
         self.path = str(path)
         self.busy_timeout = busy_timeout
@@ -165,10 +177,16 @@ class SessionStore(SessionBackend):
         self._next_write = 0.0  # (time.monotonic) see _wait_for_hand_over
         try:
             self.layout: Layout = self._open(read_only)
+            self._dialect = st.SqliteDialect(self.layout)
+            self._attach_embeddings(
+                embeddings,
+                window=embedding_window,
+                reindex=reindex_embeddings,
+                read_only=read_only,
+            )
         except BaseException:
             self.close()
             raise
-        self._dialect = st.SqliteDialect(self.layout)
 
     def _open(self, read_only: bool) -> Layout:
         """Check (read-only) or create and migrate (writable) the file; its layout.

@@ -1,0 +1,111 @@
+"""Passage windows: what the dense index embeds (pure).
+
+A session's conversational messages (every role but ``tool``, with text) are cut into windows
+of ``size`` adjacent messages sharing ``overlap``; each window's text is the session's header
+(title, start date in words: :func:`~langchain_session_recall.search.headers.session_header`)
+followed by its messages' text, one per line, each cut to :data:`MESSAGE_CHARS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_session_recall.search.headers import session_header
+
+__all__ = [
+    "DEFAULT_OVERLAP",
+    "DEFAULT_SIZE",
+    "MESSAGE_CHARS",
+    "Window",
+    "passage_windows",
+    "window_ranges",
+    "window_text",
+]
+
+DEFAULT_SIZE = 3
+"""Messages per window (chosen on the LoCoMo development split, ``benchmarks/locomo/hybrid.py``)."""
+DEFAULT_OVERLAP = 1
+"""Messages two neighbouring windows share."""
+MESSAGE_CHARS = 2_000
+"""Characters of one message a window holds (embedding models read ~512 tokens anyway)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One passage window of a session: its messages' ids, first to last, and its text."""
+
+    session_id: str
+    message_ids: tuple[int, ...]
+    text: str
+
+    @property
+    def start_id(self) -> int:
+        """The first message's id: the window's key within its session."""
+        return self.message_ids[0]
+
+
+def window_ranges(n: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges of windows of ``size`` items sharing ``overlap`` over ``n`` items.
+
+    The last window may be shorter; every item is in at least one window; no items, no window.
+
+    Example:
+        >>> window_ranges(13, 6, 1)
+        [(0, 6), (5, 11), (10, 13)]
+        >>> window_ranges(4, 6, 1), window_ranges(0, 3, 1)
+        ([(0, 4)], [])
+    """
+    if n <= 0:
+        return []
+    step = max(1, size - overlap)
+    out = []
+    start = 0
+    while True:
+        end = min(n, start + size)
+        out.append((start, end))
+        if end >= n:
+            return out
+        start += step
+
+
+def window_text(header: str, contents: Sequence[str]) -> str:
+    """The text a window is embedded as: the header, then each message's text (cut).
+
+    Example:
+        >>> window_text("Trip\\nMonday 8 May 2023", ["user: flights?", "Paris"])
+        'Trip\\nMonday 8 May 2023\\nuser: flights?\\nParis'
+    """
+    lines = [c[:MESSAGE_CHARS] for c in contents]
+    return "\n".join([header, *lines] if header else lines)
+
+
+def passage_windows(
+    session_id: str,
+    title: str | None,
+    started_at: float | None,
+    messages: Sequence[tuple[int, str, str | None]],
+    *,
+    size: int = DEFAULT_SIZE,
+    overlap: int = DEFAULT_OVERLAP,
+) -> list[Window]:
+    """The windows of one session's ``(id, role, content)`` messages, in order.
+
+    Tool output and empty messages are left out before the windows are cut.
+
+    Example:
+        >>> msgs = [(1, "user", "hi"), (2, "tool", "{...}"), (3, "assistant", "hello"),
+        ...         (4, "user", "bye")]
+        >>> [w.message_ids for w in passage_windows("s", None, None, msgs, size=2, overlap=1)]
+        [(1, 3), (3, 4)]
+    """
+    kept = [(mid, c.strip()) for mid, role, c in messages if role != "tool" and c and c.strip()]
+    header = session_header(title, started_at)
+    return [
+        Window(
+            session_id,
+            tuple(mid for mid, _ in kept[a:b]),
+            window_text(header, [c for _, c in kept[a:b]]),
+        )
+        for a, b in window_ranges(len(kept), size, overlap)
+    ]
