@@ -2,7 +2,7 @@
 
 A session's conversational messages (every role but ``tool``, with text) are cut into windows
 of ``size`` adjacent messages sharing ``overlap``; each window's text is the session's header
-(title, start date in words: :func:`~langchain_session_recall.search.headers.session_header`)
+(title, start date in words: :func:`~langchain_session_recall.core.headers.session_header`)
 followed by its messages' text, one per line, each cut to :data:`MESSAGE_CHARS`.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_session_recall.search.headers import session_header
+from langchain_session_recall.core.headers import session_header
 
 __all__ = [
     "DEFAULT_OVERLAP",
