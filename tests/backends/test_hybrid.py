@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from hybrid_support import ConceptEmbeddings, OtherModel
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
 from store_targets import StoreFactory
 
-from langchain_session_recall import SessionRecallRetriever
+from langchain_session_recall import SessionRecallRetriever, SessionRecorder
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.errors import EmbeddingMismatchError, NoVectorsError
+from langchain_session_recall.importers import import_jsonl
 
 MAY_2023 = 1683554160.0  # Monday 8 May 2023
 DAY = 86_400.0
@@ -267,3 +271,24 @@ def test_a_reranker_reorders_the_top_n(store_factory: StoreFactory) -> None:
     )
     assert reranker.seen == [_ids(plain)]
     assert _ids(docs) == _ids(plain)[::-1][:2]
+
+
+def test_the_recorder_and_the_importers_write_vectors(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    model = ConceptEmbeddings()
+    store = _hybrid_store(store_factory, model)
+    chat = GenericFakeChatModel(messages=iter([AIMessage("Say hi to your coworkers")]))
+    recorder = SessionRecorder(store, session_id="live")
+    chat.invoke([HumanMessage("I am off to lunch")], config={"callbacks": [recorder]})
+    assert [sid for sid, _ in _windows(store)] == ["live"]
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    (chats / "imported.jsonl").write_text(
+        '{"role": "user", "content": "my colleagues liked the talk"}\n'
+        '{"role": "assistant", "content": "good"}\n'
+    )
+    import_jsonl(store, chats)
+    assert [sid for sid, _ in _windows(store)] == ["imported", "live"]
+    docs = SessionRecallRetriever(store=store, k=2).invoke("workmates", current_session_id="live")
+    assert _ids(docs) == ["imported"]
