@@ -1,7 +1,8 @@
 """Hybrid ranking: the lexical score blended with a dense one (pure).
 
 Blend, not fusion: each root session scores ``lexical / best lexical + weight x dense``, where
-``dense`` is its best window's cosine similarity to the query, min-max scaled over every
+``dense`` is its dense score (its best windows' cosine similarities to the query, see
+:data:`~langchain_session_recall.vectors.index.WINDOW_DECAY`), min-max scaled over every
 session the search may return (0 for the least similar, 1 for the most), times the same time
 prior the lexical score carries when the query names a time. An exact term the lexical ranking
 found keeps its lead (its part is up to 1 whatever the dense part says of others); a paraphrase
@@ -47,10 +48,11 @@ class DenseSearch:
 
 @dataclass(frozen=True, slots=True)
 class DenseEvidence:
-    """A root session's best window: the chain member holding it, its similarity, its
-    message ids and that member's start time."""
+    """A root session's dense evidence: the chain member holding its best window, that
+    member's dense score, the window's similarity and message ids, the member's start."""
 
     session_id: str
+    score: float
     similarity: float
     message_ids: tuple[int, ...]
     started_at: float
@@ -65,18 +67,18 @@ def blend(
     high: float,
     prior: Callable[[float], float] = lambda started: 1.0,
 ) -> list[RankedSession]:
-    """Root sessions by ``lexical / max + weight x minmax(similarity) x prior(start)``.
+    """Root sessions by ``lexical / max + weight x minmax(dense score) x prior(start)``.
 
-    ``ranked`` is the lexical ranking, ``dense`` each root's best window (roots the lexical
-    search did not find join with a lexical part of 0); ``low`` and ``high`` bound the
-    similarities of every session in scope. Each result's ``signals`` holds the two parts
+    ``ranked`` is the lexical ranking, ``dense`` each root's dense evidence (roots the lexical
+    search did not find join with a lexical part of 0); ``low`` and ``high`` bound the dense
+    scores of every session in scope. Each result's ``signals`` holds the two parts
     and the raw similarity.
 
     Example:
         >>> lex = [RankedSession("a", 2.0, (1,), ("a",), 0.0),
         ...        RankedSession("b", 1.0, (5,), ("b",), 0.0)]
-        >>> near = {"b": DenseEvidence("b", 0.9, (5, 6), 0.0),
-        ...         "c": DenseEvidence("c", 0.8, (9,), 0.0)}
+        >>> near = {"b": DenseEvidence("b", 0.9, 0.9, (5, 6), 0.0),
+        ...         "c": DenseEvidence("c", 0.8, 0.8, (9,), 0.0)}
         >>> [(r.root_id, r.score) for r in blend(lex, near, weight=1.0, low=0.4, high=0.9)]
         [('b', 1.5), ('a', 1.0), ('c', 0.8)]
     """
@@ -87,7 +89,7 @@ def blend(
     def dense_part(evidence: DenseEvidence | None) -> float:
         if evidence is None or span <= 0:
             return 0.0
-        scaled = (evidence.similarity - low) / span
+        scaled = (evidence.score - low) / span
         return weight * scaled * prior(evidence.started_at)
 
     for r in ranked:

@@ -106,7 +106,7 @@ def search_sessions(
     searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
-    ``dense`` (a hybrid search) blends each session's best window similarity into the ranking
+    ``dense`` (a hybrid search) blends each session's dense score into the ranking
     of a natural or relaxed reading (:mod:`~langchain_session_recall.search.blend`); a strict
     reading the user wrote on purpose (quotes, ``AND``, ``NOT``) stays lexical.
 
@@ -193,8 +193,10 @@ def _with_dense(
         root = roots.get(sid, sid)
         if root in excluded:
             continue
-        if root not in best or hit.similarity > best[root].similarity:
-            best[root] = DenseEvidence(sid, hit.similarity, hit.message_ids, hit.started_at)
+        if root not in best or hit.score > best[root].score:
+            best[root] = DenseEvidence(
+                sid, hit.score, hit.similarity, hit.message_ids, hit.started_at
+            )
 
     def prior(started: float) -> float:
         if hint is None or not weights.time_boost:

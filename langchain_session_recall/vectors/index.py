@@ -38,7 +38,15 @@ from langchain_session_recall.vectors.windows import (
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
-__all__ = ["DenseHit", "DenseResult", "VectorIndex", "numpy"]
+__all__ = ["SESSION_WINDOWS", "WINDOW_DECAY", "DenseHit", "DenseResult", "VectorIndex", "numpy"]
+
+SESSION_WINDOWS = 3
+"""Windows of a session that count towards its dense score (its best ones)."""
+WINDOW_DECAY = 0.3
+"""A session's dense score: its best window's similarity, plus ``WINDOW_DECAY`` times the
+second's, plus its square times the third's. A session that holds the answer in several
+places (a list question) gains a little over one that matches once (LoCoMo development
+split: R@5 +0.3, any@5 +0.6 over the best window alone)."""
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +67,11 @@ def numpy() -> Any:
 
 @dataclass(frozen=True, slots=True)
 class DenseHit:
-    """A session's best window for a query: its cosine similarity and message ids."""
+    """A session for a query: its dense ``score`` (see :data:`WINDOW_DECAY`), its best
+    window's cosine ``similarity`` and message ids."""
 
     session_id: str
+    score: float
     similarity: float
     message_ids: tuple[int, ...]
     started_at: float
@@ -69,8 +79,8 @@ class DenseHit:
 
 @dataclass(frozen=True, slots=True)
 class DenseResult:
-    """The sessions a dense search returns, and the lowest and highest best similarity of
-    every session in scope (the blend's min-max range)."""
+    """The sessions a dense search returns, and the lowest and highest score of every
+    session in scope (the blend's min-max range)."""
 
     hits: dict[str, DenseHit]
     low: float
@@ -319,22 +329,29 @@ class VectorIndex:
         q = np.asarray(query, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
         sims = matrix.vectors[rows] @ q
-        order = rows[np.argsort(-sims, kind="stable")]
-        _, first = np.unique(matrix.codes[order], return_index=True)
-        best = order[np.sort(first)]  # each session's best row, best session first
-        best_sims = matrix.vectors[best] @ q
+        # rows grouped by session, best first within each: a row's rank in its session
+        order = np.lexsort((-sims, matrix.codes[rows]))
+        codes = matrix.codes[rows][order]
+        sessions, starts = np.unique(codes, return_index=True)
+        rank = np.arange(codes.size) - np.repeat(starts, np.diff(np.append(starts, codes.size)))
+        weight = np.where(rank < SESSION_WINDOWS, WINDOW_DECAY ** rank.astype(np.float64), 0.0)
+        scores = np.bincount(np.searchsorted(sessions, codes), weights=weight * sims[order])
+        best_rows = rows[order][starts]  # each session's best window
+        by_score = np.argsort(-scores, kind="stable")
         wanted = set(include)
         hits: dict[str, DenseHit] = {}
-        for n, (row, sim) in enumerate(zip(best.tolist(), best_sims.tolist(), strict=True)):
-            sid = matrix.sessions[matrix.codes[row]]
+        for n, i in enumerate(by_score.tolist()):
+            row = int(best_rows[i])
+            sid = matrix.sessions[int(sessions[i])]
             if n < limit or sid in wanted:
                 hits[sid] = DenseHit(
                     sid,
-                    float(sim),
+                    float(scores[i]),
+                    float(matrix.vectors[row] @ q),
                     tuple(json.loads(matrix.message_ids[row])),
                     started[int(matrix.ids[row])],
                 )
-        return DenseResult(hits, float(best_sims.min()), float(best_sims.max()))
+        return DenseResult(hits, float(scores.min()), float(scores.max()))
 
 
 def _ids_json(window: Window) -> str:
