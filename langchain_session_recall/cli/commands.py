@@ -792,7 +792,8 @@ Run it again at any time: it embeds only what is missing (a killed run carries o
     default="3/1",
     show_default=True,
     metavar="SIZE/OVERLAP",
-    help="messages per passage window / shared by neighbours (a new store's layout)",
+    help="messages per passage window / shared by neighbours (a new store's layout; "
+    "several joined by +, e.g. 3/1+6/1)",
 )
 @click.option("--reindex", is_flag=True, help="drop vectors another model made and start over")
 @json_option
@@ -805,10 +806,12 @@ def embed(state: State, db: str, spec: str, window: str, reindex: bool, as_json:
     messages arrive; this command is for a store filled before, or after --reindex.
     """
     from langchain_session_recall.vectors.spec import load_embeddings
+    from langchain_session_recall.vectors.windows import parse_layouts
 
-    size, _, overlap = window.partition("/")
-    if not (size.isdigit() and overlap.isdigit()):
-        raise click.BadParameter(f"{window!r}: give SIZE/OVERLAP, e.g. 3/1", param_hint="--window")
+    try:
+        layouts = parse_layouts(window)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--window") from None
     model = load_embeddings(spec)
     started = time.monotonic()
 
@@ -816,7 +819,7 @@ def embed(state: State, db: str, spec: str, window: str, reindex: bool, as_json:
         click.echo(f"session-recall: embedded sessions {done}/{total}", err=True)
 
     with _open(db, read_only=False) as store:
-        store.enable_embeddings(model, window=(int(size), int(overlap)), reindex=reindex)
+        store.enable_embeddings(model, window=layouts, reindex=reindex)
         windows = store.embed_missing(progress=progress)
         identity = store.vectors.identity if store.vectors is not None else spec
     seconds = time.monotonic() - started

@@ -31,7 +31,11 @@ from langchain_session_recall.vectors.identity import embedding_identity
 from langchain_session_recall.vectors.windows import (
     DEFAULT_OVERLAP,
     DEFAULT_SIZE,
+    Layouts,
     Window,
+    WindowSpec,
+    layout_text,
+    parse_layouts,
     passage_windows,
 )
 
@@ -93,6 +97,7 @@ class _Matrix:
     ids: Any  # int64 row ids
     codes: Any  # int index into sessions, per row
     sessions: list[str]
+    layouts: Any  # int index into the index's layouts, per row
     message_ids: list[str]  # JSON, per row
     vectors: Any  # float32 (rows, dim), unit length
 
@@ -103,8 +108,9 @@ class VectorIndex:
     Args:
         backend: The store.
         embeddings: Any LangChain ``Embeddings``.
-        size: Messages per window.
-        overlap: Messages two neighbouring windows share.
+        windows: The window layout ``(size, overlap)``, or several (``[(3, 1), (6, 1)]``):
+            each message is then embedded in windows of each layout, and a session's dense
+            score is the mean of its per-layout scores, each min-max scaled.
         batch_size: Windows per ``embed_documents`` call.
     """
 
@@ -113,17 +119,13 @@ class VectorIndex:
         backend: SessionBackend,
         embeddings: Embeddings,
         *,
-        size: int = DEFAULT_SIZE,
-        overlap: int = DEFAULT_OVERLAP,
+        windows: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
         batch_size: int = 64,
     ) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise ValueError(f"window size {size} / overlap {overlap}: need 0 <= overlap < size")
         self.backend = backend
         self.embeddings = embeddings
         self.identity = embedding_identity(embeddings)
-        self.size = size
-        self.overlap = overlap
+        self.layouts: Layouts = parse_layouts(windows)
         self.batch_size = max(1, batch_size)
         self._lock = threading.Lock()
         self._matrix: _Matrix | None = None
@@ -142,9 +144,8 @@ class VectorIndex:
             model, layout = probe._recorded(conn)
         if model is None or layout is None:
             probe.check()  # raises NoVectorsError
-        size, _, overlap = (layout or "").partition("/")
         try:
-            index = cls(backend, embeddings, size=int(size), overlap=int(overlap))
+            index = cls(backend, embeddings, windows=layout or "")
         except ValueError:
             index = probe
         index.check()
@@ -152,8 +153,8 @@ class VectorIndex:
 
     @property
     def layout(self) -> str:
-        """``"size/overlap"``, as recorded beside the vectors."""
-        return f"{self.size}/{self.overlap}"
+        """``"size/overlap"`` (``"3/1+6/1"`` for several), as recorded beside the vectors."""
+        return layout_text(self.layouts)
 
     # ------------------------------------------------------------------ setup and checks
 
@@ -216,44 +217,28 @@ class VectorIndex:
         ``batch_size`` and writes each session's windows in one short transaction.
         """
         d = self.backend.dialect
-        plans: list[tuple[str, int, list[Window]]] = []
+        plans: list[tuple[str, str, int, list[Window]]] = []
         with self.backend._read() as conn:
             for sid in dict.fromkeys(session_ids):
-                row = conn.execute(vs.last_window(d), {"sid": sid}).fetchone()
-                start = int(row[0]) if row else 0
-                rows = conn.execute(vs.messages_from(d), {"sid": sid, "start": start}).fetchall()
-                if not rows:
-                    continue
-                windows = passage_windows(
-                    sid,
-                    rows[0][3] if isinstance(rows[0][3], str) else None,
-                    float(rows[0][4]) if rows[0][4] is not None else None,
-                    [(int(r[0]), str(r[1]), r[2] if isinstance(r[2], str) else None) for r in rows],
-                    size=self.size,
-                    overlap=self.overlap,
-                )
-                stored = {
-                    int(s): m
-                    for s, m in conn.execute(vs.windows_from(d), {"sid": sid, "start": start})
-                }
-                changed = [w.start_id for w in windows if stored.get(w.start_id) != _ids_json(w)]
-                changed += set(stored) - {w.start_id for w in windows}  # messages gone
-                if changed:
-                    first = min(changed)
-                    plans.append((sid, first, [w for w in windows if w.start_id >= first]))
-        texts = [w.text for _, _, fresh in plans for w in fresh]
+                for size, overlap in self.layouts:
+                    plan = self._plan(conn, sid, size, overlap)
+                    if plan is not None:
+                        plans.append(plan)
+        texts = [w.text for *_, fresh in plans for w in fresh]
         vectors: list[Any] = []
         for at in range(0, len(texts), self.batch_size):
             vectors.extend(self.embeddings.embed_documents(texts[at : at + self.batch_size]))
         blobs = iter(_unit_blobs(vectors))
-        for sid, first, fresh in plans:
+        for sid, layout, first, fresh in plans:
             with self.backend._write() as conn:
-                conn.execute(vs.delete_windows_from(d), {"sid": sid, "start": first})
+                key = {"sid": sid, "layout": layout, "start": first}
+                conn.execute(vs.delete_windows_from(d), key)
                 conn.cursor().executemany(
                     vs.insert_window(d),
                     [
                         {
                             "session_id": sid,
+                            "layout": layout,
                             "start_id": w.start_id,
                             "last_id": w.message_ids[-1],
                             "message_ids": _ids_json(w),
@@ -263,6 +248,35 @@ class VectorIndex:
                     ],
                 )
         return len(texts)
+
+    def _plan(
+        self, conn: Any, sid: str, size: int, overlap: int
+    ) -> tuple[str, str, int, list[Window]] | None:
+        """What one session's windows of one layout need: ``(session, layout, first start
+        to rewrite, windows from it on)``, or ``None`` when they are up to date."""
+        d = self.backend.dialect
+        layout = layout_text(((size, overlap),))
+        row = conn.execute(vs.last_window(d), {"sid": sid, "layout": layout}).fetchone()
+        start = int(row[0]) if row else 0
+        rows = conn.execute(vs.messages_from(d), {"sid": sid, "start": start}).fetchall()
+        if not rows:
+            return None
+        windows = passage_windows(
+            sid,
+            rows[0][3] if isinstance(rows[0][3], str) else None,
+            float(rows[0][4]) if rows[0][4] is not None else None,
+            [(int(r[0]), str(r[1]), r[2] if isinstance(r[2], str) else None) for r in rows],
+            size=size,
+            overlap=overlap,
+        )
+        key = {"sid": sid, "layout": layout, "start": start}
+        stored = {int(s): m for s, m in conn.execute(vs.windows_from(d), key)}
+        changed = [w.start_id for w in windows if stored.get(w.start_id) != _ids_json(w)]
+        changed += set(stored) - {w.start_id for w in windows}  # messages gone
+        if not changed:
+            return None
+        first = min(changed)
+        return sid, layout, first, [w for w in windows if w.start_id >= first]
 
     def embed_missing(self, *, progress: Progress | None = None, chunk: int = 50) -> int:
         """Bring every session's windows up to date (a backfill); windows embedded.
@@ -294,13 +308,15 @@ class VectorIndex:
         if not rows:
             return None
         codes: dict[str, int] = {}
+        layouts = {layout_text((pair,)): n for n, pair in enumerate(self.layouts)}
         matrix = _Matrix(
             version=version,
             ids=np.array([int(r[0]) for r in rows], dtype=np.int64),
             codes=np.array([codes.setdefault(r[1], len(codes)) for r in rows], dtype=np.int64),
             sessions=list(codes),
-            message_ids=[r[2] for r in rows],
-            vectors=np.vstack([np.frombuffer(bytes(r[3]), dtype="<f4") for r in rows]),
+            layouts=np.array([layouts.get(r[2], -1) for r in rows], dtype=np.int64),
+            message_ids=[r[3] for r in rows],
+            vectors=np.vstack([np.frombuffer(bytes(r[4]), dtype="<f4") for r in rows]),
         )
         with self._lock:
             self._matrix = matrix
@@ -328,26 +344,49 @@ class VectorIndex:
             return DenseResult({}, 0.0, 0.0)
         q = np.asarray(query, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
-        sims = matrix.vectors[rows] @ q
-        # rows grouped by session, best first within each: a row's rank in its session
-        order = np.lexsort((-sims, matrix.codes[rows]))
-        codes = matrix.codes[rows][order]
-        sessions, starts = np.unique(codes, return_index=True)
-        rank = np.arange(codes.size) - np.repeat(starts, np.diff(np.append(starts, codes.size)))
-        weight = np.where(rank < SESSION_WINDOWS, WINDOW_DECAY ** rank.astype(np.float64), 0.0)
-        scores = np.bincount(np.searchsorted(sessions, codes), weights=weight * sims[order])
-        best_rows = rows[order][starts]  # each session's best window
+        n_sessions = len(matrix.sessions)
+        total = np.zeros(n_sessions)
+        present = np.zeros(n_sessions, dtype=bool)
+        best_row = np.full(n_sessions, -1, dtype=np.int64)
+        best_sim = np.full(n_sessions, -np.inf)
+        for layout in range(len(self.layouts)):
+            mine = rows[matrix.layouts[rows] == layout]
+            if mine.size == 0:
+                continue
+            sims = matrix.vectors[mine] @ q
+            # rows grouped by session, best first within each: a row's rank in its session
+            order = np.lexsort((-sims, matrix.codes[mine]))
+            codes = matrix.codes[mine][order]
+            sessions, starts = np.unique(codes, return_index=True)
+            sizes = np.diff(np.append(starts, codes.size))
+            rank = np.arange(codes.size) - np.repeat(starts, sizes)
+            decay = np.where(rank < SESSION_WINDOWS, WINDOW_DECAY ** rank.astype(np.float64), 0.0)
+            scores = np.bincount(np.searchsorted(sessions, codes), weights=decay * sims[order])
+            low, high = scores.min(), scores.max()
+            # each layout scaled to 0-1 over the sessions in scope, then averaged
+            total[sessions] += (scores - low) / (high - low) if high > low else 0.0
+            present[sessions] = True
+            top = mine[order][starts]
+            top_sims = sims[order][starts]
+            better = top_sims > best_sim[sessions]
+            best_row[sessions[better]] = top[better]
+            best_sim[sessions[better]] = top_sims[better]
+        found = np.flatnonzero(present)
+        if found.size == 0:
+            return DenseResult({}, 0.0, 0.0)
+        scores = total[found] / len(self.layouts)
         by_score = np.argsort(-scores, kind="stable")
         wanted = set(include)
         hits: dict[str, DenseHit] = {}
         for n, i in enumerate(by_score.tolist()):
-            row = int(best_rows[i])
-            sid = matrix.sessions[int(sessions[i])]
+            code = int(found[i])
+            sid = matrix.sessions[code]
             if n < limit or sid in wanted:
+                row = int(best_row[code])
                 hits[sid] = DenseHit(
                     sid,
                     float(scores[i]),
-                    float(matrix.vectors[row] @ q),
+                    float(best_sim[code]),
                     tuple(json.loads(matrix.message_ids[row])),
                     started[int(matrix.ids[row])],
                 )

@@ -1,8 +1,8 @@
 """SQL of the passage-vector table, for both dialects (one builder per statement).
 
-``passage_vectors`` holds one row per window: its session, first and last message ids, the
-window's message ids (JSON) and its vector as little-endian float32 bytes (the layout
-sqlite-vec and pgvector's ``bytea`` input read). Rows go with their session
+``passage_vectors`` holds one row per window: its session, its layout (``"3/1"``), first and
+last message ids, the window's message ids (JSON) and its vector as little-endian float32
+bytes (the layout sqlite-vec and pgvector's ``bytea`` input read). Rows go with their session
 (``ON DELETE CASCADE``). The model that made them is recorded in ``session_recall_meta``.
 """
 
@@ -27,9 +27,10 @@ def create_table(d: sql.Dialect) -> list[str]:
     return [
         f"CREATE TABLE IF NOT EXISTS {TABLE} ({key}, "
         "session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, "
-        "start_id BIGINT NOT NULL, last_id BIGINT NOT NULL, message_ids TEXT NOT NULL, "
-        f"embedding {blob} NOT NULL)",
-        f"CREATE UNIQUE INDEX IF NOT EXISTS {TABLE}_window ON {TABLE}(session_id, start_id)",
+        "layout TEXT NOT NULL, start_id BIGINT NOT NULL, last_id BIGINT NOT NULL, "
+        f"message_ids TEXT NOT NULL, embedding {blob} NOT NULL)",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {TABLE}_window "
+        f"ON {TABLE}(session_id, layout, start_id)",
     ]
 
 
@@ -53,18 +54,19 @@ def insert_meta(d: sql.Dialect) -> str:
 
 
 def last_window(d: sql.Dialect) -> str:
-    """The session's last stored window: ``start_id``."""
+    """The session's last stored window of a layout: ``start_id``."""
     return (
         f"SELECT start_id FROM {TABLE} WHERE session_id = {d.param('sid')} "
-        "ORDER BY start_id DESC LIMIT 1"
+        f"AND layout = {d.param('layout')} ORDER BY start_id DESC LIMIT 1"
     )
 
 
 def windows_from(d: sql.Dialect) -> str:
-    """The session's stored windows from ``start_id`` on: ``start_id, message_ids``."""
+    """The session's stored windows of a layout from ``start_id`` on: ``start_id,
+    message_ids``."""
     return (
         f"SELECT start_id, message_ids FROM {TABLE} WHERE session_id = {d.param('sid')} "
-        f"AND start_id >= {d.param('start')}"
+        f"AND layout = {d.param('layout')} AND start_id >= {d.param('start')}"
     )
 
 
@@ -81,12 +83,12 @@ def messages_from(d: sql.Dialect) -> str:
 def delete_windows_from(d: sql.Dialect) -> str:
     return (
         f"DELETE FROM {TABLE} WHERE session_id = {d.param('sid')} "
-        f"AND start_id >= {d.param('start')}"
+        f"AND layout = {d.param('layout')} AND start_id >= {d.param('start')}"
     )
 
 
 def insert_window(d: sql.Dialect) -> str:
-    names = ("session_id", "start_id", "last_id", "message_ids", "embedding")
+    names = ("session_id", "layout", "start_id", "last_id", "message_ids", "embedding")
     return (
         f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join(d.param(n) for n in names)})"
     )
@@ -107,7 +109,7 @@ def version(d: sql.Dialect) -> str:
 
 
 def all_vectors(d: sql.Dialect) -> str:
-    return f"SELECT id, session_id, message_ids, embedding FROM {TABLE} ORDER BY id"
+    return f"SELECT id, session_id, layout, message_ids, embedding FROM {TABLE} ORDER BY id"
 
 
 def allowed_rows(d: sql.Dialect, filters: SearchFilters) -> tuple[str, dict[str, Any]]:

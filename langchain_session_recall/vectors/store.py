@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from langchain_session_recall.vectors.index import Progress, VectorIndex
+    from langchain_session_recall.vectors.windows import WindowSpec
 
 __all__ = ["StoreVectors"]
 
@@ -34,7 +35,7 @@ class StoreVectors:
         self,
         embeddings: Embeddings | None,
         *,
-        window: tuple[int, int],
+        window: WindowSpec,
         reindex: bool,
         read_only: bool,
     ) -> None:
@@ -44,7 +45,7 @@ class StoreVectors:
         from langchain_session_recall.vectors.index import VectorIndex
 
         assert isinstance(self, SessionBackend)
-        index = VectorIndex(self, embeddings, size=window[0], overlap=window[1])
+        index = VectorIndex(self, embeddings, windows=window)
         if not read_only:
             index.prepare(reindex=reindex)
         self._pending_vectors: set[str] = set()
@@ -83,11 +84,12 @@ class StoreVectors:
         self,
         embeddings: Embeddings,
         *,
-        window: tuple[int, int] | None = None,
+        window: WindowSpec | None = None,
         reindex: bool = False,
     ) -> None:
         """Write passage vectors with ``embeddings`` from now on (what ``embeddings=`` at
-        opening does). Existing messages get theirs from :meth:`embed_missing`.
+        opening does), in windows of ``window`` (``(size, overlap)``, several as a list,
+        default 3/1). Existing messages get theirs from :meth:`embed_missing`.
 
         Raises:
             EmbeddingMismatchError: the store holds vectors of another model or window

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias, Union
 
 from langchain_session_recall.core.headers import session_header
 
@@ -17,7 +18,11 @@ __all__ = [
     "DEFAULT_OVERLAP",
     "DEFAULT_SIZE",
     "MESSAGE_CHARS",
+    "Layouts",
     "Window",
+    "WindowSpec",
+    "layout_text",
+    "parse_layouts",
     "passage_windows",
     "window_ranges",
     "window_text",
@@ -29,6 +34,52 @@ DEFAULT_OVERLAP = 1
 """Messages two neighbouring windows share."""
 MESSAGE_CHARS = 2_000
 """Characters of one message a window holds (embedding models read ~512 tokens anyway)."""
+
+
+Layouts = tuple[tuple[int, int], ...]
+"""Window layouts ``((size, overlap), ...)``: a store may embed its messages in several."""
+WindowSpec: TypeAlias = Union[tuple[int, int], Sequence[tuple[int, int]], str]  # noqa: UP007
+"""A window layout ``(size, overlap)``, several (``[(3, 1), (6, 1)]``) or ``"3/1+6/1"``."""
+
+
+def parse_layouts(value: WindowSpec) -> Layouts:
+    """``(3, 1)``, ``[(3, 1), (6, 1)]`` or ``"3/1+6/1"`` as layouts, checked.
+
+    Example:
+        >>> parse_layouts((3, 1)), parse_layouts("3/1+6/1")
+        (((3, 1),), ((3, 1), (6, 1)))
+        >>> parse_layouts([(2, 2)])
+        Traceback (most recent call last):
+        ...
+        ValueError: window 2/2: need size >= 1 and 0 <= overlap < size
+    """
+    if isinstance(value, str):
+        pairs: list[tuple[int, int]] = []
+        for part in value.split("+"):
+            head, _, tail = part.strip().partition("/")
+            if not (head.isdigit() and tail.isdigit()):
+                raise ValueError(f"window {part!r}: give SIZE/OVERLAP, e.g. 3/1")
+            pairs.append((int(head), int(tail)))
+    elif len(value) == 2 and all(isinstance(v, int) for v in value):
+        pairs = [(int(value[0]), int(value[1]))]  # type: ignore[arg-type]
+    else:
+        pairs = [(int(a), int(b)) for a, b in value]  # type: ignore[misc]
+    if not pairs:
+        raise ValueError("no window layout given")
+    for size, overlap in pairs:
+        if size < 1 or not 0 <= overlap < size:
+            raise ValueError(f"window {size}/{overlap}: need size >= 1 and 0 <= overlap < size")
+    return tuple(dict.fromkeys(pairs))
+
+
+def layout_text(layouts: Layouts) -> str:
+    """How layouts are recorded and shown: ``"3/1+6/1"``.
+
+    Example:
+        >>> layout_text(((3, 1), (6, 1)))
+        '3/1+6/1'
+    """
+    return "+".join(f"{size}/{overlap}" for size, overlap in layouts)
 
 
 @dataclass(frozen=True, slots=True)

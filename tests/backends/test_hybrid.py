@@ -292,3 +292,32 @@ def test_the_recorder_and_the_importers_write_vectors(
     assert [sid for sid, _ in _windows(store)] == ["imported", "live"]
     docs = SessionRecallRetriever(store=store, k=2).invoke("workmates", current_session_id="live")
     assert _ids(docs) == ["imported"]
+
+
+def test_several_window_layouts_are_written_and_searched_together(
+    store_factory: StoreFactory,
+) -> None:
+    model = ConceptEmbeddings()
+    store = store_factory.open()
+    store.enable_embeddings(model, window=[(2, 1), (3, 1)])
+    store.add_session("s")
+    store.add_messages("s", [{"role": "user", "content": f"m{i}"} for i in range(4)])
+    with store._read() as conn:
+        rows = conn.execute(
+            "SELECT layout, message_ids FROM passage_vectors ORDER BY layout, start_id"
+        ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [
+        ("2/1", "[1,2]"),
+        ("2/1", "[2,3]"),
+        ("2/1", "[3,4]"),
+        ("3/1", "[1,2,3]"),
+        ("3/1", "[3,4]"),
+    ]
+    assert model.calls == [5]  # both layouts in one batch
+    _fill(store)
+    docs = SessionRecallRetriever(store=store, k=1).invoke("my workmates")
+    assert _ids(docs) == ["office"] and docs[0].metadata["signals"]["dense"] == pytest.approx(1.0)
+    with pytest.raises(EmbeddingMismatchError, match=r"windows 2/1\+3/1"):
+        store.enable_embeddings(model)  # the default layout, 3/1 alone
+    reader = SessionRecallRetriever(store=store_factory.open(read_only=True), embeddings=model)
+    assert _ids(reader.invoke("my workmates"))[0] == "office"

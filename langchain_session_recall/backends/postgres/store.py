@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from psycopg_pool import ConnectionPool
 
+    from langchain_session_recall.vectors.windows import WindowSpec
+
 __all__ = ["DEFAULT_SCHEMA", "PostgresSessionStore"]
 
 DEFAULT_SCHEMA = "session_recall"
@@ -155,7 +157,7 @@ class PostgresSessionStore(SessionBackend):
         max_size: int = 10,
         connect_timeout: float = 10.0,
         embeddings: Embeddings | None = None,
-        embedding_window: tuple[int, int] = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        embedding_window: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
         reindex_embeddings: bool = False,
     ) -> None:
         psycopg, psycopg_pool = _import_psycopg()

@@ -59,6 +59,8 @@ from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SI
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
+    from langchain_session_recall.vectors.windows import WindowSpec
+
 __all__ = ["SessionStore"]
 
 logger = logging.getLogger(__name__)
@@ -132,7 +134,8 @@ class SessionStore(SessionBackend):
         busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
         embeddings: A LangChain ``Embeddings``: passage vectors are written beside the
             full-text index as messages are added, for hybrid search (``docs/hybrid.md``).
-        embedding_window: Messages per window and shared by two neighbours (default 3/1).
+        embedding_window: Messages per window and shared by two neighbours (default 3/1);
+            several layouts as a list (``[(3, 1), (6, 1)]``: each message embedded in both).
         reindex_embeddings: Drop vectors another model made and start over with this one
             (else such a store raises :class:`EmbeddingMismatchError`).
 
@@ -157,7 +160,7 @@ class SessionStore(SessionBackend):
         read_only: bool = False,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         embeddings: Embeddings | None = None,
-        embedding_window: tuple[int, int] = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        embedding_window: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
         reindex_embeddings: bool = False,
     ) -> None:
         self.path = str(path)
