@@ -24,7 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_session_recall.errors import EmbeddingMismatchError, NoVectorsError
+from langchain_session_recall.errors import (
+    EmbeddingMismatchError,
+    MissingFeatureError,
+    NoVectorsError,
+)
 from langchain_session_recall.models import SearchFilters
 from langchain_session_recall.vectors import statements as vs
 from langchain_session_recall.vectors.identity import embedding_identity
@@ -59,11 +63,11 @@ Progress = Callable[[int, int], None]
 
 
 def numpy() -> Any:
-    """NumPy, or an ImportError that says which extra brings it."""
+    """NumPy, or a :class:`MissingFeatureError` that says which extra brings it."""
     try:
         import numpy as np
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
+        raise MissingFeatureError(
             "hybrid recall needs numpy: pip install 'langchain-session-recall[hybrid]'"
         ) from exc
     return np

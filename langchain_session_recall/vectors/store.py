@@ -14,6 +14,8 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from langchain_session_recall.errors import InvalidArgumentError
+
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
@@ -64,7 +66,7 @@ class StoreVectors:
         run again: it carries on where it stopped.
 
         Raises:
-            ValueError: the store was opened without ``embeddings``.
+            InvalidArgumentError: the store was opened without ``embeddings``.
 
         Example:
             >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -77,7 +79,10 @@ class StoreVectors:
             (1, 0)
         """
         if self.vectors is None:
-            raise ValueError("the store has no embedding model: open it with embeddings=...")
+            raise InvalidArgumentError(
+                "the store has no embedding model: open it with embeddings=... "
+                "(or call enable_embeddings(model) first)"
+            )
         return self.vectors.embed_missing(progress=progress)
 
     def enable_embeddings(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TypeAlias, Union
 
 from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.errors import InvalidArgumentError
 
 __all__ = [
     "DEFAULT_OVERLAP",
@@ -51,24 +52,26 @@ def parse_layouts(value: WindowSpec) -> Layouts:
         >>> parse_layouts([(2, 2)])
         Traceback (most recent call last):
         ...
-        ValueError: window 2/2: need size >= 1 and 0 <= overlap < size
+        langchain_session_recall.errors.InvalidArgumentError: window 2/2: need size >= 1 and 0 <= overlap < size
     """
     if isinstance(value, str):
         pairs: list[tuple[int, int]] = []
         for part in value.split("+"):
             head, _, tail = part.strip().partition("/")
             if not (head.isdigit() and tail.isdigit()):
-                raise ValueError(f"window {part!r}: give SIZE/OVERLAP, e.g. 3/1")
+                raise InvalidArgumentError(f"window {part!r}: give SIZE/OVERLAP, e.g. 3/1")
             pairs.append((int(head), int(tail)))
     elif len(value) == 2 and all(isinstance(v, int) for v in value):
         pairs = [(int(value[0]), int(value[1]))]  # type: ignore[arg-type]
     else:
         pairs = [(int(a), int(b)) for a, b in value]  # type: ignore[misc]
     if not pairs:
-        raise ValueError("no window layout given")
+        raise InvalidArgumentError("no window layout given")
     for size, overlap in pairs:
         if size < 1 or not 0 <= overlap < size:
-            raise ValueError(f"window {size}/{overlap}: need size >= 1 and 0 <= overlap < size")
+            raise InvalidArgumentError(
+                f"window {size}/{overlap}: need size >= 1 and 0 <= overlap < size"
+            )
     return tuple(dict.fromkeys(pairs))
 
 

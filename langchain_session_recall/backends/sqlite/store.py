@@ -1,9 +1,9 @@
-"""``SessionStore``: the session store in one SQLite file, searched with FTS5.
+"""``SqliteSessionStore``: the session store in one SQLite file, searched with FTS5.
 
 What only SQLite needs: connections (one per thread, WAL, a read-only mode that never writes a
 byte), the schema and its migrations, files of other programs (a Hermes ``state.db``, searched
 read-only as it is), the CJK bigram index filled on insert, bulk loads that index in one pass,
-and the bounded FTS5 ranking of :meth:`SessionStore.match_messages`. Everything else is the
+and the bounded FTS5 ranking of :meth:`SqliteSessionStore.match_messages`. Everything else is the
 shared :class:`~langchain_session_recall.backends.base.SessionBackend`.
 """
 
@@ -42,6 +42,7 @@ from langchain_session_recall.backends.sqlite.schema import (
 from langchain_session_recall.core.cjk import bigram_text, has_cjk
 from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
+    InvalidArgumentError,
     NotASessionDatabaseError,
     SessionRecallError,
     StoreBusyError,
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 
     from langchain_session_recall.vectors.windows import WindowSpec
 
-__all__ = ["SessionStore"]
+__all__ = ["SessionStore", "SqliteSessionStore"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,7 +77,7 @@ _BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (
 
 @dataclass(slots=True)
 class _Block:
-    """State of a :meth:`SessionStore.transaction` block on one thread."""
+    """State of a :meth:`SqliteSessionStore.transaction` block on one thread."""
 
     batches: int = 0
     indexed_through: int | None = None
@@ -110,7 +111,7 @@ def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int
     ]
 
 
-class SessionStore(SessionBackend):
+class SqliteSessionStore(SessionBackend):
     """Sessions and messages in one SQLite file, searchable with FTS5.
 
     Opening a path creates the schema when the file is missing or empty (WAL journal, foreign
@@ -140,7 +141,7 @@ class SessionStore(SessionBackend):
             (else such a store raises :class:`EmbeddingMismatchError`).
 
     Example:
-        >>> store = SessionStore(":memory:")
+        >>> store = SqliteSessionStore(":memory:")
         >>> _ = store.add_session("s1", title="CORS fix")
         >>> _ = store.add_messages("s1", [{"role": "user", "content": "fix the CORS error"}])
         >>> store.get_session("s1").message_count
@@ -167,7 +168,7 @@ class SessionStore(SessionBackend):
         self.busy_timeout = busy_timeout
         self._memory = self.path == ":memory:"
         if self._memory and read_only:
-            raise ValueError("an in-memory store cannot be read-only")
+            raise InvalidArgumentError("an in-memory store cannot be read-only")
         super().__init__(read_only=read_only)
         self._local = threading.local()
         self._write_lock = threading.RLock()
@@ -264,7 +265,7 @@ class SessionStore(SessionBackend):
             ) from exc
 
     @classmethod
-    def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SessionStore:
+    def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SqliteSessionStore:
         """Open a Hermes agent ``state.db`` read-only (default ``~/.hermes/state.db``).
 
         Example:
@@ -283,7 +284,9 @@ class SessionStore(SessionBackend):
         return self.path
 
     def __repr__(self) -> str:
-        return f"SessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
+        return (
+            f"SqliteSessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
+        )
 
     def _layout_name(self) -> str:
         return "own" if self.layout.own else "foreign"
@@ -836,3 +839,7 @@ class SessionStore(SessionBackend):
                 st.VOCAB, {"lo": prefix, "hi": prefix + "\U0010ffff", "n": limit}
             ).fetchall()
         return [(str(r[0]), int(r[1])) for r in rows]
+
+
+SessionStore = SqliteSessionStore
+"""The name :class:`SqliteSessionStore` had before the PostgreSQL backend came (kept)."""
