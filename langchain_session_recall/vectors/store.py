@@ -33,26 +33,17 @@ class StoreVectors:
     vectors: VectorIndex | None = None
     """The store's passage-vector index, or ``None`` (opened without ``embeddings``)."""
 
-    def _attach_embeddings(
-        self,
-        embeddings: Embeddings | None,
-        *,
-        window: WindowSpec,
-        reindex: bool,
-        read_only: bool,
+    def _open_vectors(
+        self, embeddings: Embeddings | None, window: WindowSpec, reindex: bool
     ) -> None:
+        """At the end of a store's ``__init__``: its vector index, else the store closed."""
         if embeddings is None:
             return
-        from langchain_session_recall.backends.base import SessionBackend
-        from langchain_session_recall.vectors.index import VectorIndex
-
-        assert isinstance(self, SessionBackend)
-        index = VectorIndex(self, embeddings, windows=window)
-        if not read_only:
-            index.prepare(reindex=reindex)
-        self._pending_vectors: set[str] = set()
-        self._pending_lock = threading.Lock()
-        self.vectors = index
+        try:
+            self.enable_embeddings(embeddings, window=window, reindex=reindex)
+        except BaseException:
+            self.close()  # type: ignore[attr-defined]
+            raise
 
     @property
     def embeddings(self) -> Embeddings | None:
@@ -100,15 +91,17 @@ class StoreVectors:
             EmbeddingMismatchError: the store holds vectors of another model or window
                 layout and ``reindex`` is false.
         """
+        from langchain_session_recall.backends.base import SessionBackend
+        from langchain_session_recall.vectors.index import VectorIndex
         from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
-        read_only = bool(getattr(self, "read_only", False))
-        self._attach_embeddings(
-            embeddings,
-            window=window or (DEFAULT_SIZE, DEFAULT_OVERLAP),
-            reindex=reindex,
-            read_only=read_only,
-        )
+        assert isinstance(self, SessionBackend)
+        index = VectorIndex(self, embeddings, windows=window or (DEFAULT_SIZE, DEFAULT_OVERLAP))
+        if not self.read_only:  # a read-only store is searched with the vectors it has
+            index.prepare(reindex=reindex)
+        self._pending_vectors: set[str] = set()
+        self._pending_lock = threading.Lock()
+        self.vectors = index
 
     def _wrote(self, session_ids: Iterable[str], *, in_block: bool) -> None:
         """After a write committed (or inside a block: when the block ends)."""

@@ -52,7 +52,7 @@ def parse_layouts(value: WindowSpec) -> Layouts:
         >>> parse_layouts([(2, 2)])
         Traceback (most recent call last):
         ...
-        langchain_session_recall.errors.InvalidArgumentError: window 2/2: need size >= 1 and 0 <= overlap < size
+        langchain_session_recall.errors.InvalidArgumentError: window 2/2: need 0 <= overlap < size
     """
     if isinstance(value, str):
         pairs: list[tuple[int, int]] = []
@@ -69,9 +69,7 @@ def parse_layouts(value: WindowSpec) -> Layouts:
         raise InvalidArgumentError("no window layout given")
     for size, overlap in pairs:
         if size < 1 or not 0 <= overlap < size:
-            raise InvalidArgumentError(
-                f"window {size}/{overlap}: need size >= 1 and 0 <= overlap < size"
-            )
+            raise InvalidArgumentError(f"window {size}/{overlap}: need 0 <= overlap < size")
     return tuple(dict.fromkeys(pairs))
 
 

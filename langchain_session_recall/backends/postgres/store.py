@@ -197,16 +197,7 @@ class PostgresSessionStore(SessionBackend):
             open=True,
             name=f"session-recall-{self.store_id[:8]}",
         )
-        try:
-            self._attach_embeddings(
-                embeddings,
-                window=embedding_window,
-                reindex=reindex_embeddings,
-                read_only=read_only,
-            )
-        except BaseException:
-            self.close()
-            raise
+        self._open_vectors(embeddings, embedding_window, reindex_embeddings)
 
     @property
     def dialect(self) -> st.PostgresDialect:

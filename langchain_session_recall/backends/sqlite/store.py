@@ -181,16 +181,11 @@ class SqliteSessionStore(SessionBackend):
         self._next_write = 0.0  # (time.monotonic) see _wait_for_hand_over
         try:
             self.layout: Layout = self._open(read_only)
-            self._dialect = st.SqliteDialect(self.layout)
-            self._attach_embeddings(
-                embeddings,
-                window=embedding_window,
-                reindex=reindex_embeddings,
-                read_only=read_only,
-            )
         except BaseException:
             self.close()
             raise
+        self._dialect = st.SqliteDialect(self.layout)
+        self._open_vectors(embeddings, embedding_window, reindex_embeddings)
 
     def _open(self, read_only: bool) -> Layout:
         """Check (read-only) or create and migrate (writable) the file; its layout.
