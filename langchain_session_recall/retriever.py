@@ -7,6 +7,7 @@ import datetime
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -219,7 +220,9 @@ class SessionRecallRetriever(BaseRetriever):
                 self._dense_index = VectorIndex.for_search(self.store, embeddings)
             index = self._dense_index
         index.check()
-        vector = embeddings.embed_query(bound_query(query))
+        # the question is embedded while the lexical search runs (a local model's C code and
+        # a hosted model's network wait both leave the GIL free)
+        vector = _embedding_pool().submit(embeddings.embed_query, bound_query(query))
         return DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
 
     def _request(self, query: str, options: dict[str, Any]) -> SearchRequest:
@@ -253,6 +256,11 @@ class SessionRecallRetriever(BaseRetriever):
             run_manager=run_manager.get_sync(),
             **kwargs,
         )
+
+
+@functools.cache
+def _embedding_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-recall-embed")
 
 
 def _document(result: Result) -> Document:

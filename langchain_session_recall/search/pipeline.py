@@ -183,7 +183,7 @@ def _with_dense(
     conversation's chain, as lexical ones do."""
     lexical_sessions = {s for r in ranked for s in (r.root_id, *r.session_ids)}
     found = dense.index.search(
-        dense.vector, filters=filters, limit=dense.candidates, include=lexical_sessions
+        dense.query_vector(), filters=filters, limit=dense.candidates, include=lexical_sessions
     )
     parents = backend.parents_of(list(found.hits), user_id=user_id) if found.hits else {}
     roots = resolve_roots(found.hits, parents, cycle_root=backend.first_started)
