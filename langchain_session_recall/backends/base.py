@@ -8,9 +8,10 @@ job a module, and joined here: the hooks, opening, closing and transactions (``c
 (``reads``), lineage (``lineage``), recent sessions (``recent``), the write path and its rules
 (``writes``, ``validation``), the import ledger (``ledger``), the summary cache
 (``summary_cache``), forgetting (``forgetting``), statistics and the integrity check
-(``stats``), row decoding (``rows``). A backend supplies its connections, its
-:class:`~langchain_session_recall.backends.sql.Dialect`, its bulk message insert and its
-full-text search.
+(``stats``), row decoding (``rows``); passage vectors come with
+:class:`~langchain_session_recall.vectors.store.StoreVectors`. A backend supplies its
+connections, its :class:`~langchain_session_recall.backends.sql.Dialect`, its bulk message
+insert and its full-text search.
 
 One async model for both backends: the store's I/O is synchronous, and the async paths of the
 retriever, summarizer and tool run it in LangChain's executor (``run_in_executor``), each
@@ -25,11 +26,14 @@ from langchain_session_recall.backends.common.ledger import ImportLedger
 from langchain_session_recall.backends.common.recent import RecentListing
 from langchain_session_recall.backends.common.stats import Statistics
 from langchain_session_recall.backends.common.summary_cache import SummaryCacheRows
+from langchain_session_recall.vectors.store import StoreVectors
 
 __all__ = ["SessionBackend", "StoreCheck"]
 
 
-class SessionBackend(RecentListing, ImportLedger, SummaryCacheRows, Forgetting, Statistics):
+class SessionBackend(
+    StoreVectors, RecentListing, ImportLedger, SummaryCacheRows, Forgetting, Statistics
+):
     """A session store: sessions and messages with a full-text index, and their chains.
 
     The complete contract the rest of the library uses, typed, with everything that does not

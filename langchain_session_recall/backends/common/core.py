@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -93,6 +93,14 @@ class StoreCore(ABC):
 
     def _before_delete(self) -> None:  # noqa: B027 - an optional hook
         """Called before sessions are deleted, outside the deleting transaction."""
+
+    def _wrote(self, session_ids: Iterable[str], *, in_block: bool) -> None:  # noqa: B027
+        """Called after a write of messages to ``session_ids`` committed (``in_block``: inside
+        :meth:`transaction`, which commits later); passage vectors hook in here
+        (:class:`~langchain_session_recall.vectors.store.StoreVectors`)."""
+
+    def _flush_vectors(self) -> None:  # noqa: B027 - an optional hook
+        """Called when a :meth:`transaction` block has committed."""
 
     @contextmanager
     def _deleting(self, conn: Any, session_ids: Sequence[str]) -> Iterator[None]:
@@ -228,3 +236,4 @@ class StoreCore(ABC):
             return
         with self._write(bulk=True) as conn, self._block(conn):
             yield self
+        self._flush_vectors()  # the block's sessions, now committed

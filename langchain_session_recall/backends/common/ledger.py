@@ -78,6 +78,8 @@ class ImportLedger(SessionWrites):
                         for key, mid in zip(fresh, ids, strict=True)
                     ],
                 )
+        if ids:
+            self._wrote([session_id], in_block=self._in_block())
         return ids
 
     def imported_keys(self, source_kind: str, session_id: str) -> set[str]:

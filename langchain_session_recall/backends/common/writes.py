@@ -135,7 +135,9 @@ class SessionWrites(StoreCore):
         rows = [to_row(m, now=now) for m in messages]
         self._before_batch()
         with self._write() as conn:
-            return self._append(conn, session_id, rows)
+            ids = self._append(conn, session_id, rows)
+        self._wrote([session_id], in_block=self._in_block())
+        return ids
 
     def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
         d = self.dialect
