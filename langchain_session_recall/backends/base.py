@@ -9,7 +9,7 @@ job a module, and joined here: the hooks, opening, closing and transactions (``c
 (``writes``, ``validation``), the import ledger (``ledger``), the summary cache
 (``summary_cache``), forgetting (``forgetting``), statistics and the integrity check
 (``stats``), row decoding (``rows``); passage vectors come with
-:class:`~langchain_session_recall.vectors.store.StoreVectors`. A backend supplies its
+:class:`~langchain_session_recall.backends.vectors.store.StoreVectors`. A backend supplies its
 connections, its :class:`~langchain_session_recall.backends.sql.Dialect`, its bulk message
 insert and its full-text search.
 
@@ -26,7 +26,7 @@ from langchain_session_recall.backends.common.ledger import ImportLedger
 from langchain_session_recall.backends.common.recent import RecentListing
 from langchain_session_recall.backends.common.stats import Statistics
 from langchain_session_recall.backends.common.summary_cache import SummaryCacheRows
-from langchain_session_recall.vectors.store import StoreVectors
+from langchain_session_recall.backends.vectors.store import StoreVectors
 
 __all__ = ["SessionBackend", "StoreCheck"]
 

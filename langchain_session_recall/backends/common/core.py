@@ -97,7 +97,7 @@ class StoreCore(ABC):
     def _wrote(self, session_ids: Iterable[str], *, in_block: bool) -> None:  # noqa: B027
         """Called after a write of messages to ``session_ids`` committed (``in_block``: inside
         :meth:`transaction`, which commits later); passage vectors hook in here
-        (:class:`~langchain_session_recall.vectors.store.StoreVectors`)."""
+        (:class:`~langchain_session_recall.backends.vectors.store.StoreVectors`)."""
 
     def _flush_vectors(self) -> None:  # noqa: B027 - an optional hook
         """Called when a :meth:`transaction` block has committed."""

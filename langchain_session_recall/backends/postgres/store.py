@@ -29,6 +29,7 @@ from langchain_session_recall.backends.postgres.schema import (
     rank_weights,
 )
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
+from langchain_session_recall.backends.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 from langchain_session_recall.core.cjk import bigram_text, has_cjk
 from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import ParsedQuery
@@ -40,14 +41,13 @@ from langchain_session_recall.errors import (
 )
 from langchain_session_recall.messages import MessageRow
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
-from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
 if TYPE_CHECKING:
     import psycopg
     from langchain_core.embeddings import Embeddings
     from psycopg_pool import ConnectionPool
 
-    from langchain_session_recall.vectors.windows import WindowSpec
+    from langchain_session_recall.backends.vectors.windows import WindowSpec
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresSessionStore"]
 

@@ -39,6 +39,7 @@ from langchain_session_recall.backends.sqlite.schema import (
     schema_objects,
     setup_needed,
 )
+from langchain_session_recall.backends.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 from langchain_session_recall.core.cjk import bigram_text, has_cjk
 from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
@@ -55,12 +56,11 @@ from langchain_session_recall.models import (
     SessionHit,
     as_float,
 )
-from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from langchain_session_recall.vectors.windows import WindowSpec
+    from langchain_session_recall.backends.vectors.windows import WindowSpec
 
 __all__ = ["SessionStore", "SqliteSessionStore"]
 
