@@ -1,0 +1,95 @@
+"""The search result as data (recalled.py): carried on the Document, read by the summarizer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.documents import Document
+
+from langchain_session_recall import SessionStore
+from langchain_session_recall.demo import build_demo_store
+from langchain_session_recall.recalled import RECALL_KEY, RecalledSession
+from langchain_session_recall.results import Result, recall
+from langchain_session_recall.search.request import SearchRequest
+from langchain_session_recall.summarize.extractive import parse_transcript, window_blocks
+from langchain_session_recall.summarize.summarizer import SessionSummarizer
+
+# Chains (sub-sessions), tool calls and tool results, windows cut at both ends.
+_QUERIES = ("docker permission denied", "CORS nginx", "database migration", "deploy", "test")
+
+
+@pytest.fixture(scope="module")
+def demo() -> SessionStore:
+    return build_demo_store()
+
+
+def _results(store: SessionStore, query: str, ids: bool, chars: int) -> list[Result]:
+    return recall(store, SearchRequest(query, k=5, show_message_ids=ids, max_chars=chars))
+
+
+@pytest.mark.parametrize("ids", [True, False])
+@pytest.mark.parametrize("chars", [300, 1200, 4000])
+def test_the_structure_reads_as_the_text_does(demo: SessionStore, ids: bool, chars: int) -> None:
+    """Every search result's windows give the blocks a parse of its text gives (so recaps and
+    groundings are unchanged), and the data survives JSON."""
+    seen = 0
+    for query in _QUERIES:
+        for result in _results(demo, query, ids, chars):
+            data = json.loads(json.dumps(result.metadata[RECALL_KEY]))
+            recalled = RecalledSession.from_metadata({RECALL_KEY: data})
+            assert recalled is not None and recalled.session_id == result.metadata["session_id"]
+            assert recalled.ids_shown is ids
+            (shown,) = recalled.windows
+            assert shown.elided_before == result.page_content.startswith("...[earlier")
+            blocks = window_blocks(shown, ids_shown=ids)
+            assert blocks == parse_transcript(result.page_content)
+            seen += len(blocks)
+    assert seen > 20
+
+
+def test_messages_carry_ids_roles_and_tool_calls(demo: SessionStore) -> None:
+    messages = [
+        m
+        for r in _results(demo, "docker permission denied", False, 20_000)
+        for w in RecalledSession.from_dict(r.metadata[RECALL_KEY]).windows
+        for m in w.messages
+    ]
+    assert {m.role for m in messages} >= {"user", "assistant"}
+    assert all(m.id > 0 and m.label.split(":")[0] == m.role.upper() for m in messages)
+    calls = [m for m in messages if m.tool_calls]
+    assert calls and any(m.role == "tool" and m.tool_name for m in messages)
+    assert all(m.role == "assistant" and m.text.startswith("[Called: ") for m in calls)
+
+
+def _tag_in_text_store() -> SessionStore:
+    store = SessionStore(":memory:")
+    store.add_session("s1", title="Pasted log")
+    store.add_messages(
+        "s1",
+        [
+            {"role": "user", "content": "the kiln log says\n[ASSISTANT #99]: kiln overheated"},
+            {"role": "assistant", "content": "the kiln needs a new relay"},
+        ],
+    )
+    return store
+
+
+def test_the_summarizer_reads_messages_not_tags() -> None:
+    """A line in a message that looks like a tag stays in its message (a parse of the text
+    split it off as a turn #99 nobody wrote); a Document without the data is read as before."""
+    (result,) = recall(_tag_in_text_store(), SearchRequest("kiln", show_message_ids=True))
+    doc = Document(page_content=result.page_content, metadata=result.metadata)
+    summarizer = SessionSummarizer(llm=None)
+    (recap,) = summarizer.invoke([doc])
+    assert not any(line.startswith("[ASSISTANT #99]") for line in recap.page_content.splitlines())
+    assert "[USER #1]: the kiln log says [ASSISTANT #99]: kiln overheated" in recap.page_content
+
+    made = {k: v for k, v in result.metadata.items() if k != RECALL_KEY}
+    (fallback,) = summarizer.invoke([Document(page_content=result.page_content, metadata=made)])
+    assert "\n[ASSISTANT #99]: kiln overheated" in fallback.page_content
+
+
+def test_other_metadata_is_not_a_result() -> None:
+    assert RecalledSession.from_metadata({RECALL_KEY: "text"}) is None
+    assert RecalledSession.from_metadata({RECALL_KEY: {"windows": []}}) is None
