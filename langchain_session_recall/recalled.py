@@ -156,7 +156,7 @@ def shown_window(text: str, parts: Sequence[Part], start: int, end: int) -> Wind
         >>> [(m.id, m.text, m.cut) for m in w.messages], w.elided_after
         ([(1, 'hi', False), (2, 'hello', True)], True)
     """
-    shown = [p for p in parts if p.start >= start and p.body_start - 1 <= end]
+    shown = [p for p in parts if p.start >= start and p.tag_end <= end]
     messages = tuple(
         ShownMessage(
             id=p.message.id,

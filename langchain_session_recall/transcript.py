@@ -39,6 +39,8 @@ class Part:
     label: str
     body: str
     start: int
+    tag_end: int
+    """Where the tag (``[USER #4]:``) ends: the part is seen as a message when it is whole."""
     body_start: int
     tool_calls: tuple[str, ...] = ()
     """The names of the functions called, for the part that shows an assistant's calls."""
@@ -112,7 +114,8 @@ def format_transcript(
         offsets[message.id] = length
         for label, body, calls in _parts(message):
             head = f"{_tag(label, message.id, show_ids)}: "
-            tagged.append(Part(message, label, body, length, length + len(head), calls))
+            tag_end = length + len(head) - 1
+            tagged.append(Part(message, label, body, length, tag_end, length + len(head), calls))
             parts.append(head + body)
             length += len(parts[-1]) + 2
     return Transcript("\n\n".join(parts), offsets, tuple(tagged))

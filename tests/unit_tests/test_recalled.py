@@ -9,11 +9,13 @@ from langchain_core.documents import Document
 
 from langchain_session_recall import SessionStore
 from langchain_session_recall.demo import build_demo_store
-from langchain_session_recall.recalled import RECALL_KEY, RecalledSession
+from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recalled import RECALL_KEY, RecalledSession, shown_window
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.request import SearchRequest
 from langchain_session_recall.summarize.extractive import parse_transcript, window_blocks
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
+from langchain_session_recall.transcript import format_transcript, window_text
 
 # Chains (sub-sessions), tool calls and tool results, windows cut at both ends.
 _QUERIES = ("docker permission denied", "CORS nginx", "database migration", "deploy", "test")
@@ -96,3 +98,24 @@ def test_the_summarizer_reads_messages_not_tags() -> None:
 def test_other_metadata_is_not_a_result() -> None:
     assert RecalledSession.from_metadata({RECALL_KEY: "text"}) is None
     assert RecalledSession.from_metadata({RECALL_KEY: {"windows": []}}) is None
+
+
+def test_every_cut_reads_as_its_text() -> None:
+    """Wherever a window starts and ends (mid-tag, mid-message, on a chain line), its
+    structure gives the blocks its text does."""
+    calls = [{"id": "1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]
+    chain = [
+        StoredMessage(1, "root", "user", "why does\nthe build fail", 1.0),
+        StoredMessage(2, "root", "assistant", "", 2.0, tool_calls=calls),
+        StoredMessage(3, "child", "tool", "exit 1", 3.0, tool_name="terminal"),
+        StoredMessage(4, "child", "assistant", "a missing\nflag", 4.0, tool_calls=calls),
+        StoredMessage(5, "root", "user", "thanks", 5.0),
+    ]
+    for ids in (True, False):
+        transcript = format_transcript(chain, show_ids=ids, root_id="root")
+        text = transcript.text
+        for start in range(len(text)):
+            for end in range(start, len(text) + 1):
+                shown = shown_window(text, transcript.parts, start, end)
+                blocks = window_blocks(shown, ids_shown=ids)
+                assert blocks == parse_transcript(window_text(text, start, end)), (start, end)
