@@ -18,6 +18,7 @@ from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
 from langchain_session_recall.search.query import bound_query, highlight_words
 from langchain_session_recall.search.ranking import RankedSession
+from langchain_session_recall.tool_calls import redact_tool_calls
 from langchain_session_recall.transcript import (
     format_transcript,
     format_when,
@@ -160,20 +161,10 @@ def redact_messages(
         dataclasses.replace(
             m,
             content=_clean(m.content, redact) or "",
-            tool_calls=_redact_value(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
+            tool_calls=redact_tool_calls(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
         )
         for m in messages
     ]
-
-
-def _redact_value(value: Any, redact: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redact_value(v, redact) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_value(v, redact) for v in value]
-    return value
 
 
 def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:

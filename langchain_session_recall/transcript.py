@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.tool_calls import clip_argument, parse_tool_calls, render_tool_call
 
 __all__ = [
     "EARLIER_MARKER",
@@ -57,7 +58,9 @@ def _tag(label: str, message_id: int, show_ids: bool) -> str:
     return f"[{label} #{message_id}]" if show_ids else f"[{label}]"
 
 
-def _parts(message: StoredMessage, show_ids: bool) -> list[str]:
+def _parts(
+    message: StoredMessage, show_ids: bool, clip: Callable[[str], str] = clip_argument
+) -> list[str]:
     role = message.role.upper()
     content = message.content or ""
     if role == "TOOL":
@@ -65,12 +68,9 @@ def _parts(message: StoredMessage, show_ids: bool) -> list[str]:
         return [f"{_tag(label, message.id, show_ids)}: {clip_tool_output(content)}"]
     tag = _tag(role, message.id, show_ids)
     if role == "ASSISTANT" and message.tool_calls:
-        parts = []
-        names = message.tool_call_names
-        if names:
-            parts.append(f"{tag}: [Called: {', '.join(names)}]")
-        if content:
-            parts.append(f"{tag}: {content}")
+        calls = parse_tool_calls(message.tool_calls)
+        parts = [f"{tag}: {content}"] if content else []
+        parts += [render_tool_call(call, tag[1:-1], clip=clip) for call in calls]
         return parts
     return [f"{tag}: {content}"]
 
@@ -80,11 +80,15 @@ def format_transcript(
     *,
     show_ids: bool = False,
     root_id: str | None = None,
+    clip_arguments: Callable[[str], str] = clip_argument,
 ) -> Transcript:
     """Format messages as ``[USER]: ...`` parts joined by blank lines.
 
-    An assistant's tool calls appear as ``[ASSISTANT]: [Called: name1, name2]`` (names only),
-    tool results as ``[TOOL:name]: ...`` clipped to the first and last 250 characters. When the
+    An assistant's text comes first, then each of its tool calls as
+    ``[ASSISTANT → write_file(path="a.py")]:`` with its long arguments as fenced code blocks
+    (see :func:`~langchain_session_recall.tool_calls.render_tool_call`; ``clip_arguments``
+    shortens a long one), tool results as ``[TOOL:name]: ...`` clipped to the first and last
+    250 characters. When the
     chain moves into another session than ``root_id`` (a sub-agent or a continuation), a
     ``--- session <id> ---`` line says so.
 
@@ -103,7 +107,7 @@ def format_transcript(
             length += len(parts[-1]) + 2
         current = message.session_id
         offsets[message.id] = length
-        for part in _parts(message, show_ids):
+        for part in _parts(message, show_ids, clip_arguments):
             parts.append(part)
             length += len(part) + 2
     return Transcript("\n\n".join(parts), offsets)
