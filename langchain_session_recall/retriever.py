@@ -22,6 +22,7 @@ from typing_extensions import override
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.results import (
     DEFAULT_MAX_CHARS,
     Result,
@@ -63,7 +64,9 @@ class SessionRecallRetriever(BaseRetriever):
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
     ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
-    read from the run config (``config["configurable"]["session_id"]``).
+    read from the run config: ``config["configurable"]["session_id"]``, else
+    ``["thread_id"]`` (a LangGraph thread, which the recorder records as the session of that
+    id), so an agent never finds the conversation it is having, nor its sub-sessions.
 
     Example:
         >>> from langchain_session_recall import SessionRecallRetriever, SessionStore
@@ -133,9 +136,11 @@ class SessionRecallRetriever(BaseRetriever):
 
     @staticmethod
     def _with_session(config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Take the current session id from ``config["configurable"]["session_id"]``."""
+        """Take the current session id from ``config["configurable"]``: its ``session_id``,
+        else its ``thread_id`` (as :class:`~langchain_session_recall.SessionRecorder` names
+        the session it records a run into)."""
         if "current_session_id" not in kwargs and config:
-            session_id = (config.get("configurable") or {}).get("session_id")
+            session_id = configured_session(config)
             if session_id:
                 kwargs = {**kwargs, "current_session_id": session_id}
         return kwargs

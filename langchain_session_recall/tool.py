@@ -18,6 +18,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.messages import storable_text
+from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
 from langchain_session_recall.search.query import QUERY_LIMITS, bound_query, parse_query
 from langchain_session_recall.summarize.redaction import redact_secrets
@@ -124,7 +125,8 @@ class SessionSearchTool(BaseTool):
 
     Returns a JSON string for the model and the Documents as the tool artifact
     (``response_format="content_and_artifact"``). The current session id is read from the run's
-    config (``config["configurable"]["session_id"]``), never from the model's arguments.
+    config (``config["configurable"]["session_id"]``, else ``["thread_id"]``), never from the
+    model's arguments; that session's whole lineage is left out of the results.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -164,7 +166,7 @@ class SessionSearchTool(BaseTool):
         }
         if role_filter:
             options["role_filter"] = role_filter
-        session_id = ((config or {}).get("configurable") or {}).get("session_id")
+        session_id = configured_session(config)
         if session_id:
             options["current_session_id"] = session_id
         return options
