@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         open_store,
     )
     from langchain_session_recall.backends.sqlite.fts import to_fts5
+    from langchain_session_recall.chain import create_session_recall_chain
+    from langchain_session_recall.core.query import ParsedQuery, parse_query
     from langchain_session_recall.errors import (
         EmptyQueryError,
         InvalidMessageError,
@@ -42,12 +44,8 @@ if TYPE_CHECKING:
     )
     from langchain_session_recall.recorder import SessionRecorder
     from langchain_session_recall.retriever import SessionRecallRetriever
-    from langchain_session_recall.search.query import ParsedQuery, parse_query
     from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
-    from langchain_session_recall.summarize.summarizer import (
-        SessionSummarizer,
-        create_session_recall_chain,
-    )
+    from langchain_session_recall.summarize.summarizer import SessionSummarizer
     from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
 
 _WHERE = {
@@ -57,7 +55,7 @@ _WHERE = {
     "LineageCycleError": "errors",
     "MessageHit": "models",
     "NotASessionDatabaseError": "errors",
-    "ParsedQuery": "search.query",
+    "ParsedQuery": "core.query",
     "PostgresSessionStore": "backends",
     "ReadOnlyStoreError": "errors",
     "RecentSession": "models",
@@ -73,10 +71,10 @@ _WHERE = {
     "SessionSummarizer": "summarize.summarizer",
     "StoreBusyError": "errors",
     "StoredMessage": "models",
-    "create_session_recall_chain": "summarize.summarizer",
+    "create_session_recall_chain": "chain",
     "create_session_search_tool": "tool",
     "open_store": "backends",
-    "parse_query": "search.query",
+    "parse_query": "core.query",
     "redact_secrets": "summarize.redaction",
     "to_fts5": "backends.sqlite.fts",
 }

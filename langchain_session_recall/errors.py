@@ -64,7 +64,7 @@ class StoreBusyError(SessionRecallError):
 class EmptyQueryError(SessionRecallError, ValueError):
     """The query holds nothing searchable (only punctuation, operators or control characters).
 
-    :func:`~langchain_session_recall.search.query.parse_query` and ``search_sessions`` raise it
+    :func:`~langchain_session_recall.core.query.parse_query` and ``search_sessions`` raise it
     for such text; the retriever returns no Documents instead (a user's emoji must not crash a
     chain), the agent tool answers with an error message that asks for keywords, and the CLI
     exits 2. An empty or whitespace-only query is not an error: it lists recent sessions.

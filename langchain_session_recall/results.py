@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.query import bound_query, highlight_words
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
-from langchain_session_recall.search.query import bound_query, highlight_words
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.tool_calls import redact_tool_calls
 from langchain_session_recall.transcript import (

@@ -20,6 +20,7 @@ from pydantic import ConfigDict, Field, field_validator
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.recorder import configured_session
@@ -29,7 +30,7 @@ from langchain_session_recall.results import (
     recent_results,
     search_results,
 )
-from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES, HIT_LIMIT
+from langchain_session_recall.search.pipeline import HIT_LIMIT
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]

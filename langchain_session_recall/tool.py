@@ -15,12 +15,12 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.query import QUERY_LIMITS, bound_query, parse_query
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
-from langchain_session_recall.search.query import QUERY_LIMITS, bound_query, parse_query
 from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 

@@ -28,6 +28,16 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from langchain_session_recall.backends import sql
+from langchain_session_recall.core.automation import collapse_repeated_runs
+from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.core.lineage import (
+    chain_order,
+    cycle_of,
+    lineage_path,
+    oldest,
+    resolve_root,
+)
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
     InvalidMessageError,
     InvalidSessionError,
@@ -55,16 +65,6 @@ from langchain_session_recall.models import (
     StoredMessage,
     as_float,
 )
-from langchain_session_recall.search.headers import session_header
-from langchain_session_recall.search.lineage import (
-    chain_order,
-    cycle_of,
-    lineage_path,
-    oldest,
-    resolve_root,
-)
-from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import collapse_repeated_runs
 from langchain_session_recall.transcript import preview
 
 __all__ = ["SessionBackend", "StoreCheck"]
@@ -233,7 +233,7 @@ class SessionBackend(ABC):
 
     @abstractmethod
     def _put_header(self, conn: Any, session_id: str, header: str) -> None:
-        """Index the session's header (title and date words, see ``search/headers.py``)."""
+        """Index the session's header (title and date words, see ``core/headers.py``)."""
 
     def _before_batch(self) -> None:  # noqa: B027 - an optional hook
         """Called before each batch of messages is written, outside its transaction."""
@@ -281,10 +281,10 @@ class SessionBackend(ABC):
         best first, i.e. relevance descending (positive, higher is better; comparable only
         within one call), equal relevance in ascending message id; at most ``limit`` hits.
         Messages of ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`): at most ``limit``
+        (:func:`~langchain_session_recall.backends.hits.budget_automation`): at most ``limit``
         hits of other sources plus at most ``max(1, limit // 4)`` of automation sources.
         A word matched by more than :attr:`rank_window` messages is ranked over its newest
-        ``rank_window`` matches only. :func:`~langchain_session_recall.search.ranking.best_hits`
+        ``rank_window`` matches only. :func:`~langchain_session_recall.backends.hits.best_hits`
         merges what several indexes found into this shape."""
 
     @abstractmethod
@@ -659,7 +659,7 @@ class SessionBackend(ABC):
 
         The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
         Sessions of ``collapse_sources`` (automation: ``("cron", "kanban")``) are listed once
-        per job, as their newest run (:func:`~langchain_session_recall.search.ranking.
+        per job, as their newest run (:func:`~langchain_session_recall.core.automation.
         collapse_repeated_runs`); older runs are read past in pages, so a thousand newer cron
         runs never crowd out the conversations.
         """

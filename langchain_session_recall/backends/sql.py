@@ -204,7 +204,7 @@ def descendants(d: Dialect, *, user_scoped: bool) -> str:
     """``(id, parent)`` of the session bound as ``root`` and of everything below it.
 
     Cycle-safe and unbounded like :func:`ancestors`; the order is settled in Python
-    (:func:`~langchain_session_recall.search.lineage.chain_order`).
+    (:func:`~langchain_session_recall.core.lineage.chain_order`).
     """
     scope = f" AND c.user_id = {d.param('user_id')}" if user_scoped else ""
     return f"""

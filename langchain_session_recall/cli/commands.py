@@ -34,6 +34,7 @@ from langchain_session_recall.cli.options import (
     selection_options,
     user_option,
 )
+from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.results import (
     Result,
@@ -41,7 +42,6 @@ from langchain_session_recall.results import (
     redact_messages,
     search_results,
 )
-from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES
 from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ for typo correction, ``vocabulary``.
   the strict reading, ranked by its message hits. A query that only joins terms with ``OR``
   (as agents often write) means "any of these" and is ranked by term coverage below.
 * Otherwise (a question, keywords, or a strict reading that found nothing) every search term
-  is matched on its own (:func:`~langchain_session_recall.search.query.search_terms`: content words,
+  is matched on its own (:func:`~langchain_session_recall.core.query.search_terms`: content words,
   CJK words and bigrams), so the ranking knows which terms each session covered
   (:func:`~langchain_session_recall.search.ranking.rank_by_terms`). A term nothing matches is
   retried as the closest indexed words (``kuberntes`` -> ``kubernet``) when the backend can
@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
-from langchain_session_recall.search.cjk import has_cjk
-from langchain_session_recall.search.lineage import resolve_roots
-from langchain_session_recall.search.query import (
+from langchain_session_recall.backends.hits import best_hits
+from langchain_session_recall.core.automation import AUTOMATION_SOURCES
+from langchain_session_recall.core.cjk import has_cjk
+from langchain_session_recall.core.lineage import resolve_roots
+from langchain_session_recall.core.query import (
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
@@ -36,10 +37,10 @@ from langchain_session_recall.search.query import (
     search_terms,
     single_term_query,
 )
+from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
 from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,
-    best_hits,
     rank_by_terms,
     rank_sessions,
 )
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = [
-    "AUTOMATION_SOURCES",
     "HIT_LIMIT",
     "MAX_STORE_QUERIES",
     "SearchOutcome",
@@ -69,10 +69,8 @@ MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
 reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
 whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
 one for the other terms together. Each holds at most
-:data:`~langchain_session_recall.search.query.MAX_QUERY_TERMS` terms, of which at most
-:data:`~langchain_session_recall.search.query.MAX_PREFIX_TERMS` prefixes."""
-AUTOMATION_SOURCES = ("cron", "kanban")
-"""Session sources of unattended runs (matched separately, demoted by ranking)."""
+:data:`~langchain_session_recall.core.query.MAX_QUERY_TERMS` terms, of which at most
+:data:`~langchain_session_recall.core.query.MAX_PREFIX_TERMS` prefixes."""
 QueryReading = Literal["natural", "strict", "relaxed"]
 
 
@@ -264,7 +262,7 @@ def match_terms(
     """Message hits of each search term matched alone (terms that match nothing are absent).
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
-    ``limit``, see :func:`~langchain_session_recall.search.ranking.budget_automation`): hundreds of
+    ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`): hundreds of
     near-identical cron runs would otherwise use up the hits of a word they share with the
     session the user wants. Ranking demotes them.
 

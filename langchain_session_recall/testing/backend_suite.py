@@ -24,8 +24,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langchain_session_recall import errors
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.models import CachedSummary, MessageHit, SearchFilters
-from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.transcript import TOOL_CLIP_MARKER, TOOL_OUTPUT_KEEP
 
 __all__ = ["SessionBackendTests", "StoreOpener", "set_parent_directly"]

@@ -17,7 +17,7 @@ arguments' string values, flattened, each capped at 4,096 characters (``tool_cal
 function of the schema; never the JSON's keys and escapes). Version 3 made that change: a
 version-2 schema gets the new ``tsv`` column (and its index) when a writable store opens it.
 
-CJK: ``messages.cjk_tsv`` holds the bigram text of :func:`~langchain_session_recall.search.cjk.
+CJK: ``messages.cjk_tsv`` holds the bigram text of :func:`~langchain_session_recall.core.cjk.
 bigram_text`, filled by Python on insert (a generated column cannot call Python), with its
 own GIN index; it is NULL for messages without CJK characters.
 """

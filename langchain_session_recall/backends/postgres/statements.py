@@ -65,7 +65,7 @@ def match_query(
     Bound: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``window``, ``limit``, the
     filters', and with ``automation`` the ``automation`` sources: then the best ``limit`` hits
     of those sources and the best ``limit`` of the others come back (one ranking pass), for
-    :func:`~langchain_session_recall.search.ranking.budget_automation` to settle.
+    :func:`~langchain_session_recall.backends.hits.budget_automation` to settle.
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = filter_clauses(d, filters)

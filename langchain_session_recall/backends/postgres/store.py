@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.hits import best_hits, budget_automation
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
@@ -28,13 +29,12 @@ from langchain_session_recall.backends.postgres.schema import (
     rank_weights,
 )
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
+from langchain_session_recall.core.cjk import bigram_text, has_cjk
+from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
 from langchain_session_recall.messages import MessageRow
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
-from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.headers import session_header
-from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import best_hits, budget_automation
 
 if TYPE_CHECKING:
     import psycopg
@@ -349,7 +349,7 @@ class PostgresSessionStore(SessionBackend):
         comes back once, with its best relevance. Each ranks only its newest ``rank_window``
         matches (a word found in more messages is ranked over its newest ones). Messages of
         ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`).
+        (:func:`~langchain_session_recall.backends.hits.budget_automation`).
         """
         hits: list[MessageHit] = []
         with self._read() as conn:

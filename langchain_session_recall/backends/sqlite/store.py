@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.hits import best_hits, budget_automation
 from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -38,6 +39,8 @@ from langchain_session_recall.backends.sqlite.schema import (
     schema_objects,
     setup_needed,
 )
+from langchain_session_recall.core.cjk import bigram_text, has_cjk
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
     NotASessionDatabaseError,
     SessionRecallError,
@@ -51,9 +54,6 @@ from langchain_session_recall.models import (
     SessionHit,
     as_float,
 )
-from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import best_hits, budget_automation
 
 __all__ = ["SessionStore"]
 
@@ -641,11 +641,11 @@ class SessionStore(SessionBackend):
         found by both comes back once, with its best relevance. Ranking is bounded to
         ``rank_window`` rows per index: see :meth:`_rank_plans` for what happens to queries of
         very common words. Messages of ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`), taken from the
+        (:func:`~langchain_session_recall.backends.hits.budget_automation`), taken from the
         same ranked pass.
 
         Example:
-            >>> from langchain_session_recall.search.query import parse_query
+            >>> from langchain_session_recall.core.query import parse_query
             >>> store = SessionStore(":memory:")
             >>> _ = store.add_session("s1")
             >>> _ = store.add_messages("s1", [{"role": "user", "content": "hi"}])
@@ -707,7 +707,7 @@ class SessionStore(SessionBackend):
         """Sessions whose header (title, start date in words) matches, best first.
 
         Example:
-            >>> from langchain_session_recall.search.query import parse_query
+            >>> from langchain_session_recall.core.query import parse_query
             >>> store = SessionStore(":memory:")
             >>> _ = store.add_session("s1", title="Trip planning", started_at=1683554160.0)
             >>> [h.session_id for h in store.match_sessions(parse_query("May 2023"), "strict")]
