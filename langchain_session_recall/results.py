@@ -29,8 +29,10 @@ from langchain_session_recall.transcript import (
 
 __all__ = ["DEFAULT_MAX_CHARS", "Result", "recent_results", "redact_messages", "search_results"]
 
-DEFAULT_MAX_CHARS = 100_000
-"""Transcript characters per result unless asked otherwise (cut around the first match)."""
+DEFAULT_MAX_CHARS = 8_000
+"""Transcript characters per result unless asked otherwise: a window that fits a prompt,
+centred on the matches, its cuts marked (``...[earlier conversation truncated]...``).
+``max_chars=None`` asks for the whole transcript."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +55,13 @@ def search_results(
     after: float | None = None,
     before: float | None = None,
     now: float | None = None,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int | None = DEFAULT_MAX_CHARS,
     show_message_ids: bool = False,
     hit_limit: int = HIT_LIMIT,
     redact: Callable[[str], str] | None = None,
 ) -> list[Result]:
-    """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its match.
+    """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its matches
+    (``None``: whole).
 
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``query`` has
     nothing searchable. Metadata: see the retriever (``mode="search"``). ``redact`` (e.g.
@@ -99,7 +102,7 @@ class _SearchResult:
     query: str
     outcome: SearchOutcome
     user_id: str | None
-    max_chars: int
+    max_chars: int | None
     show_message_ids: bool
     redact: Callable[[str], str] | None = None
 
@@ -119,7 +122,8 @@ class _SearchResult:
         ends = dict(zip(starts, [*starts[1:], len(text)], strict=True))
         offsets = transcript.offsets
         matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
-        centre = match_position(text, [(s, ends[s]) for s in matched], self.pattern)
+        spans = [(s, ends[s]) for s in matched]
+        centre = match_position(text, spans, self.pattern, self.max_chars and self.max_chars // 2)
         cut, truncated = window(text, centre, self.max_chars)
         outcome = self.outcome
         return Result(

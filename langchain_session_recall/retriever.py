@@ -53,10 +53,10 @@ class SessionRecallRetriever(BaseRetriever):
 
     With a query, each Document's ``page_content`` is the formatted transcript of a matching
     session's whole chain (the session, its sub-agents and continuations), cut to ``max_chars``
-    around the first match. With an empty query, the retriever lists recent sessions instead
-    (previews only, instant). Text with nothing searchable in it (``"?"``, ``"NOT"``, an
-    emoji) gives no Documents, and a debug log line says why. The current conversation's chain
-    is never returned.
+    around the matches; its ``id`` is the session id. With an empty query, the retriever lists
+    recent sessions instead (previews only, instant). Text with nothing searchable in it
+    (``"?"``, ``"NOT"``, an emoji) gives no Documents, and a debug log line says why. The
+    current conversation's chain is never returned.
 
     Secrets are redacted (``redact=True``, the default): API keys, tokens, passwords and private
     keys in the transcripts, titles and previews are replaced by ``[REDACTED...]`` markers
@@ -95,8 +95,12 @@ class SessionRecallRetriever(BaseRetriever):
     """The conversation in progress: its whole chain is left out."""
     user_id: str | None = None
     """Tenant scope: only this user's sessions are searched and shown."""
-    max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=200)
-    """Transcript length per Document; longer ones are cut around the first matched word."""
+    max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=200)
+    """Transcript length per Document (default 8,000 characters, a size that fits a prompt):
+    a longer transcript is cut to a window centred on its densest run of matched words, the
+    cuts marked ``...[earlier conversation truncated]...`` and
+    ``...[later conversation truncated]...`` (``metadata["truncated"]`` says so). ``None``:
+    the whole transcript of the session's chain."""
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
@@ -225,4 +229,10 @@ class SessionRecallRetriever(BaseRetriever):
 
 
 def _document(result: Result) -> Document:
-    return Document(page_content=result.page_content, metadata=result.metadata)
+    """A Document whose ``id`` is its (root) session's id, as LangChain's stores set it."""
+    session_id = result.metadata.get("session_id")
+    return Document(
+        id=str(session_id) if session_id is not None else None,
+        page_content=result.page_content,
+        metadata=result.metadata,
+    )

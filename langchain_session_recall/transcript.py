@@ -113,8 +113,9 @@ def format_transcript(
     return Transcript("\n\n".join(parts), offsets)
 
 
-def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
-    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text).
+def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
+    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text);
+    ``None``: the whole text.
 
     Returns the text with ``...[earlier/later conversation truncated]...`` markers where it
     was cut, and whether it was cut. A cut moves to the nearest line break within a quarter of
@@ -125,7 +126,7 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
         >>> window(text, text.index("MATCH"), 16)[0].split("\\n\\n")[1]
         'three MATCH'
     """
-    if len(text) <= max_chars:
+    if max_chars is None or len(text) <= max_chars:
         return text, False
     center = min(max(center, 0), len(text))
     start = max(0, center - max_chars // 2)
@@ -199,26 +200,43 @@ def term_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
 
 
 def match_position(
-    text: str, spans: Iterable[tuple[int, int]], pattern: re.Pattern[str] | None
+    text: str,
+    spans: Iterable[tuple[int, int]],
+    pattern: re.Pattern[str] | None,
+    width: int | None = None,
 ) -> int:
-    """Where the first match lies: the first hit of ``pattern`` inside one of ``spans``.
+    """Where the window over the matches should be centred.
 
     ``spans`` are the ``(start, end)`` offsets of the matching messages in ``text``, in
-    transcript order. When the pattern finds nothing in them (the index matched a form it
-    cannot see), the start of the first span; 0 when there is none.
+    transcript order; in each, the first hit of ``pattern`` is its match (the start of the
+    span when the pattern finds nothing there: the index matched a form it cannot see). Without
+    ``width``, the first match. With it, the middle of the densest run of matches that fits in
+    ``width`` characters (the first such run when several hold as many); 0 when there is none.
 
     Example:
         >>> text = "[USER]: hello [ASSISTANT]: set pool_mode=transaction"
         >>> match_position(text, [(14, len(text))], term_pattern(["pool mode"]))
         31
+        >>> match_position("a" * 100, [(0, 1), (60, 61), (70, 71), (80, 81)], None, 40)
+        70
     """
-    ordered = list(spans)
-    if pattern is not None:
-        for start, end in ordered:
-            hit = pattern.search(text, start, end)
-            if hit is not None:
-                return hit.start()
-    return ordered[0][0] if ordered else 0
+    hits: list[int] = []
+    for start, end in spans:
+        hit = pattern.search(text, start, end) if pattern is not None else None
+        hits.append(hit.start() if hit is not None else start)
+    if not hits:
+        return 0
+    if width is None:
+        return hits[0]
+    hits.sort()
+    best, first, last = 0, hits[0], hits[0]
+    low = 0
+    for high, position in enumerate(hits):  # two pointers: runs of hits within width
+        while position - hits[low] > width:
+            low += 1
+        if high - low + 1 > best:
+            best, first, last = high - low + 1, hits[low], position
+    return (first + last) // 2
 
 
 def preview(messages: Sequence[StoredMessage] | Sequence[str], limit: int = 200) -> str:
