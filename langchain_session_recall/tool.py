@@ -48,10 +48,10 @@ USE THIS PROACTIVELY when:
 - you want to check whether you already solved a similar problem.
 
 Query syntax: plain keywords or a natural question both work. For broad recall join keywords \
-with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to exclude \
-(python NOT java); a trailing * for a prefix (deploy*). Optional: limit (default 3, max 5), \
-role_filter ("user,assistant"), after/before (ISO dates, e.g. 2026-11-01). The current \
-conversation is never searched. """
+with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to leave out \
+sessions that mention a word (python NOT java); a trailing * for a prefix (deploy*). \
+Optional: limit (default 3, max 5), role_filter ("user,assistant"), after/before (ISO dates, \
+e.g. 2026-11-01). The current conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
 
