@@ -48,6 +48,7 @@ from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.request import DEFAULT_K
 from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CHARS,
     SHOW_DEFAULT_CONTEXT,
@@ -243,7 +244,7 @@ def create_mcp_server(
 def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
     async def session_search(
         query: QueryArg = "",
-        limit: LimitArg = 3,
+        limit: LimitArg = DEFAULT_K,
         role_filter: RoleFilterArg = None,
         after: AfterArg = None,
         before: BeforeArg = None,

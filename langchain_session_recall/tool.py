@@ -20,7 +20,8 @@ from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import SessionRecallError
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.recorder import configured_session
-from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
+from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K
 from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
@@ -31,7 +32,7 @@ __all__ = [
     "create_session_search_tool",
 ]
 
-SESSION_SEARCH_DESCRIPTION = """\
+SESSION_SEARCH_DESCRIPTION = f"""\
 Search your long-term memory of past conversations with this user, or browse recent sessions. \
 This is your recall: every past session is searchable, and results come back as short recaps.
 
@@ -50,8 +51,8 @@ USE THIS PROACTIVELY when:
 Query syntax: plain keywords or a natural question both work. For broad recall join keywords \
 with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to leave out \
 sessions that mention a word (python NOT java); a trailing * for a prefix (deploy*). \
-Optional: limit (default 3, max 5), role_filter ("user,assistant"), after/before (ISO dates, \
-e.g. 2026-11-01). The current conversation is never searched. """
+Optional: limit (default {DEFAULT_K}, max {DEFAULT_MAX_K}), role_filter ("user,assistant"), \
+after/before (ISO dates, e.g. 2026-11-01). The current conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
 
@@ -65,7 +66,10 @@ class SessionSearchInput(BaseModel):
             "Empty to browse recent sessions."
         ),
     )
-    limit: int = Field(default=3, description="Sessions to return (1-5; larger values give 5).")
+    limit: int = Field(
+        default=DEFAULT_K,
+        description=f"Sessions to return (1-{DEFAULT_MAX_K}; larger values give {DEFAULT_MAX_K}).",
+    )
     role_filter: str | None = Field(
         default=None, description='Only match these roles, comma-separated: "user,assistant".'
     )
@@ -233,7 +237,7 @@ class SessionSearchTool(BaseTool):
     def _run(
         self,
         query: str = "",
-        limit: int = 3,
+        limit: int = DEFAULT_K,
         role_filter: str | None = None,
         after: str | None = None,
         before: str | None = None,
@@ -257,7 +261,7 @@ class SessionSearchTool(BaseTool):
     async def _arun(
         self,
         query: str = "",
-        limit: int = 3,
+        limit: int = DEFAULT_K,
         role_filter: str | None = None,
         after: str | None = None,
         before: str | None = None,

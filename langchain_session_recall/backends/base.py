@@ -55,6 +55,7 @@ from langchain_session_recall.messages import (
     to_row,
 )
 from langchain_session_recall.models import (
+    HIDDEN_SOURCES,
     CachedSummary,
     CacheStatus,
     MessageHit,
@@ -648,7 +649,7 @@ class SessionBackend(ABC):
         self,
         limit: int = 10,
         *,
-        exclude_sources: Iterable[str] = ("tool",),
+        exclude_sources: Iterable[str] = HIDDEN_SOURCES,
         exclude_session_ids: Iterable[str] = (),
         user_id: str | None = None,
         after: float | None = None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.hits import best_hits
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
@@ -45,6 +45,7 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
+from langchain_session_recall.search.request import HIT_LIMIT, SearchRequest, as_request
 from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint
 
 if TYPE_CHECKING:
@@ -52,17 +53,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXCLUDED_HIT_LIMIT",
-    "HIT_LIMIT",
     "MAX_STORE_QUERIES",
     "SearchOutcome",
     "match_headers",
     "match_terms",
     "search_sessions",
 ]
-
-HIT_LIMIT = 100
-"""Message hits fetched per index and per search term (or per strict query) before ranking
-sessions (reference: 50 for the whole query)."""
 
 _NO_FILTERS = SearchFilters()
 _TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
@@ -100,21 +96,16 @@ class SearchOutcome:
 
 def search_sessions(
     backend: SessionBackend,
-    text: str,
+    request: SearchRequest | str,
     *,
-    role_filter: Sequence[str] = (),
-    exclude_sources: Sequence[str] = ("tool",),
-    current_session_id: str | None = None,
-    user_id: str | None = None,
-    after: float | None = None,
-    before: float | None = None,
-    hit_limit: int = HIT_LIMIT,
     weights: TermWeights | None = None,
-    now: float | None = None,
+    **changes: Any,
 ) -> SearchOutcome:
-    """Rank the root sessions that match ``text``.
+    """Rank the root sessions that match the request's query.
 
-    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``text`` has nothing
+    ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
+    query text of one with its defaults; ``changes`` set its fields (``user_id=...``).
+    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has nothing
     searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
@@ -128,20 +119,16 @@ def search_sessions(
         >>> [(r.root_id, r.matched_terms) for r in out.sessions]
         [('s1', ('cors', 'error'))]
     """
+    request = as_request(request, **changes)
+    text, user_id, hit_limit, now = request.query, request.user_id, request.hit_limit, request.now
     query = parse_query(text)
     excluded: tuple[str, ...] = ()
     current_root: str | None = None
-    if current_session_id:
-        current_root = backend.root_of(current_session_id, user_id=user_id)
-        excluded = tuple(dict.fromkeys([current_session_id, *backend.chain(current_root)]))
-    filters = SearchFilters(
-        role_filter=tuple(role_filter),
-        exclude_sources=tuple(exclude_sources),
-        exclude_session_ids=excluded,
-        user_id=user_id,
-        after=after,
-        before=before,
-    )
+    current = request.current_session_id
+    if current:
+        current_root = backend.root_of(current, user_id=user_id)
+        excluded = tuple(dict.fromkeys([current, *backend.chain(current_root)]))
+    filters = request.filters(excluded)
     exclude = [current_root] if current_root else []
     exclude += sorted(_excluded_roots(backend, query, user_id))
     if not query.relaxed:  # "NOT python": the recent sessions that never mention it
@@ -201,6 +188,9 @@ def _excluded_roots(backend: SessionBackend, query: ParsedQuery, user_id: str | 
     return set(resolve_roots(ids, parents, cycle_root=backend.first_started).values())
 
 
+_RECENT_LIMIT = 50
+
+
 def _recent(
     backend: SessionBackend, filters: SearchFilters, exclude: Sequence[str]
 ) -> list[RankedSession]:
@@ -215,9 +205,6 @@ def _recent(
         before=filters.before,
     )
     return [RankedSession(r.id, 0.0, (), (r.id,), r.started_at, coverage=0.0) for r in recent]
-
-
-_RECENT_LIMIT = 50
 
 
 def match_headers(

@@ -30,7 +30,7 @@ def _fill(store) -> None:  # type: ignore[no-untyped-def]
 
 
 def _ids(store, query: str) -> list[str]:  # type: ignore[no-untyped-def]
-    return [r.metadata["session_id"] for r in search_results(store, query, 5)]
+    return [r.metadata["session_id"] for r in search_results(store, query, k=5)]
 
 
 def test_not_leaves_out_every_session_that_mentions_the_word(store_factory: StoreFactory) -> None:

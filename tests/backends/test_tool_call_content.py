@@ -18,7 +18,7 @@ from store_targets import StoreFactory
 from langchain_session_recall import SessionStore
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
 from langchain_session_recall.results import search_results
-from langchain_session_recall.search.query import parse_query
+from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.session_window import show_session
 from langchain_session_recall.summarize.redaction import redact_secrets
 
@@ -84,7 +84,7 @@ def test_tool_call_arguments_are_indexed_as_text(store_factory: StoreFactory) ->
 def test_transcript_shows_the_call_and_its_code(store_factory: StoreFactory) -> None:
     store = store_factory.open("calls")
     _fill(store)
-    [result] = search_results(store, "where is the rsync script?", 1, show_message_ids=True)
+    [result] = search_results(store, "where is the rsync script?", k=1, show_message_ids=True)
     text = result.page_content
     assert '→ write_file(path="~/bin/backup.sh")]:\n```bash\n#!/usr/bin/env bash' in text
     assert "vacuum_snapshots 7\n```" in text
@@ -100,7 +100,7 @@ def test_secrets_in_arguments_are_redacted(store_factory: StoreFactory) -> None:
     key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3
     calls = [{"name": "terminal", "args": {"command": f"export OPENAI_API_KEY={key}\nrun"}}]
     store.add_messages("s", [{"role": "assistant", "content": "", "tool_calls": calls}])
-    [result] = search_results(store, "OPENAI_API_KEY", 1, redact=redact_secrets)
+    [result] = search_results(store, "OPENAI_API_KEY", k=1, redact=redact_secrets)
     assert key not in result.page_content and "REDACTED" in result.page_content
     shown = show_session(store, "s", redact=redact_secrets)["transcript"]
     assert key not in shown and "REDACTED" in shown

@@ -30,7 +30,7 @@ def test_claude_code_keeps_a_tool_use_input() -> None:
     args = _arguments(store, session)
     assert args and all(args), args  # every call has its input
     path = next(str(a["file_path"]) for a in args if "file_path" in a)
-    [result] = search_results(store, Path(path).stem, 1)
+    [result] = search_results(store, Path(path).stem, k=1)
     assert f'→ Read(file_path="{path}")' in result.page_content
 
 
@@ -38,10 +38,10 @@ def test_hermes_keeps_a_call_s_arguments(tmp_path: Path) -> None:
     src = tmp_path / "state.db"
     build_hermes_db(src, 3)
     with SessionStore(src, read_only=True) as hermes:  # searched as it is
-        assert [r.metadata["session_id"] for r in search_results(hermes, "journalctl", 1)]
+        assert [r.metadata["session_id"] for r in search_results(hermes, "journalctl", k=1)]
     store = SessionStore(tmp_path / "ours.db")
     import_hermes(store, src)
-    [result] = search_results(store, "journalctl rabbitmq", 1)
+    [result] = search_results(store, "journalctl rabbitmq", k=1)
     assert 'terminal(command="journalctl -u rabbitmq-server --since today")' in (
         result.page_content
     )
@@ -70,5 +70,5 @@ def test_jsonl_keeps_both_call_formats(tmp_path: Path) -> None:
     store = SessionStore(":memory:")
     import_jsonl(store, path)
     assert _arguments(store, "j") == [{"email": "ana@example.com"}, {"pattern": "zebrafish"}]
-    [result] = search_results(store, "zebrafish", 1)
+    [result] = search_results(store, "zebrafish", k=1)
     assert 'grep(pattern="zebrafish")' in result.page_content
