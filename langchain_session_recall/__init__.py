@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         SessionRecallError,
         StoreBusyError,
     )
+    from langchain_session_recall.history import SessionChatMessageHistory
     from langchain_session_recall.models import (
         MessageHit,
         RecentSession,
@@ -62,6 +63,7 @@ _WHERE = {
     "SecretPattern": "summarize.redaction",
     "Session": "models",
     "SessionBackend": "backends",
+    "SessionChatMessageHistory": "history",
     "SessionNotFoundError": "errors",
     "SessionRecallError": "errors",
     "SessionRecallRetriever": "retriever",
@@ -94,6 +96,7 @@ __all__ = [
     "SecretPattern",
     "Session",
     "SessionBackend",
+    "SessionChatMessageHistory",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
