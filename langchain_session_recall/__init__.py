@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         PostgresSessionStore,
         SessionBackend,
         SessionStore,
+        SqliteSessionStore,
         open_store,
     )
     from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -70,6 +72,7 @@ _WHERE = {
     "SessionRecorder": "recorder",
     "SessionSearchTool": "tool",
     "SessionStore": "backends",
+    "SqliteSessionStore": "backends",
     "SessionSummarizer": "summarize.summarizer",
     "StoreBusyError": "errors",
     "StoredMessage": "models",
@@ -104,6 +107,7 @@ __all__ = [
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",
+    "SqliteSessionStore",
     "StoreBusyError",
     "StoredMessage",
     "create_session_recall_chain",
@@ -113,7 +117,10 @@ __all__ = [
     "redact_secrets",
     "to_fts5",
 ]
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("langchain-session-recall")
+except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree never installed
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str) -> Any:

@@ -23,6 +23,7 @@ from langchain_core.messages import (
 from langchain_core.runnables.config import run_in_executor
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.tool_calls import parse_tool_calls
 
@@ -47,7 +48,7 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         title: The session's title, when this history creates it.
 
     Raises:
-        ValueError: ``session_id`` is empty.
+        InvalidArgumentError: ``session_id`` is empty (a ``ValueError``).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -74,7 +75,10 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         title: str | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id.strip():
-            raise ValueError(f"session_id must be non-empty text, got {session_id!r}")
+            raise InvalidArgumentError(
+                f"session_id must be non-empty text, got {session_id!r}: pass the "
+                "conversation's id, e.g. session_id='support-7'"
+            )
         self.store = store
         self.session_id = session_id
         self.source = source

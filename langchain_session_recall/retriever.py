@@ -21,7 +21,7 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.request import (
@@ -161,7 +161,7 @@ class SessionRecallRetriever(BaseRetriever):
     ) -> list[Document]:
         unknown = set(kwargs) - _CALL_OPTIONS
         if unknown:
-            raise TypeError(
+            raise InvalidOptionError(
                 f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_CALL_OPTIONS)}"
             )
         request = self._request(query, kwargs)

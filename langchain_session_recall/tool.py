@@ -17,7 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import QUERY_LIMITS, bound_query, parse_query
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.errors import (
+    InvalidArgumentError,
+    InvalidOptionError,
+    SessionRecallError,
+)
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import SessionRecallRetriever
@@ -92,7 +96,7 @@ def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> N
     if retriever.user_id is not None:
         return
     if require_user_id:
-        raise ValueError(
+        raise InvalidArgumentError(
             "require_user_id=True but no user_id was given: pass user_id=... (the tenant whose "
             "sessions this tool may search)"
         )
@@ -316,7 +320,7 @@ def create_session_search_tool(
     tool_fields = {k: options.pop(k) for k in ("name", "description") if k in options}
     unknown = set(options) - _RETRIEVER_OPTIONS - _SUMMARIZER_OPTIONS
     if unknown:
-        raise TypeError(
+        raise InvalidOptionError(
             f"unknown option(s) {sorted(unknown)}; retriever options: "
             f"{sorted(_RETRIEVER_OPTIONS)}; summarizer options: {sorted(_SUMMARIZER_OPTIONS)}"
         )

@@ -39,6 +39,7 @@ from langchain_session_recall.core.lineage import (
 )
 from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
+    InvalidArgumentError,
     InvalidMessageError,
     InvalidSessionError,
     LineageCycleError,
@@ -72,6 +73,8 @@ __all__ = ["SessionBackend", "StoreCheck"]
 
 _NO_FILTERS = SearchFilters()
 _LEDGER_CHUNK = 500  # keys looked up per ledger query
+DEFAULT_SOURCE = "cli"
+"""The source of a session created without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +160,7 @@ def _ledger_key(key: object) -> str:
 
 
 def _session_updates(**given: Any) -> dict[str, Any]:
-    """The columns ``add_session`` changes on an existing session: those given (the default
-    ``source="cli"`` counts as not given)."""
-    if given.get("source") == "cli":
-        given["source"] = None
+    """The columns ``add_session`` changes on an existing session: those given (not ``None``)."""
     if given.get("started_at") is not None:
         given["started_at"] = float(given["started_at"])
     return {k: v for k, v in given.items() if v is not None}
@@ -399,7 +399,7 @@ class SessionBackend(ABC):
         self,
         session_id: str,
         *,
-        source: str = "cli",
+        source: str | None = None,
         parent_session_id: str | None = None,
         model: str | None = None,
         title: str | None = None,
@@ -409,6 +409,10 @@ class SessionBackend(ABC):
     ) -> Session:
         """Create a session, or update the given fields of an existing one.
 
+        A new session without a ``source`` gets :data:`DEFAULT_SOURCE` (``"cli"``); on an
+        existing session a field left ``None`` keeps its value, and any value given, ``"cli"``
+        included, replaces it.
+
         Raises:
             ValueError: ``session_id`` or ``source`` is empty, or ``started_at`` is not a
                 finite number (:class:`~langchain_session_recall.errors.InvalidSessionError`).
@@ -417,7 +421,7 @@ class SessionBackend(ABC):
         """
         _validate_session_args(
             session_id,
-            source,
+            DEFAULT_SOURCE if source is None else source,
             started_at,
             user_id=user_id,
             parent_session_id=parent_session_id,
@@ -432,7 +436,7 @@ class SessionBackend(ABC):
                     sql.insert_session(d),
                     {
                         "id": session_id,
-                        "source": d.text(source),
+                        "source": d.text(DEFAULT_SOURCE if source is None else source),
                         "user_id": d.text(user_id),
                         "model": d.text(model),
                         "title": d.text(title),
@@ -833,7 +837,9 @@ class SessionBackend(ABC):
         named = None if session_ids is None else list(dict.fromkeys(session_ids))
         wanted = tuple(dict.fromkeys(sources))
         if named is None and before is None and user_id is None and not wanted:
-            raise ValueError("name sessions to forget, or give --before, --user or --source")
+            raise InvalidArgumentError(
+                "name sessions to forget, or give --before, --user or --source"
+            )
         d = self.dialect
         selection, params = sql.matching_sessions(
             d, named=named is not None, before=before, user_id=user_id, sources=wanted

@@ -34,7 +34,7 @@ from langchain_session_recall.cli.options import (
     selection_options,
     user_option,
 )
-from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.errors import MissingFeatureError
 from langchain_session_recall.results import Result, recall, redact_messages
 from langchain_session_recall.search.request import SearchRequest
 from langchain_session_recall.summarize.redaction import redact_secrets
@@ -73,10 +73,6 @@ Exit codes: 0 ok, 1 nothing found, 2 bad usage or input,
             3 not a session database (missing, not a regular file, not ours to write),
             4 import finished but skipped some input, 75 the store stayed busy
 """
-
-
-class MissingFeatureError(SessionRecallError):
-    """An optional part of the package is not installed (exit 2 with the install command)."""
 
 
 @dataclass

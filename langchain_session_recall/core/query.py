@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_session_recall.core.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
-from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
 
 __all__ = [
@@ -220,7 +220,7 @@ def parse_query(text: str) -> ParsedQuery:
         'the query was cut to its first 2,000 characters (of 10,000)'
     """
     if not isinstance(text, str):
-        raise TypeError(f"query must be a string, got {type(text).__name__}")
+        raise InvalidOptionError(f"query must be a string, got {type(text).__name__}")
     length = len(text)
     text = _clean(text[:MAX_QUERY_CHARS])
     scan = _Scan()

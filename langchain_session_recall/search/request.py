@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import HIDDEN_SOURCES, SearchFilters
 
 __all__ = [
@@ -128,7 +129,9 @@ def as_request(request: SearchRequest | str, **changes: Any) -> SearchRequest:
     """
     unknown = set(changes) - _FIELDS
     if unknown:
-        raise TypeError(f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}")
+        raise InvalidOptionError(
+            f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}"
+        )
     if isinstance(request, SearchRequest):
         return replace(request, **changes) if changes else request
     return SearchRequest(query=request, **changes)

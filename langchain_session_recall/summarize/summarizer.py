@@ -46,6 +46,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -757,7 +758,9 @@ def _coerce_input(input: Any) -> tuple[list[Document], str | None]:
         docs = input.get("documents", input.get("docs"))
         query = input.get("query")
         if docs is None:
-            raise TypeError('SessionSummarizer expects {"documents": [...], "query": "..."}')
+            raise InvalidOptionError(
+                'SessionSummarizer expects {"documents": [...], "query": "..."}'
+            )
         return _documents(docs), None if query is None else str(query)
     return _documents(input), None
 
@@ -768,7 +771,7 @@ def _documents(value: Any) -> list[Document]:
     docs = list(value)
     for d in docs:
         if not isinstance(d, Document):
-            raise TypeError(
+            raise InvalidOptionError(
                 f"SessionSummarizer takes Documents (from SessionRecallRetriever), got "
                 f"{type(d).__name__}"
             )

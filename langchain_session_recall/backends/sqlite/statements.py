@@ -18,6 +18,7 @@ from langchain_session_recall.backends.sql import (
     session_filter_clauses,
 )
 from langchain_session_recall.backends.sqlite.schema import Layout
+from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.models import SearchFilters
 
 __all__ = ["SqliteDialect", "match_query", "window_probe_query"]
@@ -160,7 +161,7 @@ def fts_command(fts_table: str, command: str) -> str:
     is found.
     """
     if command not in {"optimize", "integrity-check", "rebuild"}:
-        raise ValueError(f"not an FTS5 command: {command!r}")
+        raise InvalidArgumentError(f"not an FTS5 command: {command!r}")
     if command == "integrity-check":
         return f"INSERT INTO {fts_table}({fts_table}, rank) VALUES ('integrity-check', 1)"
     return f"INSERT INTO {fts_table}({fts_table}) VALUES ('{command}')"
