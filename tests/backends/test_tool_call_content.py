@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from pg_support import PG_DSN, SKIP_PG
+from pg_support import PG_DSN, SKIP_PG, old_postgres_schema
 from store_targets import StoreFactory
 
 from langchain_session_recall import SessionStore
@@ -136,19 +136,9 @@ def test_a_version_2_sqlite_file_is_reindexed_when_opened_writable(tmp_path: Pat
 @pytest.mark.skipif(not PG_DSN, reason=SKIP_PG)
 @pytest.mark.enable_socket
 def test_a_version_2_postgres_schema_is_reindexed(pg_schema: str) -> None:
-    import psycopg
-    from psycopg import sql
-
     from langchain_session_recall import PostgresSessionStore
 
-    statements = (DATA / "postgres_schema_v2.sql").read_text().split("\n--;\n")
-    with psycopg.connect(PG_DSN, autocommit=True) as conn, conn.transaction():
-        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(pg_schema)))
-        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(pg_schema)))
-        for statement in statements:
-            body = "\n".join(ln for ln in statement.splitlines() if not ln.startswith("-- "))
-            if body.strip():
-                conn.execute(body)
+    with old_postgres_schema("postgres_schema_v2.sql", pg_schema) as conn:
         conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('old', 'cli', 1.0)")
         conn.execute(
             "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) "
