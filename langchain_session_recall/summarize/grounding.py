@@ -519,7 +519,9 @@ def ground_recap(
         }
         chosen: list[int] = list(model_ids)
         covered = set().union(*(covers[i] for i in chosen)) if chosen else set()
-        total = sum(weight.values()) or 1.0
+        # fsum: exact whatever the order of the set being summed (a plain sum of floats varies
+        # with Python's per-process hash order, and so did the citations of a tie).
+        total = math.fsum(weight.values()) or 1.0
         if not chosen:
             while len(chosen) < thresholds.max_citations:
                 best, gain, adds_specific = None, 0.0, False
@@ -527,7 +529,7 @@ def ground_recap(
                     if m.id in chosen:
                         continue
                     new = covers[m.id] - covered
-                    g = sum(weight[k] for k in new)
+                    g = math.fsum(weight[k] for k in new)
                     if g > gain:
                         best, gain = m.id, g
                         adds_specific = any(k[0] == "s" for k in new)
