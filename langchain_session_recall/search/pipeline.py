@@ -28,6 +28,7 @@ from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.cjk import has_cjk
 from langchain_session_recall.core.lineage import resolve_roots
 from langchain_session_recall.core.query import (
+    MAX_CORRECTIONS,
     MAX_EXCLUDED_TERMS,
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
@@ -62,7 +63,8 @@ __all__ = [
 ]
 
 _NO_FILTERS = SearchFilters()
-_TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
+# the term, the "indexed?" probe, each correction (as a word, as a prefix), the term's prefix
+_TRIES_PER_TERM = 3 + 2 * MAX_CORRECTIONS
 EXCLUDED_HIT_LIMIT = 10_000
 """Message hits fetched per ``NOT`` term to find the sessions it leaves out: a word in more
 messages than this may leave some of its sessions in the results."""
