@@ -15,7 +15,12 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.models import Session, StoredMessage
-from langchain_session_recall.search.pipeline import HIT_LIMIT, SearchOutcome, search_sessions
+from langchain_session_recall.search.pipeline import (
+    HIT_LIMIT,
+    HITS_PER_SESSION,
+    SearchOutcome,
+    search_sessions,
+)
 from langchain_session_recall.search.query import bound_query, highlight_words
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.transcript import (
@@ -55,6 +60,7 @@ def search_results(
     max_chars: int = DEFAULT_MAX_CHARS,
     show_message_ids: bool = False,
     hit_limit: int = HIT_LIMIT,
+    hits_per_session: int = HITS_PER_SESSION,
     redact: Callable[[str], str] | None = None,
 ) -> list[Result]:
     """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its match.
@@ -82,6 +88,7 @@ def search_results(
         after=after,
         before=before,
         hit_limit=hit_limit,
+        hits_per_session=hits_per_session,
         now=now,
     )
     chosen = outcome.sessions[:k]

@@ -28,7 +28,11 @@ from langchain_session_recall.results import (
     recent_results,
     search_results,
 )
-from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES, HIT_LIMIT
+from langchain_session_recall.search.pipeline import (
+    AUTOMATION_SOURCES,
+    HIT_LIMIT,
+    HITS_PER_SESSION,
+)
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
 __all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
@@ -96,7 +100,11 @@ class SessionRecallRetriever(BaseRetriever):
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
-    """Message hits gathered per index before sessions are ranked."""
+    """Message hits gathered per index and query term before sessions are ranked, the best
+    over the whole store (besides ``hits_per_session`` of every other session)."""
+    hits_per_session: int = Field(default=HITS_PER_SESSION, ge=1)
+    """Message hits gathered of every other session with a match (its best, per index and
+    query term): every session competes, however many matches another one has."""
     now: float | datetime.datetime | str | None = None
     """The moment relative time words in a query ("last week", "yesterday") refer to: Unix
     seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)
@@ -196,6 +204,7 @@ class SessionRecallRetriever(BaseRetriever):
                 max_chars=self.max_chars,
                 show_message_ids=self.show_message_ids,
                 hit_limit=self.hit_limit,
+                hits_per_session=self.hits_per_session,
                 redact=self._redactor(),
             )
         except EmptyQueryError as exc:

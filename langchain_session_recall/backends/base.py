@@ -270,8 +270,9 @@ class SessionBackend(ABC):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int | None = 200,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, with every filter applied
         inside the full-text query.
@@ -279,10 +280,16 @@ class SessionBackend(ABC):
         The contract every backend honours (``langchain_session_recall.testing`` checks it):
         each message at most once, however many indexes found it (with its best relevance);
         best first, i.e. relevance descending (positive, higher is better; comparable only
-        within one call), equal relevance in ascending message id; at most ``limit`` hits.
-        Messages of ``automation`` sources get a budget of their own
+        within one call), equal relevance in ascending message id.
+
+        ``per_session`` makes the hits complete at session level: every session with a ranked
+        match comes back with its best ``per_session`` matches (however many matches other
+        sessions have), so a long session of short lines cannot crowd out another; the cost per
+        session is bounded. ``limit`` then keeps the best ``limit`` of those (``None``: no
+        overall cap). Messages of ``automation`` sources get a budget of their own
         (:func:`~langchain_session_recall.search.ranking.budget_automation`): at most ``limit``
-        hits of other sources plus at most ``max(1, limit // 4)`` of automation sources.
+        hits of other sources plus at most ``max(1, limit // 4)`` of automation sources
+        (without ``limit``, no budget: nothing is crowded out).
         A word matched by more than :attr:`rank_window` messages is ranked over its newest
         ``rank_window`` matches only. :func:`~langchain_session_recall.search.ranking.best_hits`
         merges what several indexes found into this shape."""

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTOMATION_SOURCES",
+    "HITS_PER_SESSION",
     "HIT_LIMIT",
     "MAX_STORE_QUERIES",
     "SearchOutcome",
@@ -59,8 +60,14 @@ __all__ = [
 ]
 
 HIT_LIMIT = 100
-"""Message hits fetched per index and per search term (or per strict query) before ranking
-sessions (reference: 50 for the whole query)."""
+"""Message hits fetched per index and per search term (or per strict query) over the whole
+store, the best first (reference: 50 for the whole query)."""
+HITS_PER_SESSION = 1
+"""Message hits fetched, besides those, of every other session with a match (its best, per
+index and per term): candidates are complete at session level, so a session of many short
+lines that repeat a word cannot crowd out the one with the answer, and each session costs a
+bounded number of hits. A word found in more than ``rank_window`` messages is ranked over its
+newest ``rank_window`` matches, which bounds the whole."""
 
 _NO_FILTERS = SearchFilters()
 _TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
@@ -106,13 +113,16 @@ def search_sessions(
     after: float | None = None,
     before: float | None = None,
     hit_limit: int = HIT_LIMIT,
+    hits_per_session: int = HITS_PER_SESSION,
     weights: TermWeights | None = None,
     now: float | None = None,
 ) -> SearchOutcome:
     """Rank the root sessions that match ``text``.
 
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``text`` has nothing
-    searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
+    searchable. The best ``hit_limit`` message hits per term compete, and every other session
+    with a match with its best ``hits_per_session`` (see ``SessionBackend.match_messages``).
+    ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
 
@@ -142,14 +152,23 @@ def search_sessions(
     exclude = [current_root] if current_root else []
     any_of = _any_of(query)
     if query.explicit and not any_of:
-        hits = backend.match_messages(query, "strict", filters=filters, limit=hit_limit)
+        hits = backend.match_messages(
+            query, "strict", filters=filters, limit=hit_limit, per_session=hits_per_session
+        )
         if hits:
             roots = _roots(backend, hits, user_id)
             ranked = rank_sessions(hits, roots, exclude_roots=exclude)
             if ranked:
                 return SearchOutcome(query=query, reading="strict", sessions=ranked)
     expansions: dict[str, str] = {}
-    term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
+    term_hits = match_terms(
+        backend,
+        query,
+        filters=filters,
+        limit=hit_limit,
+        per_session=hits_per_session,
+        expansions=expansions,
+    )
     header_hits = match_headers(backend, query, filters=filters, limit=hit_limit)
     moment = time.time() if now is None else now
     hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
@@ -257,11 +276,13 @@ def match_terms(
     query: ParsedQuery,
     *,
     filters: SearchFilters = _NO_FILTERS,
-    limit: int = HIT_LIMIT,
+    limit: int | None = HIT_LIMIT,
+    per_session: int | None = HITS_PER_SESSION,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
     expansions: dict[str, str] | None = None,
 ) -> dict[str, list[MessageHit]]:
-    """Message hits of each search term matched alone (terms that match nothing are absent).
+    """Message hits of each search term matched alone (terms that match nothing are absent):
+    the best ``limit`` of them and the best ``per_session`` of every session with a match.
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
     ``limit``, see :func:`~langchain_session_recall.search.ranking.budget_automation`): hundreds of
@@ -287,7 +308,12 @@ def match_terms(
     def match(term: Term) -> list[MessageHit]:
         single = single_term_query(term)
         return backend.match_messages(
-            single, "relaxed", filters=filters, limit=limit, automation=automation
+            single,
+            "relaxed",
+            filters=filters,
+            limit=limit,
+            automation=automation,
+            per_session=per_session,
         )
 
     terms = search_terms(query, limit=MAX_QUERY_TERMS)
@@ -302,7 +328,7 @@ def match_terms(
                 if found:
                     hits.extend(found)
                     used.append(_term_key(correction))
-            hits = best_hits(hits)  # two corrections may match the same message
+            hits = best_hits(hits, per_session=per_session)  # corrections may share a message
         if not hits and (prefix := _prefix_term(term)) is not None:
             hits = match(prefix)
             used = [_term_key(prefix)] if hits else []
@@ -320,7 +346,9 @@ def match_terms(
             relaxed=rest,
             explicit=False,
         )
-        hits = backend.match_messages(together, "relaxed", filters=filters, limit=limit)
+        hits = backend.match_messages(
+            together, "relaxed", filters=filters, limit=limit, per_session=per_session
+        )
         if hits:
             out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
     return out

@@ -65,7 +65,13 @@ class SqliteDialect(Dialect):
 
 
 def match_query(
-    d: SqliteDialect, fts_table: str, filters: SearchFilters, *, bounded: bool = False
+    d: SqliteDialect,
+    fts_table: str,
+    filters: SearchFilters,
+    *,
+    bounded: bool = False,
+    per_session: bool = False,
+    automation: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """Message hits of one FTS5 table, best first, every filter inside the query.
 
@@ -73,18 +79,36 @@ def match_query(
     must exceed, a range FTS5 applies before it ranks), ``limit`` (-1: read lazily), and the
     filters'. ``ORDER BY rank`` lets FTS5 sort its own matches before the joins, so ``LIMIT``
     stops the join early; ordering by a function call would sort every joined row first.
+
+    With ``per_session`` (bound: ``per_session``) the hits are each session's best
+    ``per_session`` and the best ``limit`` overall (0: none), counted apart for the sources
+    bound as ``automation`` with ``automation``: a superset of what
+    :func:`~langchain_session_recall.search.ranking.best_hits` keeps. Two window functions over
+    the ranked matches (at most ``rank_window`` rows) need every match joined to its session.
     """
     where, params = filter_clauses(d, filters)
     head = [f"{fts_table} MATCH :expr"]
     if bounded:
         head.append(f"{fts_table}.rowid > :bound")
+    columns = hit_columns(d, "-rank")
+    if per_session:
+        flag = f"PARTITION BY {d.member('s.source', 'automation')} " if automation else ""
+        columns += (
+            ", row_number() OVER (PARTITION BY m.session_id ORDER BY rank, m.id) AS nth"
+            f", row_number() OVER ({flag}ORDER BY rank, m.id) AS place"
+        )
     sql = (
-        f"SELECT {hit_columns(d, '-rank')} "
+        f"SELECT {columns} "
         f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
         "JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {' AND '.join([*head, d.visibility, *where])} ORDER BY rank LIMIT :limit"
+        f"WHERE {' AND '.join([*head, d.visibility, *where])}"
     )
-    return sql, params
+    if per_session:
+        return (
+            f"SELECT * FROM ({sql}) WHERE nth <= :per_session OR place <= :limit "
+            "ORDER BY relevance DESC, id"
+        ), params
+    return f"{sql} ORDER BY rank LIMIT :limit", params
 
 
 def window_probe_query(fts_table: str) -> str:

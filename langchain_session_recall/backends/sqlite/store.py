@@ -632,8 +632,9 @@ class SessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int | None = 200,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from every index.
 
@@ -660,14 +661,14 @@ class SessionStore(SessionBackend):
             for table, cjk in targets:
                 found: set[int] = set()
                 for expression, bound in self._rank_plans(conn, table, query, reading, cjk=cjk):
-                    if len(found) >= limit:
-                        break
+                    if per_session is None and limit is not None and len(found) >= limit:
+                        break  # (with per_session every plan adds the sessions it finds)
                     ranked = self._ranked(
-                        conn, table, expression, bound, filters, limit, automation
+                        conn, table, expression, bound, filters, limit, automation, per_session
                     )
                     found.update(hit.message_id for hit in ranked)
                     hits += ranked
-        return best_hits(hits, limit, set(automation))
+        return best_hits(hits, limit, set(automation), per_session)
 
     def _ranked(
         self,
@@ -676,18 +677,36 @@ class SessionStore(SessionBackend):
         expression: str,
         bound: int | None,
         filters: SearchFilters,
-        limit: int,
+        limit: int | None,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
-        statement, params = st.match_query(self.dialect, table, filters, bounded=bound is not None)
-        # With an automation budget the ranked rows are read lazily (no LIMIT) until the
-        # budget is settled: FTS5 has sorted its matches already, so reading on costs only the
-        # joins of the rows read.
-        params.update(expr=expression, bound=bound, limit=-1 if automation else limit)
+        budget = bool(automation) and limit is not None
+        statement, params = st.match_query(
+            self.dialect,
+            table,
+            filters,
+            bounded=bound is not None,
+            per_session=per_session is not None,
+            automation=budget,
+        )
+        params.update(expr=expression, bound=bound)
+        if per_session is not None:
+            params.update(per_session=per_session, limit=limit or 0)
+            if budget:
+                params["automation"] = self.dialect.array(automation)
+            budget = False  # best_hits settles it over what every index found
+        else:
+            # With an automation budget the ranked rows are read lazily (no LIMIT) until the
+            # budget is settled: FTS5 has sorted its matches already, so reading on costs only
+            # the joins of the rows read.
+            params["limit"] = -1 if budget or limit is None else limit
         cursor = conn.cursor()
         try:
             hits = map(MessageHit.from_row, cursor.execute(statement, params))
-            return budget_automation(hits, limit, set(automation)) if automation else list(hits)
+            if budget and limit is not None:
+                return budget_automation(hits, limit, set(automation))
+            return list(hits)
         except sqlite3.OperationalError as exc:
             # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
             raise SessionRecallError(
