@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,9 +21,12 @@ if TYPE_CHECKING:
         PostgresSessionStore,
         SessionBackend,
         SessionStore,
+        SqliteSessionStore,
         open_store,
     )
     from langchain_session_recall.backends.sqlite.fts import to_fts5
+    from langchain_session_recall.chain import create_session_recall_chain
+    from langchain_session_recall.core.query import ParsedQuery, parse_query
     from langchain_session_recall.errors import (
         EmptyQueryError,
         InvalidMessageError,
@@ -42,12 +46,8 @@ if TYPE_CHECKING:
     )
     from langchain_session_recall.recorder import SessionRecorder
     from langchain_session_recall.retriever import SessionRecallRetriever
-    from langchain_session_recall.search.query import ParsedQuery, parse_query
     from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
-    from langchain_session_recall.summarize.summarizer import (
-        SessionSummarizer,
-        create_session_recall_chain,
-    )
+    from langchain_session_recall.summarize.summarizer import SessionSummarizer
     from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
 
 _WHERE = {
@@ -57,7 +57,7 @@ _WHERE = {
     "LineageCycleError": "errors",
     "MessageHit": "models",
     "NotASessionDatabaseError": "errors",
-    "ParsedQuery": "search.query",
+    "ParsedQuery": "core.query",
     "PostgresSessionStore": "backends",
     "ReadOnlyStoreError": "errors",
     "RecentSession": "models",
@@ -70,13 +70,14 @@ _WHERE = {
     "SessionRecorder": "recorder",
     "SessionSearchTool": "tool",
     "SessionStore": "backends",
+    "SqliteSessionStore": "backends",
     "SessionSummarizer": "summarize.summarizer",
     "StoreBusyError": "errors",
     "StoredMessage": "models",
-    "create_session_recall_chain": "summarize.summarizer",
+    "create_session_recall_chain": "chain",
     "create_session_search_tool": "tool",
     "open_store": "backends",
-    "parse_query": "search.query",
+    "parse_query": "core.query",
     "redact_secrets": "summarize.redaction",
     "to_fts5": "backends.sqlite.fts",
 }
@@ -103,6 +104,7 @@ __all__ = [
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",
+    "SqliteSessionStore",
     "StoreBusyError",
     "StoredMessage",
     "create_session_recall_chain",
@@ -112,7 +114,10 @@ __all__ = [
     "redact_secrets",
     "to_fts5",
 ]
-__version__ = "0.1.0"
+try:
+    __version__ = _metadata.version("langchain-session-recall")
+except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree never installed
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.messages import is_finite_number
 
 __all__ = ["to_timestamp"]
@@ -13,23 +14,25 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     """Unix seconds for an ISO date/datetime string, a ``date``/``datetime`` or a number.
 
     Naive dates and datetimes are taken as UTC. ``None`` and ``""`` give ``None``. A number
-    must be finite: NaN, an infinity or an integer beyond a float's range raises ``ValueError``.
+    must be finite: NaN, an infinity or an integer beyond a float's range raises
+    :class:`~langchain_session_recall.errors.InvalidArgumentError` (a ``ValueError``).
 
     Example:
         >>> to_timestamp("2026-11-03")
         1793664000.0
-        >>> to_timestamp(10**400)
-        Traceback (most recent call last):
-        ...
-        ValueError: not a date: a number that is not finite Unix seconds
+        >>> try:
+        ...     to_timestamp(10**400)
+        ... except InvalidArgumentError as exc:
+        ...     print(exc)
+        not a date: a number that is not finite Unix seconds
     """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise ValueError(f"not a date: {value!r}")
+        raise InvalidArgumentError(f"not a date: {value!r}")
     if isinstance(value, (int, float)):
         if not is_finite_number(value):  # (its repr may be thousands of digits long)
-            raise ValueError("not a date: a number that is not finite Unix seconds")
+            raise InvalidArgumentError("not a date: a number that is not finite Unix seconds")
         return float(value)
     if isinstance(value, _dt.datetime):
         moment = value
@@ -40,11 +43,11 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
         try:
             moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"not an ISO date: {value!r}; use e.g. '2026-11-03' or '2026-11-03T14:00'"
             ) from None
     else:
-        raise ValueError(f"not a date: {value!r}")
+        raise InvalidArgumentError(f"not a date: {value!r}")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.timezone.utc)
     return moment.timestamp()

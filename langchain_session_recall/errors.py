@@ -8,14 +8,21 @@ from __future__ import annotations
 
 __all__ = [
     "EmptyQueryError",
+    "EmptySummaryError",
+    "ImportSourceError",
+    "InvalidArgumentError",
     "InvalidMessageError",
+    "InvalidOptionError",
     "InvalidSessionError",
     "LineageCycleError",
+    "MissingFeatureError",
     "NotASessionDatabaseError",
     "ReadOnlyStoreError",
+    "RefusedEncodingError",
     "SessionNotFoundError",
     "SessionRecallError",
     "StoreBusyError",
+    "StoreUnavailableError",
 ]
 
 
@@ -64,8 +71,41 @@ class StoreBusyError(SessionRecallError):
 class EmptyQueryError(SessionRecallError, ValueError):
     """The query holds nothing searchable (only punctuation, operators or control characters).
 
-    :func:`~langchain_session_recall.search.query.parse_query` and ``search_sessions`` raise it
+    :func:`~langchain_session_recall.core.query.parse_query` and ``search_sessions`` raise it
     for such text; the retriever returns no Documents instead (a user's emoji must not crash a
     chain), the agent tool answers with an error message that asks for keywords, and the CLI
     exits 2. An empty or whitespace-only query is not an error: it lists recent sessions.
     """
+
+
+class InvalidArgumentError(SessionRecallError, ValueError):
+    """An argument the library cannot use as given (a bad date, a bad setting, a selection
+    that would be everything); the message names the argument and a good value."""
+
+
+class InvalidOptionError(SessionRecallError, TypeError):
+    """An option the callee does not know, or an input of the wrong kind; the message lists
+    what it takes."""
+
+
+class StoreUnavailableError(SessionRecallError, ConnectionError):
+    """The store's server could not be reached (PostgreSQL: wrong host, port, user or
+    password, or the server is down). Nothing was read or written; the message names the
+    server (never the password) and what to check."""
+
+
+class ImportSourceError(SessionRecallError):
+    """The import source cannot be read at all (missing file, wrong format)."""
+
+
+class RefusedEncodingError(SessionRecallError, ValueError):
+    """A checkpoint stored in an encoding that can run code (``pickle``) or is unknown."""
+
+
+class MissingFeatureError(SessionRecallError):
+    """An optional part of the package is not installed (the CLI exits 2 with the install
+    command)."""
+
+
+class EmptySummaryError(SessionRecallError):
+    """The model answered with no text. Retried: a second sample usually has content."""

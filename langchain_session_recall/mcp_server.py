@@ -45,9 +45,14 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
     ) from _missing
 
 from langchain_session_recall.backends import SessionBackend, open_store
-from langchain_session_recall.errors import SessionNotFoundError, SessionRecallError
+from langchain_session_recall.errors import (
+    InvalidArgumentError,
+    SessionNotFoundError,
+    SessionRecallError,
+)
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.request import DEFAULT_K
 from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CHARS,
     SHOW_DEFAULT_CONTEXT,
@@ -243,7 +248,7 @@ def create_mcp_server(
 def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
     async def session_search(
         query: QueryArg = "",
-        limit: LimitArg = 3,
+        limit: LimitArg = DEFAULT_K,
         role_filter: RoleFilterArg = None,
         after: AfterArg = None,
         before: BeforeArg = None,
@@ -319,7 +324,7 @@ def chat_model_from_env(model: str) -> BaseChatModel:
     base_url = os.environ.get("OPENAI_BASE_URL") or None
     api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
     if api_key is None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"--model {model} needs OPENAI_API_KEY in the environment, or OPENAI_BASE_URL of an "
             "OpenAI-compatible server that needs no key"
         )
@@ -329,7 +334,7 @@ def chat_model_from_env(model: str) -> BaseChatModel:
 def _address(value: str) -> tuple[str, int]:
     host, colon, port = value.strip().rpartition(":")
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"--http wants HOST:PORT, e.g. 127.0.0.1:8765 (got {value!r})")
+        raise InvalidArgumentError(f"--http wants HOST:PORT, e.g. 127.0.0.1:8765 (got {value!r})")
     return host.strip("[]"), int(port)
 
 
@@ -460,7 +465,7 @@ def _quiet_client_disconnects() -> None:
 def _resolve_token(host: str, token: str | None) -> str | None:
     token = token or os.environ.get(TOKEN_ENV) or None
     if token is None and not is_loopback(host):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"--http {host} listens beyond this machine's loopback interface: give a bearer "
             f"token (--token, or the {TOKEN_ENV} environment variable) that clients send as "
             "'Authorization: Bearer <token>', or bind to 127.0.0.1"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "HIDDEN_SOURCES",
     "CacheStatus",
     "CachedSummary",
     "MessageHit",
@@ -138,9 +139,17 @@ class RecentSession:
     last_active: float | None = None
 
 
+HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
+"""Session sources a search or a listing leaves out unless asked: the sessions a tool run
+records."""
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
-    """Restrictions applied inside the full-text query (so they never eat the hit limit)."""
+    """Restrictions applied inside the full-text query (so they never eat the hit limit).
+
+    The store's own filters say only what they are given (no source is hidden by default
+    here); a search request hides :data:`HIDDEN_SOURCES` unless told otherwise."""
 
     role_filter: tuple[str, ...] = ()
     exclude_sources: tuple[str, ...] = ()

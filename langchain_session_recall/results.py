@@ -9,20 +9,17 @@ normalizes them first).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.automation import AUTOMATION_SOURCES
+from langchain_session_recall.core.query import bound_query, highlight_words
 from langchain_session_recall.models import Session, StoredMessage
-from langchain_session_recall.search.pipeline import (
-    HIT_LIMIT,
-    HITS_PER_SESSION,
-    SearchOutcome,
-    search_sessions,
-)
-from langchain_session_recall.search.query import bound_query, highlight_words
+from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
 from langchain_session_recall.search.ranking import RankedSession
+from langchain_session_recall.search.request import SearchRequest, as_request
 from langchain_session_recall.transcript import (
     format_transcript,
     format_when,
@@ -31,10 +28,13 @@ from langchain_session_recall.transcript import (
     window,
 )
 
-__all__ = ["DEFAULT_MAX_CHARS", "Result", "recent_results", "redact_messages", "search_results"]
-
-DEFAULT_MAX_CHARS = 100_000
-"""Transcript characters per result unless asked otherwise (cut around the first match)."""
+__all__ = [
+    "Result",
+    "recall",
+    "recent_results",
+    "redact_messages",
+    "search_results",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,27 +45,41 @@ class Result:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def search_results(
+def recall(
     store: SessionBackend,
-    query: str,
-    k: int,
+    request: SearchRequest,
     *,
-    role_filter: Sequence[str] = (),
-    exclude_sources: Sequence[str] = ("tool",),
-    current_session_id: str | None = None,
-    user_id: str | None = None,
-    after: float | None = None,
-    before: float | None = None,
-    now: float | None = None,
-    max_chars: int = DEFAULT_MAX_CHARS,
-    show_message_ids: bool = False,
-    hit_limit: int = HIT_LIMIT,
-    hits_per_session: int = HITS_PER_SESSION,
     redact: Callable[[str], str] | None = None,
 ) -> list[Result]:
-    """The ``k`` best root sessions for ``query``, each cut to ``max_chars`` around its match.
+    """What every surface shows for one request: a search, or recent sessions for an empty
+    query. The retriever, the ``session_search`` tool (through the retriever), the CLI and the
+    MCP server all call this.
 
-    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``query`` has
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="CORS")
+        >>> [r.metadata["mode"] for r in recall(store, SearchRequest(""))]
+        ['recent']
+    """
+    if request.browse:
+        return recent_results(store, request, redact=redact)
+    return search_results(store, request, redact=redact)
+
+
+def search_results(
+    store: SessionBackend,
+    request: SearchRequest | str,
+    *,
+    redact: Callable[[str], str] | None = None,
+    **changes: Any,
+) -> list[Result]:
+    """The ``k`` best root sessions for the request's query, each cut to ``max_chars`` around
+    its match.
+
+    ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
+    query text of one with its defaults; ``changes`` set its fields (``k=5``).
+    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has
     nothing searchable. Metadata: see the retriever (``mode="search"``). ``redact`` (e.g.
     :func:`~langchain_session_recall.redact_secrets`) is applied to every message's text
     before the transcript is formatted and cut, and to the title and the echoed query.
@@ -75,25 +89,17 @@ def search_results(
         >>> store = SessionStore(":memory:")
         >>> _ = store.add_session("s1", title="CORS")
         >>> _ = store.add_messages("s1", [{"role": "user", "content": "CORS error in nginx"}])
-        >>> [r.metadata["session_id"] for r in search_results(store, "the CORS error", 3)]
+        >>> [r.metadata["session_id"] for r in search_results(store, "the CORS error", k=3)]
         ['s1']
     """
-    outcome = search_sessions(
-        store,
-        query,
-        role_filter=role_filter,
-        exclude_sources=exclude_sources,
-        current_session_id=current_session_id,
-        user_id=user_id,
-        after=after,
-        before=before,
-        hit_limit=hit_limit,
-        hits_per_session=hits_per_session,
-        now=now,
-    )
+    request = as_request(request, **changes)
+    outcome = search_sessions(store, request)
+    k, user_id = request.k, request.user_id
     chosen = outcome.sessions[:k]
     sessions = store.get_sessions(r.root_id for r in chosen)
-    build = _SearchResult(store, query, outcome, user_id, max_chars, show_message_ids, redact)
+    build = _SearchResult(
+        store, request.query, outcome, user_id, request.max_chars, request.show_message_ids, redact
+    )
     return [
         build(ranked, sessions[ranked.root_id]) for ranked in chosen if ranked.root_id in sessions
     ]  # a root deleted meanwhile has nothing to show
@@ -212,36 +218,34 @@ def _time_hint(outcome: SearchOutcome) -> dict[str, Any] | None:
 
 def recent_results(
     store: SessionBackend,
-    k: int,
+    request: SearchRequest | None = None,
     *,
-    exclude_sources: Sequence[str] = ("tool",),
-    current_session_id: str | None = None,
-    user_id: str | None = None,
-    after: float | None = None,
-    before: float | None = None,
-    collapse_sources: Sequence[str] = (),
     redact: Callable[[str], str] | None = None,
+    **changes: Any,
 ) -> list[Result]:
     """The ``k`` most recent root sessions: title and preview, no search (``mode="recent"``).
 
-    Sessions of ``collapse_sources`` (automation, e.g. ``cron``) are listed once per job (same
-    title), as its newest run. ``redact`` is applied to titles and previews.
+    With ``collapse_automation`` (the default) sessions of automation sources (``cron``,
+    ``kanban``) are listed once per job (same title), as its newest run. ``redact`` is applied
+    to titles and previews.
 
     Example:
         >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> _ = store.add_session("s1", title="CORS")
-        >>> recent_results(store, 3)[0].page_content
+        >>> recent_results(store, k=3)[0].page_content
         'CORS'
     """
+    request = as_request(request or SearchRequest(), **changes)
+    current = request.current_session_id
     recent = store.recent_sessions(
-        k,
-        exclude_sources=exclude_sources,
-        exclude_session_ids=[current_session_id] if current_session_id else [],
-        user_id=user_id,
-        after=after,
-        before=before,
-        collapse_sources=collapse_sources,
+        request.k,
+        exclude_sources=request.exclude_sources,
+        exclude_session_ids=[current] if current else [],
+        user_id=request.user_id,
+        after=request.after,
+        before=request.before,
+        collapse_sources=AUTOMATION_SOURCES if request.collapse_automation else (),
     )
     out = []
     for r in recent:

@@ -21,33 +21,25 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.results import (
+from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
+from langchain_session_recall.results import Result, recall
+from langchain_session_recall.search.request import (
+    DEFAULT_K,
     DEFAULT_MAX_CHARS,
-    Result,
-    recent_results,
-    search_results,
-)
-from langchain_session_recall.search.pipeline import (
-    AUTOMATION_SOURCES,
+    DEFAULT_MAX_K,
+    HIDDEN_SOURCES,
     HIT_LIMIT,
     HITS_PER_SESSION,
+    SearchRequest,
+    role_list,
 )
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
-__all__ = ["DEFAULT_MAX_K", "SessionRecallRetriever"]
+__all__ = ["SessionRecallRetriever"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_K = 5
 _CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id", "now"})
-
-
-def _roles(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return tuple(dict.fromkeys(r.strip().lower() for r in items if r and r.strip()))
 
 
 class SessionRecallRetriever(BaseRetriever):
@@ -83,13 +75,13 @@ class SessionRecallRetriever(BaseRetriever):
 
     store: SessionBackend
     """The store to search: ``SessionStore`` (SQLite) or ``PostgresSessionStore``."""
-    k: int = Field(default=3, ge=0)
+    k: int = Field(default=DEFAULT_K, ge=0)
     """Sessions to return; capped at ``max_k``."""
     max_k: int = Field(default=DEFAULT_MAX_K, ge=1)
     """Upper bound for ``k`` (larger requests are clamped, not rejected)."""
     role_filter: tuple[str, ...] | None = None
     """Only match these roles: ``("user", "assistant")`` or ``"user,assistant"``."""
-    exclude_sources: tuple[str, ...] = ("tool",)
+    exclude_sources: tuple[str, ...] = HIDDEN_SOURCES
     """Session sources whose messages are never matched."""
     current_session_id: str | None = None
     """The conversation in progress: its whole chain is left out."""
@@ -111,8 +103,8 @@ class SessionRecallRetriever(BaseRetriever):
     for reproducible results. A time the query names is a soft prior on session start times,
     never a filter (``after``/``before`` are the filters)."""
     collapse_automation: bool = True
-    """Recent mode lists each automation job (sources ``AUTOMATION_SOURCES``: ``cron``,
-    ``kanban``; same title) once, as its newest run; ``False`` lists every run. Search
+    """Recent mode lists each automation job (``core.automation.AUTOMATION_SOURCES``:
+    ``cron``, ``kanban``; same title) once, as its newest run; ``False`` lists every run. Search
     demotes their repeats either way."""
     redact: bool = True
     """Replace secrets (API keys, tokens, passwords, private keys) in every Document's text,
@@ -124,7 +116,7 @@ class SessionRecallRetriever(BaseRetriever):
     @field_validator("role_filter", mode="before")
     @classmethod
     def _split_roles(cls, value: Any) -> tuple[str, ...] | None:
-        roles = _roles(value)
+        roles = role_list(value)
         return roles or None
 
     @field_validator("exclude_sources", mode="before")
@@ -165,53 +157,39 @@ class SessionRecallRetriever(BaseRetriever):
     ) -> list[Document]:
         unknown = set(kwargs) - _CALL_OPTIONS
         if unknown:
-            raise TypeError(
+            raise InvalidOptionError(
                 f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_CALL_OPTIONS)}"
             )
-        k = min(int(kwargs.get("k", self.k)), self.max_k)
-        if k <= 0:
+        request = self._request(query, kwargs)
+        if request.k <= 0:
             return []
-        current = kwargs.get("current_session_id", self.current_session_id)
-        roles = _roles(kwargs["role_filter"]) if "role_filter" in kwargs else self.role_filter
-        after = to_timestamp(kwargs.get("after"))
-        before = to_timestamp(kwargs.get("before"))
-        now = to_timestamp(kwargs.get("now", self.now))
-        if not isinstance(query, str) or not query.strip():
-            results = recent_results(
-                self.store,
-                k,
-                exclude_sources=self.exclude_sources,
-                current_session_id=current,
-                user_id=self.user_id,
-                after=after,
-                before=before,
-                collapse_sources=AUTOMATION_SOURCES if self.collapse_automation else (),
-                redact=self._redactor(),
-            )
-            return [_document(r) for r in results]
         try:
-            results = search_results(
-                self.store,
-                query,
-                k,
-                role_filter=roles or (),
-                exclude_sources=self.exclude_sources,
-                current_session_id=current,
-                user_id=self.user_id,
-                after=after,
-                before=before,
-                now=now,
-                max_chars=self.max_chars,
-                show_message_ids=self.show_message_ids,
-                hit_limit=self.hit_limit,
-                hits_per_session=self.hits_per_session,
-                redact=self._redactor(),
-            )
+            results = recall(self.store, request, redact=self._redactor())
         except EmptyQueryError as exc:
             # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
             logger.debug("no documents: %s", exc)
             return []
         return [_document(r) for r in results]
+
+    def _request(self, query: str, options: dict[str, Any]) -> SearchRequest:
+        """This retriever's fields, with the per-call ``options`` over them."""
+        roles = role_list(options["role_filter"]) if "role_filter" in options else self.role_filter
+        return SearchRequest(
+            query=query if isinstance(query, str) else "",
+            k=min(int(options.get("k", self.k)), self.max_k),
+            role_filter=roles or (),
+            exclude_sources=self.exclude_sources,
+            current_session_id=options.get("current_session_id", self.current_session_id),
+            user_id=self.user_id,
+            after=to_timestamp(options.get("after")),
+            before=to_timestamp(options.get("before")),
+            now=to_timestamp(options.get("now", self.now)),
+            max_chars=self.max_chars,
+            hit_limit=self.hit_limit,
+            hits_per_session=self.hits_per_session,
+            show_message_ids=self.show_message_ids,
+            collapse_automation=self.collapse_automation,
+        )
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_session_recall.backends import SessionBackend
-from langchain_session_recall.errors import SessionNotFoundError
+from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.transcript import format_transcript, format_when
 
@@ -121,7 +121,9 @@ def show_session(
     """
     session_id = str(session_id or "").strip()
     if not session_id:
-        raise ValueError("session_id is empty: pass a session_id from session_search's results")
+        raise InvalidArgumentError(
+            "session_id is empty: pass a session_id from session_search's results"
+        )
     root = store.root_of(session_id, user_id=user_id)
     sessions = store.get_sessions(dict.fromkeys([session_id, root]))
     requested = sessions.get(session_id)
@@ -142,7 +144,7 @@ def show_session(
     unknown = [i for i in wanted if i not in index]
     anchors = [index[i] for i in wanted if i in index]
     if wanted and not anchors and not include_start and messages:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"message id(s) {unknown} are not in session {root!r} (its messages are "
             f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
         )

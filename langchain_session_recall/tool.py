@@ -15,11 +15,16 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.query import QUERY_LIMITS, bound_query, parse_query
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.errors import (
+    InvalidArgumentError,
+    InvalidOptionError,
+    SessionRecallError,
+)
 from langchain_session_recall.messages import storable_text
-from langchain_session_recall.retriever import DEFAULT_MAX_K, SessionRecallRetriever
-from langchain_session_recall.search.query import QUERY_LIMITS, bound_query, parse_query
+from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K
 from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
@@ -30,7 +35,7 @@ __all__ = [
     "create_session_search_tool",
 ]
 
-SESSION_SEARCH_DESCRIPTION = """\
+SESSION_SEARCH_DESCRIPTION = f"""\
 Search your long-term memory of past conversations with this user, or browse recent sessions. \
 This is your recall: every past session is searchable, and results come back as short recaps.
 
@@ -48,7 +53,8 @@ USE THIS PROACTIVELY when:
 
 Query syntax: plain keywords or a natural question both work. For broad recall join keywords \
 with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to exclude \
-(python NOT java); a trailing * for a prefix (deploy*). Optional: limit (default 3, max 5), \
+(python NOT java); a trailing * for a prefix (deploy*). Optional: limit (default {DEFAULT_K}, \
+max {DEFAULT_MAX_K}), \
 role_filter ("user,assistant"), after/before (ISO dates, e.g. 2026-11-01). The current \
 conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
@@ -64,7 +70,10 @@ class SessionSearchInput(BaseModel):
             "Empty to browse recent sessions."
         ),
     )
-    limit: int = Field(default=3, description="Sessions to return (1-5; larger values give 5).")
+    limit: int = Field(
+        default=DEFAULT_K,
+        description=f"Sessions to return (1-{DEFAULT_MAX_K}; larger values give {DEFAULT_MAX_K}).",
+    )
     role_filter: str | None = Field(
         default=None, description='Only match these roles, comma-separated: "user,assistant".'
     )
@@ -87,7 +96,7 @@ def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> N
     if retriever.user_id is not None:
         return
     if require_user_id:
-        raise ValueError(
+        raise InvalidArgumentError(
             "require_user_id=True but no user_id was given: pass user_id=... (the tenant whose "
             "sessions this tool may search)"
         )
@@ -231,7 +240,7 @@ class SessionSearchTool(BaseTool):
     def _run(
         self,
         query: str = "",
-        limit: int = 3,
+        limit: int = DEFAULT_K,
         role_filter: str | None = None,
         after: str | None = None,
         before: str | None = None,
@@ -255,7 +264,7 @@ class SessionSearchTool(BaseTool):
     async def _arun(
         self,
         query: str = "",
-        limit: int = 3,
+        limit: int = DEFAULT_K,
         role_filter: str | None = None,
         after: str | None = None,
         before: str | None = None,
@@ -310,7 +319,7 @@ def create_session_search_tool(
     tool_fields = {k: options.pop(k) for k in ("name", "description") if k in options}
     unknown = set(options) - _RETRIEVER_OPTIONS - _SUMMARIZER_OPTIONS
     if unknown:
-        raise TypeError(
+        raise InvalidOptionError(
             f"unknown option(s) {sorted(unknown)}; retriever options: "
             f"{sorted(_RETRIEVER_OPTIONS)}; summarizer options: {sorted(_SUMMARIZER_OPTIONS)}"
         )

@@ -40,10 +40,10 @@ from benchmarks.locomo.systems import K, db_bytes, load_store
 from benchmarks.locomo.systems import windows as window_ranges
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
+from langchain_session_recall.core.query import ParsedQuery, parse_query
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.models import MessageHit, SearchFilters
 from langchain_session_recall.search.pipeline import match_terms
-from langchain_session_recall.search.query import ParsedQuery, parse_query
 from langchain_session_recall.search.ranking import TermWeights, rank_by_terms
 from langchain_session_recall.search.time_hints import (
     TimeHint,

@@ -146,9 +146,9 @@ def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[
     import corpus
 
     from langchain_session_recall import SessionStore
+    from langchain_session_recall.core.cjk import bigram_text, has_cjk
+    from langchain_session_recall.core.headers import session_header
     from langchain_session_recall.messages import to_row
-    from langchain_session_recall.search.cjk import bigram_text, has_cjk
-    from langchain_session_recall.search.headers import session_header
 
     for suffix in ("", "-wal", "-shm"):
         Path(path + suffix).unlink(missing_ok=True)
@@ -253,7 +253,7 @@ def worker_stats(path: str) -> dict[str, Any]:
 
 def _our_expression(text: str) -> str:
     from langchain_session_recall.backends.sqlite.fts import to_fts5
-    from langchain_session_recall.search.query import parse_query
+    from langchain_session_recall.core.query import parse_query
 
     q = parse_query(text)
     return to_fts5(q, "strict" if q.explicit else "relaxed")

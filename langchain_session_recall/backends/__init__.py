@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.postgres import is_postgres_dsn, redact_dsn
-from langchain_session_recall.backends.sqlite import SessionStore
+from langchain_session_recall.backends.sqlite import SessionStore, SqliteSessionStore
 from langchain_session_recall.errors import NotASessionDatabaseError
 
 if TYPE_CHECKING:  # imported on first use: a SQLite-only process never loads it
@@ -24,6 +24,7 @@ __all__ = [
     "PostgresSessionStore",
     "SessionBackend",
     "SessionStore",
+    "SqliteSessionStore",
     "StoreCheck",
     "describe_target",
     "is_postgres_dsn",
@@ -68,7 +69,7 @@ def open_store(
 
     Example:
         >>> open_store(":memory:")
-        SessionStore(':memory:', read-write)
+        SqliteSessionStore(':memory:', read-write)
         >>> open_store("/dev/null", read_only=True)
         Traceback (most recent call last):
         ...

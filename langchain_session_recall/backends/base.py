@@ -28,7 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from langchain_session_recall.backends import sql
+from langchain_session_recall.core.automation import collapse_repeated_runs
+from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.core.lineage import (
+    chain_order,
+    cycle_of,
+    lineage_path,
+    oldest,
+    resolve_root,
+)
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
+    InvalidArgumentError,
     InvalidMessageError,
     InvalidSessionError,
     LineageCycleError,
@@ -45,6 +56,7 @@ from langchain_session_recall.messages import (
     to_row,
 )
 from langchain_session_recall.models import (
+    HIDDEN_SOURCES,
     CachedSummary,
     CacheStatus,
     MessageHit,
@@ -55,22 +67,14 @@ from langchain_session_recall.models import (
     StoredMessage,
     as_float,
 )
-from langchain_session_recall.search.headers import session_header
-from langchain_session_recall.search.lineage import (
-    chain_order,
-    cycle_of,
-    lineage_path,
-    oldest,
-    resolve_root,
-)
-from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import collapse_repeated_runs
 from langchain_session_recall.transcript import preview
 
 __all__ = ["SessionBackend", "StoreCheck"]
 
 _NO_FILTERS = SearchFilters()
 _LEDGER_CHUNK = 500  # keys looked up per ledger query
+DEFAULT_SOURCE = "cli"
+"""The source of a session created without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +160,7 @@ def _ledger_key(key: object) -> str:
 
 
 def _session_updates(**given: Any) -> dict[str, Any]:
-    """The columns ``add_session`` changes on an existing session: those given (the default
-    ``source="cli"`` counts as not given)."""
-    if given.get("source") == "cli":
-        given["source"] = None
+    """The columns ``add_session`` changes on an existing session: those given (not ``None``)."""
     if given.get("started_at") is not None:
         given["started_at"] = float(given["started_at"])
     return {k: v for k, v in given.items() if v is not None}
@@ -233,7 +234,7 @@ class SessionBackend(ABC):
 
     @abstractmethod
     def _put_header(self, conn: Any, session_id: str, header: str) -> None:
-        """Index the session's header (title and date words, see ``search/headers.py``)."""
+        """Index the session's header (title and date words, see ``core/headers.py``)."""
 
     def _before_batch(self) -> None:  # noqa: B027 - an optional hook
         """Called before each batch of messages is written, outside its transaction."""
@@ -280,18 +281,18 @@ class SessionBackend(ABC):
         The contract every backend honours (``langchain_session_recall.testing`` checks it):
         each message at most once, however many indexes found it (with its best relevance);
         best first, i.e. relevance descending (positive, higher is better; comparable only
-        within one call), equal relevance in ascending message id.
+        within one call), equal relevance in ascending message id; at most ``limit`` hits
+        (``None``: no cap). Messages of ``automation`` sources get a budget of their own
+        (:func:`~langchain_session_recall.backends.hits.budget_automation`): at most ``limit``
+        hits of other sources plus at most ``max(1, limit // 4)`` of automation sources.
 
-        ``per_session`` makes the hits complete at session level: every session with a ranked
-        match comes back with its best ``per_session`` matches (however many matches other
-        sessions have), so a long session of short lines cannot crowd out another; the cost per
-        session is bounded. ``limit`` then keeps the best ``limit`` of those (``None``: no
-        overall cap). Messages of ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`): at most ``limit``
-        hits of other sources plus at most ``max(1, limit // 4)`` of automation sources
-        (without ``limit``, no budget: nothing is crowded out).
+        ``per_session`` makes the hits complete at session level: besides the best ``limit``
+        (with their budget), every other session with a ranked match comes back with its best
+        ``per_session`` matches, however many matches other sessions have; so a long session
+        of short lines cannot crowd out another, and each session costs a bounded number of
+        hits. With ``limit=None`` only each session's best ``per_session`` come back.
         A word matched by more than :attr:`rank_window` messages is ranked over its newest
-        ``rank_window`` matches only. :func:`~langchain_session_recall.search.ranking.best_hits`
+        ``rank_window`` matches only. :func:`~langchain_session_recall.backends.hits.best_hits`
         merges what several indexes found into this shape."""
 
     @abstractmethod
@@ -405,7 +406,7 @@ class SessionBackend(ABC):
         self,
         session_id: str,
         *,
-        source: str = "cli",
+        source: str | None = None,
         parent_session_id: str | None = None,
         model: str | None = None,
         title: str | None = None,
@@ -415,6 +416,10 @@ class SessionBackend(ABC):
     ) -> Session:
         """Create a session, or update the given fields of an existing one.
 
+        A new session without a ``source`` gets :data:`DEFAULT_SOURCE` (``"cli"``); on an
+        existing session a field left ``None`` keeps its value, and any value given, ``"cli"``
+        included, replaces it.
+
         Raises:
             ValueError: ``session_id`` or ``source`` is empty, or ``started_at`` is not a
                 finite number (:class:`~langchain_session_recall.errors.InvalidSessionError`).
@@ -423,7 +428,7 @@ class SessionBackend(ABC):
         """
         _validate_session_args(
             session_id,
-            source,
+            DEFAULT_SOURCE if source is None else source,
             started_at,
             user_id=user_id,
             parent_session_id=parent_session_id,
@@ -438,7 +443,7 @@ class SessionBackend(ABC):
                     sql.insert_session(d),
                     {
                         "id": session_id,
-                        "source": d.text(source),
+                        "source": d.text(DEFAULT_SOURCE if source is None else source),
                         "user_id": d.text(user_id),
                         "model": d.text(model),
                         "title": d.text(title),
@@ -655,7 +660,7 @@ class SessionBackend(ABC):
         self,
         limit: int = 10,
         *,
-        exclude_sources: Iterable[str] = ("tool",),
+        exclude_sources: Iterable[str] = HIDDEN_SOURCES,
         exclude_session_ids: Iterable[str] = (),
         user_id: str | None = None,
         after: float | None = None,
@@ -666,7 +671,7 @@ class SessionBackend(ABC):
 
         The chains of ``exclude_session_ids`` (e.g. the current conversation) are left out.
         Sessions of ``collapse_sources`` (automation: ``("cron", "kanban")``) are listed once
-        per job, as their newest run (:func:`~langchain_session_recall.search.ranking.
+        per job, as their newest run (:func:`~langchain_session_recall.core.automation.
         collapse_repeated_runs`); older runs are read past in pages, so a thousand newer cron
         runs never crowd out the conversations.
         """
@@ -839,7 +844,9 @@ class SessionBackend(ABC):
         named = None if session_ids is None else list(dict.fromkeys(session_ids))
         wanted = tuple(dict.fromkeys(sources))
         if named is None and before is None and user_id is None and not wanted:
-            raise ValueError("name sessions to forget, or give --before, --user or --source")
+            raise InvalidArgumentError(
+                "name sessions to forget, or give --before, --user or --source"
+            )
         d = self.dialect
         selection, params = sql.matching_sessions(
             d, named=named is not None, before=before, user_id=user_id, sources=wanted

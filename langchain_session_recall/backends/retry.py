@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from langchain_session_recall.errors import StoreBusyError
+from langchain_session_recall.errors import InvalidArgumentError, StoreBusyError
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -112,9 +112,9 @@ class WriteRetry:
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
-            raise ValueError(f"attempts must be at least 1, got {self.attempts}")
+            raise InvalidArgumentError(f"attempts must be at least 1, got {self.attempts}")
         if self.first_wait < 0 or self.max_wait < 0:
-            raise ValueError("waits must not be negative")
+            raise InvalidArgumentError("waits must not be negative")
 
     def call(self, write: Callable[[], T], *, what: str = "write") -> T:
         """Run ``write``, again after a wait while it fails with a transient error."""

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.models import SearchFilters
 from langchain_session_recall.transcript import (
@@ -204,7 +205,7 @@ def descendants(d: Dialect, *, user_scoped: bool) -> str:
     """``(id, parent)`` of the session bound as ``root`` and of everything below it.
 
     Cycle-safe and unbounded like :func:`ancestors`; the order is settled in Python
-    (:func:`~langchain_session_recall.search.lineage.chain_order`).
+    (:func:`~langchain_session_recall.core.lineage.chain_order`).
     """
     scope = f" AND c.user_id = {d.param('user_id')}" if user_scoped else ""
     return f"""
@@ -361,7 +362,7 @@ def update_session(d: Dialect, columns: Sequence[str]) -> str:
     """``UPDATE sessions SET <columns> WHERE id = :id``; columns from :data:`UPDATABLE_FIELDS`."""
     unknown = set(columns) - UPDATABLE_FIELDS
     if unknown:
-        raise ValueError(f"not updatable: {sorted(unknown)}")
+        raise InvalidArgumentError(f"not updatable: {sorted(unknown)}")
     assignments = ", ".join(f"{c} = {d.param(c)}" for c in columns)
     return f"UPDATE sessions SET {assignments} WHERE id = {d.param('id')}"
 

@@ -11,7 +11,8 @@ Exit codes (stable, for scripts):
 * 2: bad usage or input (unknown option, bad value, bad date, unreadable import source,
   missing optional part such as the MCP server).
 * 3: the database is missing, not a regular file, not a session database, or not ours to write
-  (a Hermes file without ``--read-only``); ``check`` found a problem.
+  (a Hermes file without ``--read-only``); the PostgreSQL server cannot be reached; ``check``
+  found a problem.
 * 4: import finished but skipped some input (the summary line and ``--json`` say which).
 * 75: the store stayed busy: another process kept its write lock past every wait and retry
   (``EX_TEMPFAIL``; nothing of the failed write was stored, running the command again is safe).
@@ -44,6 +45,7 @@ from langchain_session_recall.errors import (
     NotASessionDatabaseError,
     SessionRecallError,
     StoreBusyError,
+    StoreUnavailableError,
 )
 
 __all__ = [
@@ -113,7 +115,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         _say("interrupted")
         return EXIT_INTERRUPTED
-    except NotASessionDatabaseError as exc:
+    except (NotASessionDatabaseError, StoreUnavailableError) as exc:
         _say(str(exc))
         return EXIT_DB
     except StoreBusyError as exc:

@@ -34,14 +34,9 @@ from langchain_session_recall.cli.options import (
     selection_options,
     user_option,
 )
-from langchain_session_recall.errors import SessionRecallError
-from langchain_session_recall.results import (
-    Result,
-    recent_results,
-    redact_messages,
-    search_results,
-)
-from langchain_session_recall.search.pipeline import AUTOMATION_SOURCES
+from langchain_session_recall.errors import MissingFeatureError
+from langchain_session_recall.results import Result, recall, redact_messages
+from langchain_session_recall.search.request import DEFAULT_MAX_CHARS, SearchRequest
 from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:
@@ -78,10 +73,6 @@ Exit codes: 0 ok, 1 nothing found, 2 bad usage or input,
             3 not a session database (missing, not a regular file, not ours to write),
             4 import finished but skipped some input, 75 the store stayed busy
 """
-
-
-class MissingFeatureError(SessionRecallError):
-    """An optional part of the package is not installed (exit 2 with the install command)."""
 
 
 @dataclass
@@ -211,30 +202,20 @@ def search(
         raise click.UsageError("--summarize needs --model (e.g. --model gpt-4.1-mini)")
     if (model or base_url) and not summarize:
         raise click.UsageError("--model and --base-url go with --summarize")
-    browse = not query.strip()  # as the retriever: an empty query lists recent sessions
     with _open(db, read_only) as store:
-        scope: dict[str, Any] = {
-            "exclude_sources": _excluded_sources(store, source, exclude_source),
-            "current_session_id": exclude_session,
-            "user_id": user,
-            "after": after,
-            "before": before,
-        }
-        if browse:
-            results = recent_results(
-                store, k, collapse_sources=AUTOMATION_SOURCES, redact=redact_secrets, **scope
-            )
-        else:
-            results = search_results(
-                store,
-                query,
-                k,
-                role_filter=role,
-                max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000),
-                show_message_ids=summarize,
-                redact=redact_secrets,
-                **scope,
-            )
+        request = SearchRequest(
+            query=query,
+            k=k,
+            role_filter=role,
+            exclude_sources=_excluded_sources(store, source, exclude_source),
+            current_session_id=exclude_session,
+            user_id=user,
+            after=after,
+            before=before,
+            max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else DEFAULT_MAX_CHARS),
+            show_message_ids=summarize,
+        )
+        results = recall(store, request, redact=redact_secrets)
         if summarize and results:
             results = _summarize(results, model or "", base_url)
     if as_json:
@@ -242,7 +223,7 @@ def search(
     else:
         from langchain_session_recall.cli.output import print_recent, print_search
 
-        (print_recent if browse else print_search)(state.console(), results)
+        (print_recent if request.browse else print_search)(state.console(), results)
     return EXIT_OK if results else EXIT_EMPTY
 
 
@@ -305,17 +286,16 @@ def recent(
     --role does not apply (no message is matched).
     """
     with _open(db, read_only) as store:
-        results = recent_results(
-            store,
-            k,
+        request = SearchRequest(
+            k=k,
             exclude_sources=_excluded_sources(store, source, exclude_source),
             current_session_id=exclude_session,
             user_id=user,
             after=after,
             before=before,
-            collapse_sources=() if all_runs else AUTOMATION_SOURCES,
-            redact=redact_secrets,
+            collapse_automation=not all_runs,
         )
+        results = recall(store, request, redact=redact_secrets)
     if as_json:
         state.json(_json_results(results))
     else:
@@ -830,15 +810,13 @@ def demo(
     path = Path(db).expanduser() if db else default_demo_path()
     with open_demo_store(path, fresh=fresh) as store:
         sessions = len(store.recent_sessions(limit=10_000, exclude_sources=()))
-        max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else 100_000)
+        max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else DEFAULT_MAX_CHARS)
         queries = [query] if query else list(DEMO_QUERIES)
         searches = [
-            (q, search_results(store, q, k, max_chars=max_chars, redact=redact_secrets))
+            (q, recall(store, SearchRequest(q, k=k, max_chars=max_chars), redact=redact_secrets))
             for q in queries
         ]
-        latest = recent_results(
-            store, k, collapse_sources=AUTOMATION_SOURCES, redact=redact_secrets
-        )
+        latest = recall(store, SearchRequest(k=k), redact=redact_secrets)
     if as_json:
         state.json(
             {

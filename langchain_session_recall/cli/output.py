@@ -23,8 +23,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from langchain_session_recall.core.query import highlight_words, parse_query
 from langchain_session_recall.results import Result
-from langchain_session_recall.search.query import highlight_words, parse_query
 from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, term_pattern
 
 __all__ = [

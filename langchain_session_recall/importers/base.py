@@ -23,7 +23,12 @@ from typing import Any, BinaryIO, TextIO, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.backends.retry import WriteRetry
-from langchain_session_recall.errors import SessionRecallError, StoreBusyError
+from langchain_session_recall.errors import (
+    ImportSourceError,
+    InvalidArgumentError,
+    SessionRecallError,
+    StoreBusyError,
+)
 from langchain_session_recall.messages import MessageLike, storable_text
 from langchain_session_recall.models import Session
 
@@ -63,10 +68,6 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 file holds (a 1 GB file without a newline included)."""
 _SKIP_PIECE = 1024 * 1024
 _RETRY = WriteRetry()
-
-
-class ImportSourceError(SessionRecallError):
-    """The import source cannot be read at all (missing file, wrong format)."""
 
 
 class BadEntry(ValueError):
@@ -310,7 +311,7 @@ def bounded_lines(
         ['f.jsonl:2: line too long (over 20 bytes)']
     """
     if max_line_bytes < 1:
-        raise ValueError("max_line_bytes must be at least 1")
+        raise InvalidArgumentError("max_line_bytes must be at least 1")
     piece = min(_SKIP_PIECE, max_line_bytes + 1)
     number = 0
     while line := fh.readline(max_line_bytes + 1):

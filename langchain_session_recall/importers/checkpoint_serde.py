@@ -29,6 +29,8 @@ import ormsgpack
 from langchain_core.load.load import Reviver
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langchain_session_recall.errors import RefusedEncodingError
+
 __all__ = ["MESSAGE_TYPES", "RefusedEncodingError", "StrictCheckpointSerde"]
 
 MESSAGE_TYPES = (HumanMessage, AIMessage, ToolMessage, SystemMessage)
@@ -44,10 +46,6 @@ _CONSTRUCTORS = {0, 1, 2, 3}  # one argument, positional, keywords, a method: ne
 _PYDANTIC = {4, 5}  # pydantic v1 / v2 models: (module, name, fields[, method])
 _DELTA_SNAPSHOT = 7  # a channel's accumulated value, wrapped
 _NAME_CHARS = 120  # of a refused type's name, as reported
-
-
-class RefusedEncodingError(ValueError):
-    """A checkpoint stored in an encoding that can run code (``pickle``) or is unknown."""
 
 
 class StrictCheckpointSerde:

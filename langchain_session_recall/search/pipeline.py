@@ -9,7 +9,7 @@ for typo correction, ``vocabulary``.
   the strict reading, ranked by its message hits. A query that only joins terms with ``OR``
   (as agents often write) means "any of these" and is ranked by term coverage below.
 * Otherwise (a question, keywords, or a strict reading that found nothing) every search term
-  is matched on its own (:func:`~langchain_session_recall.search.query.search_terms`: content words,
+  is matched on its own (:func:`~langchain_session_recall.core.query.search_terms`: content words,
   CJK words and bigrams), so the ranking knows which terms each session covered
   (:func:`~langchain_session_recall.search.ranking.rank_by_terms`). A term nothing matches is
   retried as the closest indexed words (``kuberntes`` -> ``kubernet``) when the backend can
@@ -21,12 +21,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
-from langchain_session_recall.search.cjk import has_cjk
-from langchain_session_recall.search.lineage import resolve_roots
-from langchain_session_recall.search.query import (
+from langchain_session_recall.backends.hits import best_hits
+from langchain_session_recall.core.automation import AUTOMATION_SOURCES
+from langchain_session_recall.core.cjk import has_cjk
+from langchain_session_recall.core.lineage import resolve_roots
+from langchain_session_recall.core.query import (
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
@@ -36,12 +37,18 @@ from langchain_session_recall.search.query import (
     search_terms,
     single_term_query,
 )
+from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
 from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,
-    best_hits,
     rank_by_terms,
     rank_sessions,
+)
+from langchain_session_recall.search.request import (
+    HIT_LIMIT,
+    HITS_PER_SESSION,
+    SearchRequest,
+    as_request,
 )
 from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint
 
@@ -49,25 +56,12 @@ if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = [
-    "AUTOMATION_SOURCES",
-    "HITS_PER_SESSION",
-    "HIT_LIMIT",
     "MAX_STORE_QUERIES",
     "SearchOutcome",
     "match_headers",
     "match_terms",
     "search_sessions",
 ]
-
-HIT_LIMIT = 100
-"""Message hits fetched per index and per search term (or per strict query) over the whole
-store, the best first (reference: 50 for the whole query)."""
-HITS_PER_SESSION = 1
-"""Message hits fetched, besides those, of every other session with a match (its best, per
-index and per term): candidates are complete at session level, so a session of many short
-lines that repeat a word cannot crowd out the one with the answer, and each session costs a
-bounded number of hits. A word found in more than ``rank_window`` messages is ranked over its
-newest ``rank_window`` matches, which bounds the whole."""
 
 _NO_FILTERS = SearchFilters()
 _TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
@@ -76,10 +70,8 @@ MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
 reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
 whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
 one for the other terms together. Each holds at most
-:data:`~langchain_session_recall.search.query.MAX_QUERY_TERMS` terms, of which at most
-:data:`~langchain_session_recall.search.query.MAX_PREFIX_TERMS` prefixes."""
-AUTOMATION_SOURCES = ("cron", "kanban")
-"""Session sources of unattended runs (matched separately, demoted by ranking)."""
+:data:`~langchain_session_recall.core.query.MAX_QUERY_TERMS` terms, of which at most
+:data:`~langchain_session_recall.core.query.MAX_PREFIX_TERMS` prefixes."""
 QueryReading = Literal["natural", "strict", "relaxed"]
 
 
@@ -104,22 +96,16 @@ class SearchOutcome:
 
 def search_sessions(
     backend: SessionBackend,
-    text: str,
+    request: SearchRequest | str,
     *,
-    role_filter: Sequence[str] = (),
-    exclude_sources: Sequence[str] = ("tool",),
-    current_session_id: str | None = None,
-    user_id: str | None = None,
-    after: float | None = None,
-    before: float | None = None,
-    hit_limit: int = HIT_LIMIT,
-    hits_per_session: int = HITS_PER_SESSION,
     weights: TermWeights | None = None,
-    now: float | None = None,
+    **changes: Any,
 ) -> SearchOutcome:
-    """Rank the root sessions that match ``text``.
+    """Rank the root sessions that match the request's query.
 
-    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when ``text`` has nothing
+    ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
+    query text of one with its defaults; ``changes`` set its fields (``user_id=...``).
+    Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has nothing
     searchable. The best ``hit_limit`` message hits per term compete, and every other session
     with a match with its best ``hits_per_session`` (see ``SessionBackend.match_messages``).
     ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
@@ -135,20 +121,17 @@ def search_sessions(
         >>> [(r.root_id, r.matched_terms) for r in out.sessions]
         [('s1', ('cors', 'error'))]
     """
+    request = as_request(request, **changes)
+    text, user_id, hit_limit, now = request.query, request.user_id, request.hit_limit, request.now
+    hits_per_session = request.hits_per_session
     query = parse_query(text)
     excluded: tuple[str, ...] = ()
     current_root: str | None = None
-    if current_session_id:
-        current_root = backend.root_of(current_session_id, user_id=user_id)
-        excluded = tuple(dict.fromkeys([current_session_id, *backend.chain(current_root)]))
-    filters = SearchFilters(
-        role_filter=tuple(role_filter),
-        exclude_sources=tuple(exclude_sources),
-        exclude_session_ids=excluded,
-        user_id=user_id,
-        after=after,
-        before=before,
-    )
+    current = request.current_session_id
+    if current:
+        current_root = backend.root_of(current, user_id=user_id)
+        excluded = tuple(dict.fromkeys([current, *backend.chain(current_root)]))
+    filters = request.filters(excluded)
     exclude = [current_root] if current_root else []
     any_of = _any_of(query)
     if query.explicit and not any_of:
@@ -285,7 +268,7 @@ def match_terms(
     the best ``limit`` of them and the best ``per_session`` of every session with a match.
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
-    ``limit``, see :func:`~langchain_session_recall.search.ranking.budget_automation`): hundreds of
+    ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`): hundreds of
     near-identical cron runs would otherwise use up the hits of a word they share with the
     session the user wants. Ranking demotes them.
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from langchain_session_recall.search.query import STOP_WORDS
+from langchain_session_recall.core.query import STOP_WORDS
 
 __all__ = [
     "DEFAULT_RECAP_CHARS",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from langchain_session_recall.errors import SessionRecallError
+from langchain_session_recall.errors import EmptySummaryError
 
 __all__ = ["EmptySummaryError", "is_retryable"]
 
@@ -30,10 +30,6 @@ _NETWORK_ERROR_CLASSES = frozenset(
         ("openai", "APIConnectionError"),
     }
 )
-
-
-class EmptySummaryError(SessionRecallError):
-    """The model answered with no text. Retried: a second sample usually has content."""
 
 
 def _status_code(exc: BaseException) -> int | None:

@@ -39,8 +39,6 @@ from langchain_core.runnables import (
     Runnable,
     RunnableConfig,
     RunnableLambda,
-    RunnableParallel,
-    RunnablePassthrough,
     RunnableSerializable,
 )
 from langchain_core.runnables.config import patch_config, run_in_executor
@@ -48,8 +46,8 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
-from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
@@ -82,7 +80,7 @@ from langchain_session_recall.summarize.redaction import (
 )
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 
-__all__ = ["SessionSummarizer", "create_session_recall_chain"]
+__all__ = ["SessionSummarizer"]
 
 logger = logging.getLogger(__name__)
 
@@ -760,7 +758,9 @@ def _coerce_input(input: Any) -> tuple[list[Document], str | None]:
         docs = input.get("documents", input.get("docs"))
         query = input.get("query")
         if docs is None:
-            raise TypeError('SessionSummarizer expects {"documents": [...], "query": "..."}')
+            raise InvalidOptionError(
+                'SessionSummarizer expects {"documents": [...], "query": "..."}'
+            )
         return _documents(docs), None if query is None else str(query)
     return _documents(input), None
 
@@ -771,7 +771,7 @@ def _documents(value: Any) -> list[Document]:
     docs = list(value)
     for d in docs:
         if not isinstance(d, Document):
-            raise TypeError(
+            raise InvalidOptionError(
                 f"SessionSummarizer takes Documents (from SessionRecallRetriever), got "
                 f"{type(d).__name__}"
             )
@@ -790,36 +790,3 @@ def _safe_cache_get(cache: SummaryCache, key: str) -> CachedSummary | None:
     except Exception as exc:  # a broken cache must not cost the summary
         logger.warning("summary cache read failed: %s", _describe(exc))
         return None
-
-
-def create_session_recall_chain(
-    retriever: Runnable[str, list[Document]],
-    llm: Runnable[Any, BaseMessage] | None,
-    **summarizer_kwargs: Any,
-) -> Runnable[str, list[Document]]:
-    """Build ``query -> retriever -> summarizer``: a query string in, session summaries out.
-
-    Args:
-        retriever: Usually a ``SessionRecallRetriever``; any Runnable from a query string to
-            Documents works.
-        llm: The chat model for the summaries (``None``: extractive fallbacks only).
-        **summarizer_kwargs: Passed to :class:`SessionSummarizer` (``max_concurrency``,
-            ``timeout``, ``cache``, ...).
-
-    Example:
-        .. code-block:: python
-
-            chain = create_session_recall_chain(retriever, ChatOpenAI(max_retries=0))
-            for doc in chain.invoke("docker permission denied"):
-                print(doc.metadata["when"], doc.page_content)
-    """
-    if isinstance(retriever, SessionRecallRetriever):
-        summarizer_kwargs.setdefault("store", retriever.store)
-    summarizer = SessionSummarizer(llm=llm, **summarizer_kwargs)
-    if isinstance(retriever, SessionRecallRetriever) and llm is not None:
-        # Message ids in the transcript let the model cite its sources (checked afterwards).
-        retriever = retriever.model_copy(update={"show_message_ids": True})
-    parallel: Runnable[str, dict[str, Any]] = RunnableParallel(
-        documents=retriever, query=RunnablePassthrough()
-    )
-    return (parallel | summarizer).with_config(run_name="session_recall")

@@ -25,8 +25,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langchain_session_recall import errors
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.models import CachedSummary, MessageHit, SearchFilters
-from langchain_session_recall.search.query import parse_query
 from langchain_session_recall.transcript import TOOL_CLIP_MARKER, TOOL_OUTPUT_KEEP
 
 __all__ = ["SessionBackendTests", "StoreOpener", "set_parent_directly"]
@@ -176,13 +176,21 @@ class SessionBackendTests:
         assert (created.user_id, created.started_at, created.parent_session_id) == ("u1", 5.0, None)
         assert (created.ended_at, created.end_reason, created.message_count) == (None, None, 0)
         assert store.get_session("s1") == created
-        updated = store.add_session("s1", title="New title")  # the default source is "not given"
+        updated = store.add_session("s1", title="New title")  # no source given: kept
         assert (updated.title, updated.source, updated.model) == ("New title", "telegram", "gpt")
         assert (updated.user_id, updated.started_at) == ("u1", 5.0)
         store.add_session("p", started_at=1.0)
         assert store.add_session("s1", parent_session_id="p").parent_session_id == "p"
         assert store.add_session("s1", source="slack").source == "slack"
         assert store.get_session("nope") is None
+
+    def test_add_session_with_source_cli_changes_the_source(self, store: SessionBackend) -> None:
+        """``source="cli"`` given on purpose is a value like any other (it once counted as
+        "not given", so a session could never be moved back to the default source)."""
+        store.add_session("s1", source="telegram")
+        assert store.add_session("s1").source == "telegram"
+        assert store.add_session("s1", source="cli").source == "cli"
+        assert store.get_session("s1").source == "cli"  # type: ignore[union-attr]
 
     def test_add_session_defaults(self, store: SessionBackend) -> None:
         before = time.time()

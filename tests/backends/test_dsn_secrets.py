@@ -16,7 +16,7 @@ from langchain_session_recall.backends import describe_target, is_postgres_dsn, 
 from langchain_session_recall.backends.postgres import PostgresSessionStore, redact_dsn
 from langchain_session_recall.backends.postgres.dsn import scrub
 from langchain_session_recall.cli import EXIT_DB, EXIT_OK, main
-from langchain_session_recall.errors import NotASessionDatabaseError
+from langchain_session_recall.errors import StoreUnavailableError
 
 PASSWORD = "Zq9-hunter2-secret"
 
@@ -63,7 +63,7 @@ def test_unreachable_server_error_and_traceback_hide_the_password(
     logs: pytest.LogCaptureFixture,
 ) -> None:
     dsn = f"postgresql://app:{PASSWORD}@127.0.0.1:1/recall"
-    with pytest.raises(NotASessionDatabaseError) as info:
+    with pytest.raises(StoreUnavailableError) as info:
         PostgresSessionStore(dsn, connect_timeout=1)
     assert PASSWORD not in _texts_of(info.value)
     assert "app:***@127.0.0.1:1" in str(info.value)
@@ -71,7 +71,7 @@ def test_unreachable_server_error_and_traceback_hide_the_password(
 
 def test_malformed_dsn_error_hides_the_password(logs: pytest.LogCaptureFixture) -> None:
     dsn = f"postgresql://app:{PASSWORD}@127.0.0.1:notaport/recall"
-    with pytest.raises(NotASessionDatabaseError) as info:
+    with pytest.raises(StoreUnavailableError) as info:
         PostgresSessionStore(dsn, connect_timeout=1)
     assert PASSWORD not in _texts_of(info.value)
 
@@ -184,7 +184,7 @@ def test_a_raw_space_at_or_slash_in_a_password_shows_no_part_of_it(
 )
 def test_cli_and_open_store_never_echo_the_password_of_any_form(dsn: str) -> None:
     secret = "hunter2" if "hunter2-secret" in dsn else PASSWORD
-    with pytest.raises(NotASessionDatabaseError) as info:
+    with pytest.raises(StoreUnavailableError) as info:
         open_store(dsn, create=False)
     assert secret not in _texts_of(info.value)
     assert "PostgreSQL" in str(info.value)  # tried as a server, not looked up as a file

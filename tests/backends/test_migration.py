@@ -46,7 +46,7 @@ def test_a_version_1_sqlite_file_is_migrated_when_opened_writable(tmp_path: Path
 
 
 def _q(text: str):  # type: ignore[no-untyped-def]
-    from langchain_session_recall.search.query import parse_query
+    from langchain_session_recall.core.query import parse_query
 
     return parse_query(text)
 

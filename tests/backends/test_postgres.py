@@ -11,6 +11,7 @@ from pg_support import PG_DSN, SKIP_PG
 
 from langchain_session_recall import NotASessionDatabaseError, SessionStore
 from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.errors import StoreUnavailableError
 from langchain_session_recall.search.pipeline import search_sessions
 
 pytestmark = [pytest.mark.skipif(not PG_DSN, reason=SKIP_PG), pytest.mark.enable_socket]
@@ -53,10 +54,14 @@ def test_read_only_needs_an_existing_schema(pg_schema: str) -> None:
 
 
 def test_bad_dsn_says_what_to_do() -> None:
+    """A server that cannot be reached is a connection failure, not "not a session database"
+    (the database may well be one; nothing was read)."""
     from langchain_session_recall.backends.postgres.store import PostgresSessionStore
 
-    with pytest.raises(NotASessionDatabaseError, match="check the DSN"):
+    with pytest.raises(StoreUnavailableError, match="check the DSN") as caught:
         PostgresSessionStore("postgresql://nobody@127.0.0.1:1/none", connect_timeout=2)
+    assert not isinstance(caught.value, NotASessionDatabaseError)
+    assert isinstance(caught.value, ConnectionError)
 
 
 def test_schema_name_is_validated() -> None:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from langchain_session_recall import SessionRecallRetriever
+from langchain_session_recall.core.query import MAX_PREFIX_TERMS, MAX_QUERY_TERMS
 from langchain_session_recall.search.pipeline import MAX_STORE_QUERIES
-from langchain_session_recall.search.query import MAX_PREFIX_TERMS, MAX_QUERY_TERMS
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_a_ten_thousand_term_query_is_bounded_and_still_finds_its_first_word(
 # ------------------------------------------------- issue 21 §9: megabyte queries, huge words
 
 from langchain_session_recall import create_session_search_tool  # noqa: E402
-from langchain_session_recall.search.query import (  # noqa: E402
+from langchain_session_recall.core.query import (  # noqa: E402
     MAX_QUERY_CHARS,
     MAX_WORD_CHARS,
 )

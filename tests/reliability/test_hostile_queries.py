@@ -53,8 +53,8 @@ from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.cli import main as cli_main
+from langchain_session_recall.core.query import MAX_QUERY_CHARS, parse_query
 from langchain_session_recall.search.pipeline import search_sessions
-from langchain_session_recall.search.query import MAX_QUERY_CHARS, parse_query
 from langchain_session_recall.tool import create_session_search_tool
 
 pytestmark = pytest.mark.slow  # thousands of generated cases per property, on both backends

@@ -22,8 +22,8 @@ from langchain_session_recall import (
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.cli import main as cli_main
+from langchain_session_recall.core.query import MAX_SEARCH_TERMS, parse_query
 from langchain_session_recall.search.pipeline import search_sessions
-from langchain_session_recall.search.query import MAX_SEARCH_TERMS, parse_query
 
 
 def test_a_lone_surrogate_does_not_cost_the_batch(backend_store: SessionBackend) -> None:

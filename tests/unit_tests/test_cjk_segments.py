@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_session_recall.search.cjk import CJK_RUN, bigram_text, has_cjk, query_segments
+from langchain_session_recall.core.cjk import CJK_RUN, bigram_text, has_cjk, query_segments
 
 
 def test_bigram_text_separates_latin_glued_to_cjk() -> None:

@@ -21,6 +21,7 @@ EXPECTED_ALL = [
     "SessionSearchTool",
     "SessionStore",
     "SessionSummarizer",
+    "SqliteSessionStore",
     "StoreBusyError",
     "StoredMessage",
     "create_session_recall_chain",
@@ -38,6 +39,19 @@ def test_all_imports() -> None:
         # each public name is ours (defined in the package), not a re-export of a dependency
         module = getattr(langchain_session_recall, name).__module__
         assert module.startswith("langchain_session_recall."), (name, module)
+
+
+def test_store_names_are_symmetric_and_the_old_name_stays() -> None:
+    from langchain_session_recall import SessionStore, SqliteSessionStore
+
+    assert SessionStore is SqliteSessionStore
+    assert repr(SqliteSessionStore(":memory:")) == "SqliteSessionStore(':memory:', read-write)"
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    from importlib.metadata import version
+
+    assert langchain_session_recall.__version__ == version("langchain-session-recall")
 
 
 def test_importing_the_package_loads_no_model_or_database_driver() -> None:

@@ -1,4 +1,4 @@
-from langchain_session_recall.search.lineage import resolve_root, resolve_roots
+from langchain_session_recall.core.lineage import resolve_root, resolve_roots
 
 
 def test_chain_resolves_to_root() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from langchain_session_recall.backends.postgres.tsquery import quote_lexeme, to_tsquery_text
-from langchain_session_recall.search.query import parse_query
+from langchain_session_recall.core.query import parse_query
 
 
 @pytest.mark.parametrize(

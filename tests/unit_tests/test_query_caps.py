@@ -6,7 +6,7 @@ import re
 
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
 from langchain_session_recall.backends.sqlite.fts import to_fts5
-from langchain_session_recall.search.query import (
+from langchain_session_recall.core.query import (
     MAX_PREFIX_TERMS,
     MAX_QUERY_TERMS,
     parse_query,
@@ -61,7 +61,7 @@ def test_a_short_query_is_untouched() -> None:
 # ------------------------------------------------- issue 21 §9: characters and word length
 
 from langchain_session_recall import EmptyQueryError  # noqa: E402
-from langchain_session_recall.search.query import (  # noqa: E402
+from langchain_session_recall.core.query import (  # noqa: E402
     MAX_QUERY_CHARS,
     MAX_WORD_CHARS,
     QUERY_LIMITS,

@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_session_recall.backends.sqlite.fts import to_fts5
-from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.search.query import (
+from langchain_session_recall.core.query import (
     MAX_SEARCH_TERMS,
     Term,
     closest_words,
@@ -19,6 +18,7 @@ from langchain_session_recall.search.query import (
     search_terms,
     single_term_query,
 )
+from langchain_session_recall.errors import EmptyQueryError
 
 
 def words(text: str) -> list[str]:

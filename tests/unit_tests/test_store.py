@@ -14,7 +14,7 @@ from langchain_session_recall import (
     SessionStore,
 )
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
-from langchain_session_recall.search.query import parse_query
+from langchain_session_recall.core.query import parse_query
 
 
 def test_schema_wal_foreign_keys_and_version(store: SessionStore) -> None:

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from langchain_session_recall import InvalidMessageError, SessionNotFoundError, SessionStore
-from langchain_session_recall.search.query import parse_query
+from langchain_session_recall.core.query import parse_query
 
 
 def test_batched_ids_are_the_stored_rows_in_order(store: SessionStore) -> None:

@@ -16,13 +16,11 @@ from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
 
 from langchain_session_recall import SessionStore
+from langchain_session_recall.chain import create_session_recall_chain
 from langchain_session_recall.summarize.cache import InMemorySummaryCache
 from langchain_session_recall.summarize.prompts import PROMPT_VERSION
 from langchain_session_recall.summarize.retry import EmptySummaryError
-from langchain_session_recall.summarize.summarizer import (
-    SessionSummarizer,
-    create_session_recall_chain,
-)
+from langchain_session_recall.summarize.summarizer import SessionSummarizer
 from tests.summarizer_support import (
     SECRETS,
     ScriptedChatModel,

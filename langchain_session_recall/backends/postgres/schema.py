@@ -14,7 +14,7 @@ porter tokenizer: a question made only of common words still finds something. Th
 mirror the SQLite ranking: content ``A``, tool name ``B``, tool-call JSON ``D``; tool output
 and tool-call JSON are capped as in SQLite.
 
-CJK: ``messages.cjk_tsv`` holds the bigram text of :func:`~langchain_session_recall.search.cjk.
+CJK: ``messages.cjk_tsv`` holds the bigram text of :func:`~langchain_session_recall.core.cjk.
 bigram_text`, filled by Python on insert (a generated column cannot call Python), with its
 own GIN index; it is NULL for messages without CJK characters.
 """

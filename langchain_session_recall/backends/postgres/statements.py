@@ -70,10 +70,10 @@ def match_query(
     Bound: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``window``, ``limit`` (``NULL``:
     no limit), the filters', and with ``automation`` the ``automation`` sources: then the best
     ``limit`` hits of those sources and the best ``limit`` of the others come back (one
-    ranking pass), for :func:`~langchain_session_recall.search.ranking.budget_automation` to
+    ranking pass), for :func:`~langchain_session_recall.backends.hits.budget_automation` to
     settle. With ``per_session`` (bound: ``per_session``) each session's best ``per_session``
     come back too (``limit`` 0: only those): a superset of what
-    :func:`~langchain_session_recall.search.ranking.best_hits` keeps.
+    :func:`~langchain_session_recall.backends.hits.best_hits` keeps.
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = filter_clauses(d, filters)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.hits import best_hits, budget_automation
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
@@ -28,13 +29,17 @@ from langchain_session_recall.backends.postgres.schema import (
     rank_weights,
 )
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
-from langchain_session_recall.errors import NotASessionDatabaseError, SessionRecallError
+from langchain_session_recall.core.cjk import bigram_text, has_cjk
+from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.core.query import ParsedQuery
+from langchain_session_recall.errors import (
+    InvalidArgumentError,
+    NotASessionDatabaseError,
+    SessionRecallError,
+    StoreUnavailableError,
+)
 from langchain_session_recall.messages import MessageRow
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
-from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.headers import session_header
-from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import best_hits, budget_automation
 
 if TYPE_CHECKING:
     import psycopg
@@ -54,7 +59,7 @@ SEARCH_WORK_MEM_KB = 16 * 1024
 
 def _schema_name(name: str) -> str:
     if not isinstance(name, str) or not _SCHEMA_NAME.match(name):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"schema name {name!r} is not a plain identifier: use letters, digits and '_' "
             "(at most 63 characters, not starting with a digit)"
         )
@@ -163,7 +168,7 @@ class PostgresSessionStore(SessionBackend):
             )
         except psycopg.Error as exc:
             self.close()
-            raise NotASessionDatabaseError(
+            raise StoreUnavailableError(
                 f"cannot connect to PostgreSQL at {redact_dsn(dsn)} ({scrub(str(exc), dsn)}); "
                 "check the DSN, that the server runs and that it accepts this user"
             ) from None  # the driver's own error may quote the DSN, password included
@@ -350,7 +355,7 @@ class PostgresSessionStore(SessionBackend):
         comes back once, with its best relevance. Each ranks only its newest ``rank_window``
         matches (a word found in more messages is ranked over its newest ones). Messages of
         ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`).
+        (:func:`~langchain_session_recall.backends.hits.budget_automation`).
         """
         hits: list[MessageHit] = []
         budget = bool(automation) and limit is not None

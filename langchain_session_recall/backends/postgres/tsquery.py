@@ -1,7 +1,7 @@
 """Parsed query -> PostgreSQL ``tsquery`` text (pure).
 
 The twin of ``backends/sqlite/fts.py``'s ``to_fts5`` for the PostgreSQL backend. The same
-:class:`~langchain_session_recall.search.query.ParsedQuery` is rendered in ``to_tsquery`` syntax:
+:class:`~langchain_session_recall.core.query.ParsedQuery` is rendered in ``to_tsquery`` syntax:
 every token becomes a single-quoted lexeme (quotes and backslashes escaped, although the parser
 only ever yields letters and digits), phrases are joined with ``<->``, prefixes get ``:*``,
 ``NOT`` becomes ``& !``. The result is passed to ``to_tsquery(config, %s)`` as a bound
@@ -15,8 +15,8 @@ and ``&`` tighter than ``|``.
 
 from __future__ import annotations
 
-from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.query import MAX_QUERY_TERMS, ParsedQuery, Reading, Term
+from langchain_session_recall.core.cjk import bigram_text, has_cjk
+from langchain_session_recall.core.query import MAX_QUERY_TERMS, ParsedQuery, Reading, Term
 
 __all__ = ["quote_lexeme", "to_tsquery_text"]
 
@@ -50,10 +50,10 @@ def _term(term: Term, *, cjk: bool) -> str:
 def to_tsquery_text(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
     """Render one reading of ``query`` as text for ``to_tsquery``.
 
-    ``cjk=True`` renders for the CJK bigram column (see :mod:`langchain_session_recall.search.cjk`).
+    ``cjk=True`` renders for the CJK bigram column (see :mod:`langchain_session_recall.core.cjk`).
 
     Example:
-        >>> from langchain_session_recall.search.query import parse_query
+        >>> from langchain_session_recall.core.query import parse_query
         >>> to_tsquery_text(parse_query("docker-compose OR k8s NOT helm"), "strict")
         "('docker' <-> 'compose') | 'k8s' & !'helm'"
         >>> to_tsquery_text(parse_query("how did we fix the CORS error"), "relaxed")

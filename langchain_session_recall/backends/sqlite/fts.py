@@ -12,8 +12,8 @@ import sqlite3
 import threading
 
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
-from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.query import MAX_QUERY_TERMS, ParsedQuery, Reading, Term
+from langchain_session_recall.core.cjk import bigram_text, has_cjk
+from langchain_session_recall.core.query import MAX_QUERY_TERMS, ParsedQuery, Reading, Term
 
 __all__ = ["stable_prefix", "to_fts5"]
 
@@ -87,10 +87,10 @@ def stable_prefix(word: str) -> str:
 def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
     """Render an FTS5 MATCH expression.
 
-    ``cjk=True`` renders for the bigram index (see :mod:`langchain_session_recall.search.cjk`).
+    ``cjk=True`` renders for the bigram index (see :mod:`langchain_session_recall.core.cjk`).
 
     Example:
-        >>> from langchain_session_recall.search.query import parse_query
+        >>> from langchain_session_recall.core.query import parse_query
         >>> to_fts5(parse_query("docker-compose OR k8s"), "strict")
         '"docker compose" OR "k8s"'
         >>> to_fts5(parse_query("fix the CORS error"), "relaxed")

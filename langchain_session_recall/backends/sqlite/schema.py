@@ -13,8 +13,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.errors import NotASessionDatabaseError
-from langchain_session_recall.search.headers import session_header
 
 __all__ = [
     "FTS_INDEX_SINCE",

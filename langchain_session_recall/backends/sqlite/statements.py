@@ -18,6 +18,7 @@ from langchain_session_recall.backends.sql import (
     session_filter_clauses,
 )
 from langchain_session_recall.backends.sqlite.schema import Layout
+from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.models import SearchFilters
 
 __all__ = ["SqliteDialect", "match_query", "window_probe_query"]
@@ -83,7 +84,7 @@ def match_query(
     With ``per_session`` (bound: ``per_session``) the hits are each session's best
     ``per_session`` and the best ``limit`` overall (0: none), counted apart for the sources
     bound as ``automation`` with ``automation``: a superset of what
-    :func:`~langchain_session_recall.search.ranking.best_hits` keeps. Two window functions over
+    :func:`~langchain_session_recall.backends.hits.best_hits` keeps. Two window functions over
     the ranked matches (at most ``rank_window`` rows) need every match joined to its session.
     """
     where, params = filter_clauses(d, filters)
@@ -184,7 +185,7 @@ def fts_command(fts_table: str, command: str) -> str:
     is found.
     """
     if command not in {"optimize", "integrity-check", "rebuild"}:
-        raise ValueError(f"not an FTS5 command: {command!r}")
+        raise InvalidArgumentError(f"not an FTS5 command: {command!r}")
     if command == "integrity-check":
         return f"INSERT INTO {fts_table}({fts_table}, rank) VALUES ('integrity-check', 1)"
     return f"INSERT INTO {fts_table}({fts_table}) VALUES ('{command}')"

@@ -1,9 +1,9 @@
-"""``SessionStore``: the session store in one SQLite file, searched with FTS5.
+"""``SqliteSessionStore``: the session store in one SQLite file, searched with FTS5.
 
 What only SQLite needs: connections (one per thread, WAL, a read-only mode that never writes a
 byte), the schema and its migrations, files of other programs (a Hermes ``state.db``, searched
 read-only as it is), the CJK bigram index filled on insert, bulk loads that index in one pass,
-and the bounded FTS5 ranking of :meth:`SessionStore.match_messages`. Everything else is the
+and the bounded FTS5 ranking of :meth:`SqliteSessionStore.match_messages`. Everything else is the
 shared :class:`~langchain_session_recall.backends.base.SessionBackend`.
 """
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.hits import best_hits, budget_automation
 from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -38,7 +39,10 @@ from langchain_session_recall.backends.sqlite.schema import (
     schema_objects,
     setup_needed,
 )
+from langchain_session_recall.core.cjk import bigram_text, has_cjk
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
+    InvalidArgumentError,
     NotASessionDatabaseError,
     SessionRecallError,
     StoreBusyError,
@@ -51,11 +55,8 @@ from langchain_session_recall.models import (
     SessionHit,
     as_float,
 )
-from langchain_session_recall.search.cjk import bigram_text, has_cjk
-from langchain_session_recall.search.query import ParsedQuery
-from langchain_session_recall.search.ranking import best_hits, budget_automation
 
-__all__ = ["SessionStore"]
+__all__ = ["SessionStore", "SqliteSessionStore"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,7 +71,7 @@ _BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (
 
 @dataclass(slots=True)
 class _Block:
-    """State of a :meth:`SessionStore.transaction` block on one thread."""
+    """State of a :meth:`SqliteSessionStore.transaction` block on one thread."""
 
     batches: int = 0
     indexed_through: int | None = None
@@ -104,7 +105,7 @@ def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int
     ]
 
 
-class SessionStore(SessionBackend):
+class SqliteSessionStore(SessionBackend):
     """Sessions and messages in one SQLite file, searchable with FTS5.
 
     Opening a path creates the schema when the file is missing or empty (WAL journal, foreign
@@ -128,7 +129,7 @@ class SessionStore(SessionBackend):
         busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
 
     Example:
-        >>> store = SessionStore(":memory:")
+        >>> store = SqliteSessionStore(":memory:")
         >>> _ = store.add_session("s1", title="CORS fix")
         >>> _ = store.add_messages("s1", [{"role": "user", "content": "fix the CORS error"}])
         >>> store.get_session("s1").message_count
@@ -152,7 +153,7 @@ class SessionStore(SessionBackend):
         self.busy_timeout = busy_timeout
         self._memory = self.path == ":memory:"
         if self._memory and read_only:
-            raise ValueError("an in-memory store cannot be read-only")
+            raise InvalidArgumentError("an in-memory store cannot be read-only")
         super().__init__(read_only=read_only)
         self._local = threading.local()
         self._write_lock = threading.RLock()
@@ -243,7 +244,7 @@ class SessionStore(SessionBackend):
             ) from exc
 
     @classmethod
-    def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SessionStore:
+    def open_hermes(cls, path: str | os.PathLike[str] | None = None) -> SqliteSessionStore:
         """Open a Hermes agent ``state.db`` read-only (default ``~/.hermes/state.db``).
 
         Example:
@@ -262,7 +263,9 @@ class SessionStore(SessionBackend):
         return self.path
 
     def __repr__(self) -> str:
-        return f"SessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
+        return (
+            f"SqliteSessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
+        )
 
     def _layout_name(self) -> str:
         return "own" if self.layout.own else "foreign"
@@ -642,11 +645,11 @@ class SessionStore(SessionBackend):
         found by both comes back once, with its best relevance. Ranking is bounded to
         ``rank_window`` rows per index: see :meth:`_rank_plans` for what happens to queries of
         very common words. Messages of ``automation`` sources get a budget of their own
-        (:func:`~langchain_session_recall.search.ranking.budget_automation`), taken from the
+        (:func:`~langchain_session_recall.backends.hits.budget_automation`), taken from the
         same ranked pass.
 
         Example:
-            >>> from langchain_session_recall.search.query import parse_query
+            >>> from langchain_session_recall.core.query import parse_query
             >>> store = SessionStore(":memory:")
             >>> _ = store.add_session("s1")
             >>> _ = store.add_messages("s1", [{"role": "user", "content": "hi"}])
@@ -726,7 +729,7 @@ class SessionStore(SessionBackend):
         """Sessions whose header (title, start date in words) matches, best first.
 
         Example:
-            >>> from langchain_session_recall.search.query import parse_query
+            >>> from langchain_session_recall.core.query import parse_query
             >>> store = SessionStore(":memory:")
             >>> _ = store.add_session("s1", title="Trip planning", started_at=1683554160.0)
             >>> [h.session_id for h in store.match_sessions(parse_query("May 2023"), "strict")]
@@ -834,3 +837,7 @@ class SessionStore(SessionBackend):
                 st.VOCAB, {"lo": prefix, "hi": prefix + "\U0010ffff", "n": limit}
             ).fetchall()
         return [(str(r[0]), int(r[1])) for r in rows]
+
+
+SessionStore = SqliteSessionStore
+"""The name :class:`SqliteSessionStore` had before the PostgreSQL backend came (kept)."""

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.core.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
+from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
-from langchain_session_recall.search.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
 
 __all__ = [
     "MAX_PREFIX_TERMS",
@@ -203,7 +203,7 @@ def parse_query(text: str) -> ParsedQuery:
         'the query was cut to its first 2,000 characters (of 10,000)'
     """
     if not isinstance(text, str):
-        raise TypeError(f"query must be a string, got {type(text).__name__}")
+        raise InvalidOptionError(f"query must be a string, got {type(text).__name__}")
     length = len(text)
     text = _clean(text[:MAX_QUERY_CHARS])
     scan = _Scan()
@@ -356,7 +356,7 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
     """The terms matched one by one to score sessions by term coverage.
 
     Latin words, phrases and prefixes are the relaxed terms; tokens with CJK text are split
-    into words and bigrams (see :func:`langchain_session_recall.search.cjk.query_segments`), with
+    into words and bigrams (see :func:`langchain_session_recall.core.cjk.query_segments`), with
     question words such as ``怎么`` dropped. When nothing remains, the relaxed terms are used.
 
     Example:

@@ -1,0 +1,109 @@
+"""The shape of ``match_messages``' answer, which every backend honours (the contract).
+
+Each message at most once (with its best relevance), best first (relevance descending, then
+message id), at most ``limit`` hits, and the automation budget: hits of unattended sources
+(:data:`~langchain_session_recall.core.automation.AUTOMATION_SOURCES`) are counted apart so
+they never use up the ``limit``. A backend applies these rules inside its ranked pass (it reads
+its cursor no further than the budget needs); ranking sessions is the search pipeline's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from langchain_session_recall.models import MessageHit
+
+__all__ = ["best_hits", "budget_automation"]
+
+
+def budget_automation(
+    hits: Iterable[MessageHit], limit: int, automation: Collection[str]
+) -> list[MessageHit]:
+    """Take hits best first, giving automation runs a budget of their own.
+
+    Hundreds of near-identical cron runs would otherwise use up the ``limit`` hits of a word
+    they share with the session the user wants. ``hits`` is consumed best first and only until
+    ``limit`` hits from other sources are in hand, so a lazy source (a database cursor) is read
+    no further than needed. When everything fits in ``limit`` it all comes back; otherwise the
+    ``limit`` best non-automation hits plus the best quarter-``limit`` automation hits ranked
+    above the last of them (ranking demotes those later).
+
+    Example:
+        >>> hit = lambda i, src: MessageHit(i, f"s{i}", "user", 1.0 / i, src, 0.0)
+        >>> best = [hit(i, "cron") for i in range(1, 9)] + [hit(i, "cli") for i in range(9, 13)]
+        >>> [h.message_id for h in budget_automation(best, 4, {"cron"})]
+        [9, 10, 11, 12, 1]
+        >>> [h.message_id for h in budget_automation(best[:4], 4, {"cron"})]
+        [1, 2, 3, 4]
+    """
+    taken: list[MessageHit] = []
+    others = 0
+    for hit in hits:
+        taken.append(hit)
+        others += hit.source not in automation
+        if others >= limit:
+            break
+    if len(taken) <= limit:
+        return taken
+    kept = [h for h in taken if h.source in automation][: max(1, limit // 4)]
+    return [*(h for h in taken if h.source not in automation), *kept]
+
+
+def _best_first(hit: MessageHit) -> tuple[float, int]:
+    return (-hit.relevance, hit.message_id)
+
+
+def best_hits(
+    found: Iterable[MessageHit],
+    limit: int | None = None,
+    automation: Collection[str] = (),
+    per_session: int | None = None,
+) -> list[MessageHit]:
+    """Hits gathered from several indexes or passes, as ``match_messages`` returns them: each
+    message once (with its best relevance), best first (relevance descending, then message id);
+    with ``limit`` the best ``limit`` of them, or with ``automation`` the budget of
+    :func:`budget_automation`; with ``per_session`` also the best ``per_session`` of every
+    session (complete at session level, see ``SessionBackend.match_messages``).
+
+    Example:
+        >>> hit = lambda i, rel, s="s": MessageHit(i, s, "user", rel, "cli", 0.0)
+        >>> merged = best_hits([hit(2, 1.0), hit(1, 0.5), hit(2, 3.0)])
+        >>> [(h.message_id, h.relevance) for h in merged]
+        [(2, 3.0), (1, 0.5)]
+        >>> [h.message_id for h in best_hits([hit(3, 1.0), hit(1, 1.0), hit(2, 2.0)], limit=2)]
+        [2, 1]
+        >>> found = [hit(1, 3.0), hit(2, 2.0), hit(3, 1.0, "t")]
+        >>> [h.message_id for h in best_hits(found, limit=1, per_session=1)]
+        [1, 3]
+    """
+    best: dict[int, MessageHit] = {}
+    for hit in found:
+        prev = best.get(hit.message_id)
+        if prev is None or hit.relevance > prev.relevance:
+            best[hit.message_id] = hit
+    ordered = sorted(best.values(), key=_best_first)
+    top = ordered
+    if limit is not None:
+        top = (
+            budget_automation(ordered, limit, automation)
+            if automation
+            else ordered[: max(0, limit)]
+        )
+    if per_session is None:
+        return sorted(top, key=_best_first) if automation else top
+    keep = {h.message_id for h in _session_best(ordered, per_session)}
+    if limit is not None:
+        keep.update(h.message_id for h in top)
+    return [h for h in ordered if h.message_id in keep]
+
+
+def _session_best(ordered: Iterable[MessageHit], per_session: int) -> list[MessageHit]:
+    """The first ``per_session`` hits of each session, in the order given (best first)."""
+    taken: dict[str, int] = {}
+    kept: list[MessageHit] = []
+    for hit in ordered:
+        n = taken.get(hit.session_id, 0)
+        if n < per_session:
+            taken[hit.session_id] = n + 1
+            kept.append(hit)
+    return kept
