@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_session_recall.backends.sql import (
@@ -21,7 +22,7 @@ from langchain_session_recall.backends.sqlite.schema import Layout
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.models import SearchFilters
 
-__all__ = ["SqliteDialect", "match_query", "window_probe_query"]
+__all__ = ["SqliteDialect", "match_query", "session_best_query", "window_probe_query"]
 
 
 class SqliteDialect(Dialect):
@@ -66,13 +67,7 @@ class SqliteDialect(Dialect):
 
 
 def match_query(
-    d: SqliteDialect,
-    fts_table: str,
-    filters: SearchFilters,
-    *,
-    bounded: bool = False,
-    per_session: bool = False,
-    automation: bool = False,
+    d: SqliteDialect, fts_table: str, filters: SearchFilters, *, bounded: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """Message hits of one FTS5 table, best first, every filter inside the query.
 
@@ -80,36 +75,53 @@ def match_query(
     must exceed, a range FTS5 applies before it ranks), ``limit`` (-1: read lazily), and the
     filters'. ``ORDER BY rank`` lets FTS5 sort its own matches before the joins, so ``LIMIT``
     stops the join early; ordering by a function call would sort every joined row first.
-
-    With ``per_session`` (bound: ``per_session``) the hits are each session's best
-    ``per_session`` and the best ``limit`` overall (0: none), counted apart for the sources
-    bound as ``automation`` with ``automation``: a superset of what
-    :func:`~langchain_session_recall.backends.hits.best_hits` keeps. Two window functions over
-    the ranked matches (at most ``rank_window`` rows) need every match joined to its session.
     """
     where, params = filter_clauses(d, filters)
     head = [f"{fts_table} MATCH :expr"]
     if bounded:
         head.append(f"{fts_table}.rowid > :bound")
-    columns = hit_columns(d, "-rank")
-    if per_session:
-        flag = f"PARTITION BY {d.member('s.source', 'automation')} " if automation else ""
-        columns += (
-            ", row_number() OVER (PARTITION BY m.session_id ORDER BY rank, m.id) AS nth"
-            f", row_number() OVER ({flag}ORDER BY rank, m.id) AS place"
-        )
     sql = (
-        f"SELECT {columns} "
+        f"SELECT {hit_columns(d, '-rank')} "
         f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
         "JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {' AND '.join([*head, d.visibility, *where])}"
+        f"WHERE {' AND '.join([*head, d.visibility, *where])} ORDER BY rank LIMIT :limit"
     )
-    if per_session:
-        return (
-            f"SELECT * FROM ({sql}) WHERE nth <= :per_session OR place <= :limit "
-            "ORDER BY relevance DESC, id"
-        ), params
-    return f"{sql} ORDER BY rank LIMIT :limit", params
+    return sql, params
+
+
+def session_best_query(
+    d: SqliteDialect, fts_table: str, filters: SearchFilters, *, bounded: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """The best ``per_session`` hits of every session with a match in one FTS5 table, every
+    filter applied (bound: ``expr``, ``bound`` as in :func:`match_query`, ``per_session``).
+
+    The matches are numbered per session (a window function over the ranked matches joined to
+    their message only, at most ``rank_window`` rows); the session and its filters are joined
+    to the few rows kept: a session-level filter holds for all of a session's messages or for
+    none, so it may come after the choice.
+    """
+    message_level = SearchFilters(
+        role_filter=filters.role_filter, exclude_session_ids=filters.exclude_session_ids
+    )
+    session_level = replace(filters, role_filter=(), exclude_session_ids=())
+    inner_where, params = filter_clauses(d, message_level)
+    outer_where, outer_params = filter_clauses(d, session_level)
+    params.update(outer_params)
+    head = [f"{fts_table} MATCH :expr"]
+    if bounded:
+        head.append(f"{fts_table}.rowid > :bound")
+    chosen = (
+        "SELECT m.id AS id, -rank AS relevance, "
+        "row_number() OVER (PARTITION BY m.session_id ORDER BY rank, m.id) AS nth "
+        f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
+        f"WHERE {' AND '.join([*head, d.visibility, *inner_where])}"
+    )
+    sql = (
+        f"SELECT {hit_columns(d, 'x.relevance')} FROM ({chosen}) x "
+        "JOIN messages m ON m.id = x.id JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(['x.nth <= :per_session', *outer_where])}"
+    )
+    return sql, params
 
 
 def window_probe_query(fts_table: str) -> str:

@@ -685,35 +685,47 @@ class SqliteSessionStore(SessionBackend):
         per_session: int | None = None,
     ) -> list[MessageHit]:
         budget = bool(automation) and limit is not None
-        statement, params = st.match_query(
-            self.dialect,
-            table,
-            filters,
-            bounded=bound is not None,
-            per_session=per_session is not None,
-            automation=budget,
+        # With an automation budget the ranked rows are read lazily (no LIMIT) until the
+        # budget is settled: FTS5 has sorted its matches already, so reading on costs only the
+        # joins of the rows read.
+        params = {
+            "expr": expression,
+            "bound": bound,
+            "limit": -1 if budget or limit is None else limit,
+        }
+        found: list[MessageHit] = []
+        if per_session is not None:  # each session's best, then the best overall (if a limit)
+            statement, extra = st.session_best_query(
+                self.dialect, table, filters, bounded=bound is not None
+            )
+            found = self._hits(conn, statement, {**params, **extra, "per_session": per_session})
+            if limit is None:
+                return found
+        statement, extra = st.match_query(self.dialect, table, filters, bounded=bound is not None)
+        return found + self._hits(
+            conn, statement, {**params, **extra}, limit, automation if budget else ()
         )
-        params.update(expr=expression, bound=bound)
-        if per_session is not None:
-            params.update(per_session=per_session, limit=limit or 0)
-            if budget:
-                params["automation"] = self.dialect.array(automation)
-            budget = False  # best_hits settles it over what every index found
-        else:
-            # With an automation budget the ranked rows are read lazily (no LIMIT) until the
-            # budget is settled: FTS5 has sorted its matches already, so reading on costs only
-            # the joins of the rows read.
-            params["limit"] = -1 if budget or limit is None else limit
+
+    def _hits(
+        self,
+        conn: sqlite3.Connection,
+        statement: str,
+        params: dict[str, Any],
+        limit: int | None = None,
+        automation: Sequence[str] = (),
+    ) -> list[MessageHit]:
+        """Run a full-text query; with ``automation`` (and ``limit``) read its rows lazily until
+        :func:`~langchain_session_recall.backends.hits.budget_automation` is settled."""
         cursor = conn.cursor()
         try:
             hits = map(MessageHit.from_row, cursor.execute(statement, params))
-            if budget and limit is not None:
+            if automation and limit is not None:
                 return budget_automation(hits, limit, set(automation))
             return list(hits)
         except sqlite3.OperationalError as exc:
             # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
             raise SessionRecallError(
-                f"full-text query {expression!r} was rejected by SQLite: {exc}"
+                f"full-text query {params['expr']!r} was rejected by SQLite: {exc}"
             ) from exc
         finally:
             cursor.close()
