@@ -48,22 +48,49 @@ def max_tokens_param() -> str:
     return str(recording_settings()["max_tokens_param"])
 
 
-def agent_model_calls_tools() -> bool:
-    """Whether a language model drives the agent notebook's tool calls: live, or recorded from a
-    model that can (``SESSION_RECALL_LLM_TOOL_CALLING=1`` when recording). Otherwise the agent's
-    turns are scripted."""
-    if LIVE:
-        return True
-    from tests.cassette_config import recording_settings
-
-    return bool(recording_settings()["tool_calling"])
-
-
 def deadline() -> float:
-    """The summarizer's overall deadline in seconds: its default (60), or 15 minutes while
-    recording against a slow local server, so that no session of a recording ends as a
+    """The summarizer's overall deadline in seconds: its default, or 15 minutes while recording
+    against a local server on a busy machine, so that no session of a recording ends as a
     ``deadline`` fallback. Replay answers at once; the deadline is not in the requests."""
-    return 900.0 if os.environ.get("RECORD") == "1" else 60.0
+    from langchain_session_recall.summarize.summarizer import DEFAULT_TIMEOUT
+
+    return 900.0 if os.environ.get("RECORD") == "1" else DEFAULT_TIMEOUT
+
+
+def show_recaps(cassette: str, recaps: list[Any], extractive: list[Any]) -> None:
+    """Print each session's recap (the model's when the summarizer kept it, else the model's
+    rejected answer and why) next to the extractive recap made without a model. With
+    ``SESSION_RECALL_VERDICTS_DUMP`` set, also write the verdicts down for
+    ``scripts/review_verdicts.py``."""
+    import textwrap
+
+    from tests import recorded_verdicts
+
+    recorded_verdicts.observe(cassette, recaps)
+    print("recaps by", recaps[0].metadata["summary_model"] if recaps else "-", "\n")
+    plain = {d.metadata["session_id"]: d for d in extractive}
+    for r in recaps:
+        m = r.metadata
+        print(f"=== {m['title']}: {m['summary_status']}")
+        if m["summary_status"] == "rejected":
+            reasons = ", ".join(m["summary_rejected_because"])
+            print("model's answer, REJECTED by the quality gate because:", reasons)
+            print(textwrap.indent(textwrap.fill(m["summary_rejected_text"][:600], 96), "  | "))
+        else:
+            sentences = m.get("summary_sentences", [])
+            cited = sum(1 for x in sentences if x["citations"])
+            print(
+                f"model's recap ({len(sentences)} sentences, {cited} citing their messages; "
+                f"{m.get('unsupported_sentences', 0)} unsupported removed):"
+            )
+            print(textwrap.indent(textwrap.fill(r.page_content, 96), "    "))
+            for sentence in m.get("unsupported_text", []):
+                print(textwrap.indent(textwrap.fill(f"removed: {sentence}", 96), "  x "))
+        other = plain.get(m["session_id"])
+        if other is not None:
+            print("extractive recap (no model):")
+            print(textwrap.indent(other.page_content.strip()[:700], "    "))
+        print()
 
 
 @contextlib.contextmanager

@@ -40,10 +40,12 @@ SQLite with a full-text index, finds the sessions that answer a question like *"
 the CORS error?"*, and recaps them with a chat model.
 
 This notebook runs offline: model calls replay from `cassettes/`, real HTTP traffic recorded
-against SmolLM2-135M-Instruct, a tiny local model served by llama.cpp. Its answers are mostly not
-recaps, and the summarizer's quality gate rejects them: below, each rejected answer is shown as
-rejected, with the gate's reasons, next to the extractive recap that replaced it. Set
-`OPENAI_API_KEY` to run it against a real model.
+against Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), a small local model served by llama.cpp on two
+CPU cores. Its recaps go through the summarizer's quality gate and its grounding: every sentence
+kept carries the ids of the messages that support it, and a sentence nothing supports is
+removed. Each recap is shown next to the extractive recap the library makes without a model. A
+small model can still state a fact wrongly with the right words: read the recaps against the
+transcript. Set `OPENAI_API_KEY` to run it against a hosted model.
 """
     ),
     SETUP,
@@ -125,37 +127,29 @@ fig.tight_layout()
 """
     ),
     md(
-        "## 4. Summarize\n`create_session_recall_chain(retriever, llm)` takes the query string and returns one recap per session. Sessions are summarized in parallel, with retries, an overall deadline and an extractive fallback; secrets are redacted before anything leaves the process.\n\nEvery model answer goes through a quality gate. `summary_status` says what happened to each session: `summarized` (the model's recap passed), `rejected` (the model answered, the gate found it is not a recap: `summary_rejected_because` gives the reasons, `summary_rejected_text` the answer, and the Document carries the extractive recap instead), `fallback` (no answer: error, deadline or no model) or `cached`."
+        "## 4. Summarize\n`create_session_recall_chain(retriever, llm)` takes the query string and returns one recap per session. Sessions are summarized in parallel, with retries, an overall deadline and an extractive fallback; secrets are redacted before anything leaves the process.\n\nEvery model answer goes through a quality gate, then each sentence is aligned with the messages that support it (`citations`, `summary_sentences`; unsupported sentences are removed and counted in `unsupported_sentences`). `summary_status` says what happened to each session: `summarized` (the model's recap passed), `rejected` (the model answered, the gate found it is not a recap: `summary_rejected_because` gives the reasons, `summary_rejected_text` the answer, and the Document carries the extractive recap instead), `fallback` (no answer: error, deadline or no model) or `cached`. The defaults (an output budget of 512 tokens, a deadline of 180 s) let a local 1.5B model finish its recaps."
     ),
     code(
         """
-import textwrap
-
 from langchain_session_recall import create_session_recall_chain
 
-llm = _support.chat_model(temperature=0.1)
+retriever = SessionRecallRetriever(store=store, k=2)
 chain = create_session_recall_chain(
-    SessionRecallRetriever(store=store, k=2),
-    llm,
-    max_output_tokens=96,
-    max_tokens_param=_support.max_tokens_param(),
-    timeout=_support.deadline(),  # seconds for all sessions; longer while recording
+    retriever,
+    _support.chat_model(temperature=0.1),
+    max_tokens_param=_support.max_tokens_param(),  # llama.cpp reads a literal max_tokens
+    timeout=_support.deadline(),  # the default; longer while recording on a busy machine
 )
+question = "how did we fix the CORS error?"
 with _support.recorded("notebook_01_summarize"):
-    recaps = chain.invoke("how did we fix the CORS error?")
-print("recaps by", recaps[0].metadata["summary_model"], "\\n")
-for r in recaps:
-    m = r.metadata
-    print(f"=== {m['title']}: {m['summary_status']}")
-    if m["summary_status"] == "rejected":
-        print(
-            "model's answer, REJECTED by the quality gate because:",
-            ", ".join(m["summary_rejected_because"]),
-        )
-        print(textwrap.indent(textwrap.shorten(m["summary_rejected_text"], 500), "  | "))
-        print("replaced by the extractive recap:")
-    print(textwrap.indent(r.page_content.strip()[:600], "    "), "\\n")
+    recaps = chain.invoke(question)
+extractive = create_session_recall_chain(retriever, None).invoke(question)  # no model
+_support.show_recaps("notebook_01_summarize", recaps, extractive)
+print("citations of the first recap:", recaps[0].metadata.get("citations"))
 """
+    ),
+    md(
+        "**Read against the transcripts.** The CORS recap is right in substance, with each sentence citing the messages it rests on, and it keeps details the extractive recap cut (the `map` allow-list, the two origins). Two details are off: the 405 came from the app behind nginx, not from nginx, and the user's confirmation is message #52, not #43/#46 (the grounding cites by shared words, and can cite a question for its answer). In the Django session the model's first sentence said the session was about a CORS error: the search query's topic, not the session's. Nothing in the transcript supports it, so the grounding removed it (`x removed:` above); the rest is right, except that the assistant, not the user, confirmed PostgreSQL 15.8 is supported."
     ),
     md(
         "Run it again: the cache in the session database answers, with no model call. A recap that passed the gate comes back as `cached`; a rejected answer stays rejected (the verdict is cached with it), it never turns into a summary."
@@ -186,15 +180,16 @@ AGENT = [
 tells the model to use it when the user says "we did this before" or asks about earlier work; the
 current conversation is never searched (its id comes from the run config, not from the model).
 
-**What is real here, and what is scripted.** The committed recordings come from
-SmolLM2-135M-Instruct, which cannot drive this tool: it ignores the `tools` of a request, and
-forced with `tool_choice` it fills the arguments with junk (no `query` at all, a `role_filter` of
-`"1.0.3"`). So, offline, the agent's own turns come from a **scripted** chat model, not a language
-model: it makes the tool call, and its final message only lists what the tool returned, marked as
-scripted. The tool itself is real: it searches the store, and its summarizer's calls to SmolLM2
-are real HTTP traffic (replayed from `cassettes/notebook_02_agent.yaml.gz`), which the quality
-gate rejects. With `OPENAI_API_KEY` set, or with cassettes recorded from a model that can call
-tools, a language model drives the agent; the cell below prints which.
+**Everything here is a real model.** The agent's turns and the tool's recaps come from
+Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) served by llama.cpp, recorded as real HTTP traffic in
+`cassettes/notebook_02_agent.yaml.gz` and replayed offline. One help is given, and said: this
+model calls a tool only when `tool_choice` forces it (with `"auto"` it writes the call as JSON
+text), so a small middleware forces `session_search` on the agent's **first** turn, and offers
+no tool on the next one (offered tools again, the model writes another call as JSON text
+instead of answering: that is what it did in the first recording). The query, the arguments and
+the final answer are the model's own. (The middleware also gives the tool-call message a blank
+content: llama-cpp-python's server refuses the `null` content OpenAI's API uses there.) The answer is printed as the model
+wrote it, and checked below against what the recalled session says.
 """
     ),
     SETUP,
@@ -205,9 +200,7 @@ import tempfile
 from pathlib import Path
 
 from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain.agents.middleware import wrap_model_call
 
 from langchain_session_recall import create_session_search_tool
 from langchain_session_recall.demo import build_demo_store
@@ -216,91 +209,81 @@ store = build_demo_store(Path(tempfile.mkdtemp()) / "recall.db")
 tool = create_session_search_tool(
     store,
     llm=_support.chat_model(temperature=0.1),
-    max_output_tokens=96,
-    max_tokens_param=_support.max_tokens_param(),
-    timeout=_support.deadline(),  # seconds for all sessions; longer while recording
+    max_tokens_param=_support.max_tokens_param(),  # llama.cpp reads a literal max_tokens
+    timeout=_support.deadline(),  # the default; longer while recording on a busy machine
 )
 print(tool.description[:400], "...")
 """
     ),
     code(
         """
-class ScriptedAgentModel(BaseChatModel):
-    \"\"\"SCRIPTED stand-in for the agent's model (no language model): it calls session_search
-    once, then replies with a list of what the tool returned, marked as scripted.\"\"\"
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        tool_results = [m for m in messages if m.type == "tool"]
-        if not tool_results:
-            call = {
-                "name": "session_search",
-                "args": {"query": "CORS error nginx", "limit": 2},
-                "id": "call_1",
-            }
-            reply = AIMessage("", tool_calls=[call])
-        else:
-            found = json.loads(tool_results[-1].content)["results"]
-            lines = ["[SCRIPTED reply, not written by a model] session_search returned:"]
-            lines += [f"- {r['when']}: {r['title']}" for r in found]
-            reply = AIMessage("\\n".join(lines))
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    @property
-    def _llm_type(self):
-        return "scripted-agent"
+@wrap_model_call
+def search_then_answer(request, handler):
+    \"\"\"One forced session_search call, then an answer: this small model does not call tools
+    with tool_choice="auto", and, offered tools again, writes another call as JSON text instead
+    of answering. So the first turn forces the call and the next one offers no tools.\"\"\"
+    if not any(m.type == "tool" for m in request.messages):
+        return handler(request.override(tool_choice="session_search"))
+    # llama-cpp-python's server refuses the `"content": null` that OpenAI's API expects on an
+    # assistant message holding only tool calls: send it a blank content instead.
+    messages = [
+        m.model_copy(update={"content": m.content or " "}) if m.type == "ai" else m
+        for m in request.messages
+    ]
+    return handler(request.override(messages=messages, tools=[], tool_choice=None))
 
 
-if _support.agent_model_calls_tools():  # live, or recorded from a model that can call tools
-    agent_model = _support.chat_model(temperature=0)
-    print("agent's model:", agent_model.model_name)
-else:
-    agent_model = ScriptedAgentModel()
-    print("agent's model: SCRIPTED (no language model)")
-
+agent_model = _support.chat_model(temperature=0)
+print("agent's model:", agent_model.model_name)
 agent = create_agent(
     agent_model,
     tools=[tool],
-    system_prompt="You are a coding assistant with recall of past sessions.",
+    system_prompt=(
+        "You are a coding assistant with recall of past sessions. Answer from what "
+        "session_search returns, in two or three sentences."
+    ),
+    middleware=[search_then_answer],
 )
+question = "The CORS error is back. How did we fix it last time?"
 with _support.recorded("notebook_02_agent"):
     result = agent.invoke(
-        {
-            "messages": [
-                {"role": "user", "content": "The CORS error is back. How did we fix it last time?"}
-            ]
-        },
+        {"messages": [{"role": "user", "content": question}]},
         config={"configurable": {"session_id": "today-chat"}},
     )
 for message in result["messages"]:
     print(f"--- {message.type}")
-    print(str(message.content)[:700])
+    if getattr(message, "tool_calls", None):
+        print("tool call:", json.dumps(message.tool_calls[0]["args"]))
+    print(str(message.content)[:900])
 """
     ),
     md(
-        "The tool's JSON is what the model reads; the full Documents travel as the tool message's artifact. Their metadata says what the quality gate decided on each recap: a `rejected` model answer is shown with its reasons, and the tool handed the model the extractive recap instead."
+        "The tool's JSON is what the model reads; the full Documents travel as the tool message's artifact. Their metadata says what the summarizer decided on each recap, and the extractive recap (no model) is shown beside it."
     ),
     code(
         """
-import textwrap
-
 tool_message = next(m for m in result["messages"] if m.type == "tool")
 payload = json.loads(tool_message.content)
 print(json.dumps({k: v for k, v in payload.items() if k != "results"}, indent=2))
-for doc in tool_message.artifact:
-    m = doc.metadata
-    print(f"\\n=== {m['when']} {m['title']}: {m['summary_status']} ({m['summary_model']})")
-    if m["summary_status"] == "rejected":
-        print(
-            "model's answer, REJECTED by the quality gate because:",
-            ", ".join(m["summary_rejected_because"]),
-        )
-        print(textwrap.indent(textwrap.shorten(m["summary_rejected_text"], 400), "  | "))
-        print("replaced by the extractive recap:")
-    print(textwrap.indent(doc.page_content.strip()[:500], "    "))
+first_call = next(m for m in result["messages"] if m.type == "ai").tool_calls[0]
+# The same call to a tool without a model: extractive recaps of the same sessions.
+config = {"configurable": {"session_id": "today-chat"}}
+plain = create_session_search_tool(store).invoke({**first_call, "type": "tool_call"}, config)
+plain = plain.artifact
+_support.show_recaps("notebook_02_agent", tool_message.artifact, plain)
 """
+    ),
+    code(
+        """
+answer = result["messages"][-1].content
+# What the recalled session says about the fix (session 20261103_091512_a1b2c3, message #53):
+facts = {"nginx": "nginx", "204 for the preflight": "204", "add_header ... always": "always"}
+for fact, word in facts.items():
+    print(f"answer mentions {fact!r}:", word.lower() in answer.lower())
+"""
+    ),
+    md(
+        "**The answer, read against the session.** Half right, and wrong about where: the fix did add the `Access-Control-Allow-Origin` header, but in nginx's configuration (`/etc/nginx/sites-available/api.conf`), not in \"the backend server\", and what made it work is missing: nginx answering the preflight itself with 204, `always` on `add_header`, the `map` allow-list. A user following this answer would look in the wrong place. The recap it read was better: it names the nginx patch, the 204 and the `map` allow-list (with small slips: the assistant, not the user, patched; the app behind nginx returned the 405), and the extractive recap of the same session (above) holds the root cause and the fix in the session's own words. Recorded as it came: this 1.5B model recalls the right session and a usable recap, and then loses details while answering."
     ),
 ]
 
@@ -326,7 +309,9 @@ path = Path("data/hermes_state.db")  # your own: SessionStore.open_hermes()
 digest = hashlib.sha256(path.read_bytes()).hexdigest()
 store = SessionStore.open_hermes(path)
 layout = store.layout
-print("read-only:", store.read_only, "| our schema:", layout.own, "| FTS columns:", layout.fts_columns)
+print(
+    "read-only:", store.read_only, "| our schema:", layout.own, "| FTS columns:", layout.fts_columns
+)
 print("visibility rule:", layout.visibility)
 """
     ),
@@ -345,6 +330,30 @@ for q in ["docker networking", "pgbouncer too many connections", "rename photos 
     top = retriever.invoke(q, k=1)
     print(f"{q!r:40} -> {top[0].metadata['title'] if top else 'nothing'}")
 """
+    ),
+    md(
+        "### Recaps, read-only\nThe summarizer works on a read-only store too: its cache stays in memory (or in a `cache_path` side file), nothing is written to the Hermes file. The recaps below are Qwen2.5-Coder-1.5B's, recorded (`cassettes/notebook_03_recaps.yaml.gz`), next to the extractive ones."
+    ),
+    code(
+        """
+from langchain_session_recall import create_session_recall_chain
+
+question = "pgbouncer too many connections"
+hermes_retriever = SessionRecallRetriever(store=store, k=2)
+chain = create_session_recall_chain(
+    hermes_retriever,
+    _support.chat_model(temperature=0.1),
+    max_tokens_param=_support.max_tokens_param(),
+    timeout=_support.deadline(),
+)
+with _support.recorded("notebook_03_recaps"):
+    recaps = chain.invoke(question)
+extractive = create_session_recall_chain(hermes_retriever, None).invoke(question)
+_support.show_recaps("notebook_03_recaps", recaps, extractive)
+"""
+    ),
+    md(
+        "**Read against the transcripts.** Both recaps find the right fix and cite the right messages, and both state one fact wrongly in the session's own words, which no lexical check can see: the first says *idle* connections went from 100 to 23 (server connections did; 97 had been idle), the second calls mapping `host.docker.internal` to host-gateway the cause of the problem (it was the fix) and credits the user with the assistant's changes."
     ),
     md("### Activity by source"),
     code(
@@ -370,7 +379,10 @@ fig.tight_layout()
         """
 store.close()
 assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
-print("file unchanged; files beside it:", sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name)))
+print(
+    "file unchanged; files beside it:",
+    sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name)),
+)
 """
     ),
 ]

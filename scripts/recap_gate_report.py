@@ -44,7 +44,10 @@ def main() -> None:
 
     verdicts: list[tuple[Recap, RecapVerdict, str]] = []
     for r in recs:
-        subset = "SmolLM2 (calibration)" if r.model == "smollm2-135m" else "Gemma (held out)"
+        subset = {
+            "smollm2-135m": "SmolLM2 (calibration)",
+            "gemma-3-270m": "Gemma (held out)",
+        }.get(r.model or "", "Qwen2.5-Coder-1.5B (held out)")
         verdicts.append((r, assess(r), subset))
     held_out = held_out_ids()
     for r in refs:

@@ -9,6 +9,10 @@ added by hand afterwards (``label``/``why``/``expected_reasons``); re-recording 
 
     python scripts/record_recaps.py --model smollm2-135m \\
         --server "llama.cpp (llama-cpp-python 0.3.36) serving SmolLM2-135M-Instruct Q4_1"
+
+``--setting MAX_TOKENS:TEMPERATURE`` (repeatable) records one answer per transcript and setting
+instead of the seven default ones: ``--setting 1024:0.1`` gives each answer room to finish, so
+its ``completion_tokens`` is the length the model wants (what an output budget must allow).
 """
 
 from __future__ import annotations
@@ -98,7 +102,20 @@ def main() -> None:
     parser.add_argument("--base-url", default="http://127.0.0.1:8765/v1")
     parser.add_argument("--model", required=True)
     parser.add_argument("--server", required=True, help="what serves the model (provenance)")
+    parser.add_argument(
+        "--setting",
+        action="append",
+        metavar="MAX_TOKENS:TEMPERATURE",
+        help="record these settings, on the transcripts with and without ids (repeatable)",
+    )
     args = parser.parse_args()
+    settings = SETTINGS
+    if args.setting:
+        settings = tuple(
+            (int(m), float(t), ids)
+            for m, t in (s.split(":") for s in args.setting)
+            for ids in (True, False)
+        )
 
     llm = ChatOpenAI(
         base_url=args.base_url,
@@ -111,7 +128,7 @@ def main() -> None:
     by_id = {t["id"]: t for t in transcripts()}
     recordings = []
     for t in by_id.values():
-        for max_tokens, temperature, with_ids in SETTINGS:
+        for max_tokens, temperature, with_ids in settings:
             if t["with_ids"] != with_ids:
                 continue
             messages = DEFAULT_SUMMARY_PROMPT.invoke(prompt_vars(t)).to_messages()

@@ -3,7 +3,7 @@
 Replay is strict: ``record_mode="none"``, so a request without a recorded answer fails the test
 and never reaches the network. ``RECORD=1`` re-records against the server named by
 ``SESSION_RECALL_LLM_BASE_URL`` / ``SESSION_RECALL_LLM_MODEL`` (``OPENAI_API_KEY`` for hosted
-ones, ``SESSION_RECALL_LLM_TOOL_CALLING=1`` for a model that can drive an agent's tool calls);
+ones);
 ``scripts/record-cassettes`` re-records every cassette in one command, see ``docs/summarizer.md``.
 
 Built on ``langchain_tests.conftest.base_vcr_config`` (gzip-ed YAML through its serializer and
@@ -58,18 +58,15 @@ def recording_settings() -> dict[str, Any]:
     if RECORDING:
         settings = {
             "base_url": os.environ.get("SESSION_RECALL_LLM_BASE_URL", "http://127.0.0.1:8765/v1"),
-            "model": os.environ.get("SESSION_RECALL_LLM_MODEL", "smollm2-135m"),
+            "model": os.environ.get("SESSION_RECALL_LLM_MODEL", "qwen2.5-coder-1.5b"),
             "max_tokens_param": os.environ.get("SESSION_RECALL_LLM_TOKEN_PARAM", "max_tokens"),
-            # Whether the model can drive an agent's tool calls (notebook 02): set it for a
-            # hosted model; the local tiny models cannot, and the notebook scripts those turns.
-            "tool_calling": os.environ.get("SESSION_RECALL_LLM_TOOL_CALLING") == "1",
         }
         CASSETTE_DIR.mkdir(parents=True, exist_ok=True)
         stored = {k: v for k, v in settings.items() if k != "base_url"}
         _SETTINGS_FILE.write_text(json.dumps(stored, indent=2) + "\n", "utf-8")
         return settings
     stored = json.loads(_SETTINGS_FILE.read_text("utf-8"))
-    return {"base_url": _CANONICAL_ORIGIN + "/v1", "tool_calling": False, **stored}
+    return {"base_url": _CANONICAL_ORIGIN + "/v1", **stored}
 
 
 def _json_body(r1: Request, r2: Request) -> None:

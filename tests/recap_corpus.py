@@ -53,6 +53,8 @@ class Recap:
     provenance: str
     model: str | None = None
     settings: Any = None
+    factual_errors: tuple[str, ...] = ()
+    """Sentences that state something the session does not (read by hand; Qwen only)."""
 
 
 @cache
@@ -84,6 +86,7 @@ def recordings() -> tuple[Recap, ...]:
                     provenance=data["provenance"],
                     model=r["model"],
                     settings=r["settings"],
+                    factual_errors=tuple(r.get("factual_errors", ())),
                 )
             )
     return tuple(out)

@@ -4,6 +4,7 @@ chat model for the summarizer tests."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -325,6 +326,19 @@ RECAPS = {
     "Private package index during deploy": "pip could not find acme-utils==2.3.1; the index "
     "https://pypi.acme.dev/simple/ now comes in through a build secret and the build passes.",
 }
+
+
+_CITATION = re.compile(r" \[#\d+(?:, #\d+)*\]")
+
+
+def without_citations(text: str) -> str:
+    """``text`` without the ``[#4, #5]`` citations the summarizer writes into each sentence.
+
+    Example:
+        >>> without_citations("Fixed it [#4, #5]. Done [#6].")
+        'Fixed it. Done.'
+    """
+    return _CITATION.sub("", text)
 
 
 def recap_of(title: str) -> str:

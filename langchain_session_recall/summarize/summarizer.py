@@ -27,7 +27,7 @@ import inspect
 import logging
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,7 +60,12 @@ from langchain_session_recall.summarize.extractive import (
     extractive_recap,
     parse_transcript,
 )
-from langchain_session_recall.summarize.grounding import check_citations
+from langchain_session_recall.summarize.grounding import (
+    RecapGrounding,
+    SourceMessage,
+    check_citations,
+    ground_recap,
+)
 from langchain_session_recall.summarize.prompts import (
     CITATION_INSTRUCTION,
     DEFAULT_SUMMARY_PROMPT,
@@ -72,6 +77,7 @@ from langchain_session_recall.summarize.quality import (
     RecapVerdict,
     assess_recap,
     gate_fingerprint,
+    is_length_stop,
 )
 from langchain_session_recall.summarize.redaction import (
     SecretPattern,
@@ -88,6 +94,15 @@ SummaryStatus = Literal["summarized", "cached", "fallback", "rejected"]
 
 REJECTED_TEXT_CHARS = 1000
 """Longest ``summary_rejected_text`` kept in metadata (the rejected answer, for debugging)."""
+DEFAULT_MAX_OUTPUT_TOKENS = 512
+"""Default output budget of one recap. Qwen2.5-Coder-1.5B's recaps of the demo sessions take a
+median of 102 tokens and at most 213 (35 recaps; 96 tokens would cut 19 of them): docs/
+summarizer.md, "Output budget and deadline". A budget that cuts a recap costs the whole recap
+(the quality gate rejects it), so it is generous."""
+DEFAULT_TIMEOUT = 180.0
+"""Default deadline of one map, in seconds: three recaps of a local 1.5B model on two CPU cores
+(20-60 s each, one at a time), far beyond what a hosted model needs (a few seconds, in
+parallel), where it only bounds a hang (docs/summarizer.md, "Output budget and deadline")."""
 ANSWER_CHARS = 20_000
 """Longest model answer read (or 8 characters per token of ``max_output_tokens`` when that is
 more): a longer one is cut before anything checks it, and the cut counts as hitting the token
@@ -130,7 +145,7 @@ class _Plan:
     doc: Document
     query: str
     transcript: str  # redacted
-    known_ids: set[int]
+    messages: list[SourceMessage]  # the transcript's messages that carry an id
     redactions: int
     cache: SummaryCache | None = None
     cache_key: str | None = None
@@ -218,8 +233,9 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     prompt: ChatPromptTemplate = DEFAULT_SUMMARY_PROMPT
     """Variables available: query, source, when, title, transcript, citation_instruction."""
     temperature: float | None = 0.1
-    max_output_tokens: int | None = 1024
-    """Upper bound of each summary, sent as ``max_tokens`` (``None``: the model's default)."""
+    max_output_tokens: int | None = DEFAULT_MAX_OUTPUT_TOKENS
+    """Upper bound of each summary, sent as ``max_tokens`` (``None``: the model's default). A
+    recap the budget cuts off is rejected (``truncated``) and flagged ``summary_cut_off``."""
     max_tokens_param: Literal["auto", "max_tokens"] = "auto"
     """``"auto"`` binds ``max_tokens`` the LangChain way (ChatOpenAI sends it as
     ``max_completion_tokens``). ``"max_tokens"`` sends a literal ``max_tokens`` in the request
@@ -232,7 +248,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     """Backoff before the 2nd attempt; it doubles after each further failure."""
     retry_max_wait: float = Field(default=8.0, ge=0)
     retry_jitter: float = Field(default=0.5, ge=0)
-    timeout: float | None = Field(default=60.0, gt=0)
+    timeout: float | None = Field(default=DEFAULT_TIMEOUT, gt=0)
     """Overall deadline in seconds for the whole map; unfinished sessions get the fallback."""
     cache: bool | Any = True
     """``True``: the store's summary cache (``store=`` or found through the Documents'
@@ -246,8 +262,13 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     """Redact secrets from transcript, query and title before they leave the process."""
     secret_patterns: Sequence[SecretPattern] | None = None
     grounding: bool = True
-    """Ask for ``[#id]`` citations when the transcript carries message ids, and check them."""
+    """When the transcript carries message ids: ask for ``[#id]`` citations, check them, and
+    cite the supporting messages of every sentence (see
+    :func:`~langchain_session_recall.summarize.grounding.ground_recap`)."""
     invalid_citations: Literal["remove", "flag"] = "remove"
+    unsupported: Literal["remove", "mark"] = "remove"
+    """What to do with a recap sentence that nothing in the transcript supports: drop it, or
+    keep it marked ``[unsupported]``. Counted in ``unsupported_sentences`` either way."""
     fallback_chars: int = Field(default=DEFAULT_RECAP_CHARS, ge=200)
     """Budget of each extractive recap's body, in characters."""
     quality_gate: bool = True
@@ -309,8 +330,14 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             transcript = self._redact(doc.page_content)[0]
             # the retriever redacts too (idempotent): count the markers, not the new ones
             redactions = transcript.count("[REDACTED") if self.redact else 0
-            known_ids = {b.message_id for b in parse_transcript(transcript) if b.message_id}
-            plan = _Plan(doc, query, transcript, known_ids, redactions)
+            # Structured messages for the grounding (ids, roles, text). The retriever hands over
+            # rendered text today, so they are read back from it here, and only here.
+            messages = [
+                SourceMessage(b.message_id, b.tag.split(":")[0].lower(), b.text)
+                for b in parse_transcript(transcript)
+                if b.message_id is not None
+            ]
+            plan = _Plan(doc, query, transcript, messages, redactions)
             plans.append(plan)
             if meta.get("mode") == "recent":
                 plan.result = doc
@@ -370,23 +397,27 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             "title": self._redact(str(meta.get("title") or "(untitled)"))[0],
             "transcript": plan.transcript,
             "citation_instruction": CITATION_INSTRUCTION
-            if self.grounding and plan.known_ids
+            if self.grounding and plan.messages
             else "",
         }
         return {k: v for k, v in values.items() if k in self.prompt.input_variables}
 
     # -- the quality gate ---------------------------------------------------------------------
 
+    def _prompt_text(self, plan: _Plan) -> str:
+        """The prompt as sent for ``plan``, messages joined ("" for a custom prompt that needs
+        other variables)."""
+        try:
+            messages = self.prompt.format_messages(**self._prompt_vars(plan))
+        except (KeyError, ValueError):
+            return ""
+        return "\n\n".join(str(m.content) for m in messages)
+
     def _gate(self, plan: _Plan, text: str, finish_reason: str | None) -> RecapVerdict | None:
         """The gate's verdict on ``text`` when it rejects it; None when the text may be used."""
         if not self.quality_gate:
             return None
-        values = self._prompt_vars(plan)
-        try:
-            messages = self.prompt.format_messages(**values)
-            prompt_text = "\n\n".join(str(m.content) for m in messages)
-        except (KeyError, ValueError):  # a custom prompt with other variables
-            prompt_text = ""
+        prompt_text = self._prompt_text(plan)
         meta = plan.doc.metadata
         context = "\n".join(
             [self._redact(plan.query)[0], self._redact(str(meta.get("title") or ""))[0]]
@@ -404,7 +435,12 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     # -- results ----------------------------------------------------------------------------
 
     def _summary_doc(
-        self, plan: _Plan, text: str, status: SummaryStatus, usage: dict[str, int] | None
+        self,
+        plan: _Plan,
+        text: str,
+        status: SummaryStatus,
+        usage: dict[str, int] | None,
+        finish_reason: str | None = None,
     ) -> Document:
         meta: dict[str, Any] = {
             **plan.doc.metadata,
@@ -412,16 +448,59 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             "summary_model": _model_name(self.llm),
             "redacted_secrets": plan.redactions,
         }
-        if self.grounding and plan.known_ids:
+        if self.grounding and plan.messages:
             check = check_citations(
-                text, plan.known_ids, remove_invalid=self.invalid_citations == "remove"
+                text,
+                {m.id for m in plan.messages},
+                remove_invalid=self.invalid_citations == "remove",
             )
-            text = check.text
-            meta["citations"] = check.valid
+            grounded = self._ground(plan, check.text)
+            supported = any(s.supported for s in grounded.claims)
+            if self.quality_gate and grounded.claims and not supported:
+                # Not one sentence is backed by the transcript: this is no recap of it.
+                return self._rejected(
+                    plan,
+                    text,
+                    ["unsupported"],
+                    usage=usage,
+                    cached=status == "cached",
+                    finish_reason=finish_reason,
+                )
+            # Without the gate, answers are served as they come: nothing is removed.
+            text = grounded.render(unsupported=self.unsupported if self.quality_gate else "keep")
+            meta.update(_grounding_metadata(grounded, self._redact))
             meta["invalid_citations"] = check.invalid
         if usage:
             meta["token_usage"] = usage
+        meta.update(self._budget_notice(plan, finish_reason))
         return Document(page_content=text, metadata=meta, id=plan.doc.id)
+
+    def _ground(self, plan: _Plan, text: str) -> RecapGrounding:
+        meta = plan.doc.metadata
+        context = "\n".join(
+            self._redact(str(meta.get(k) or ""))[0] for k in ("title", "when", "source")
+        )
+        query = self._redact(plan.query)[0]
+        prompt_text = self._prompt_text(plan)
+        # The instructions' words need no support; the query's are not instructions: what a
+        # recap says about the query's topic must be found in the session.
+        instructions = prompt_text.replace(plan.transcript, " ") if prompt_text else ""
+        if query.strip():
+            instructions = instructions.replace(query, " ")
+        return ground_recap(text, plan.messages, context=context, instructions=instructions)
+
+    def _budget_notice(self, plan: _Plan, finish_reason: str | None) -> dict[str, Any]:
+        """Metadata (and a warning) when the model stopped at the output budget."""
+        if not is_length_stop(finish_reason):
+            return {}
+        notice = (
+            f"the model stopped at the output budget (max_output_tokens="
+            f"{self.max_output_tokens}, finish_reason={finish_reason!r}): its recap was cut "
+            f"off. Raise max_output_tokens (the default, {DEFAULT_MAX_OUTPUT_TOKENS}, lets a "
+            "3-6 sentence recap finish)."
+        )
+        logger.warning("summary of session %s: %s", plan.doc.metadata.get("session_id"), notice)
+        return {"summary_cut_off": True, "summary_notice": notice}
 
     def _extractive(self, plan: _Plan, reason: str) -> str:
         meta = plan.doc.metadata
@@ -449,6 +528,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         verdict: RecapVerdict | None = None,
         usage: dict[str, int] | None = None,
         cached: bool = False,
+        finish_reason: str | None = None,
     ) -> Document:
         meta: dict[str, Any] = {
             **plan.doc.metadata,
@@ -464,6 +544,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             meta["summary_from_cache"] = True
         if usage:
             meta["token_usage"] = usage
+        meta.update(self._budget_notice(plan, finish_reason))
         content = self._extractive(plan, f"model recap rejected: {', '.join(reasons)}")
         return Document(page_content=content, metadata=meta, id=plan.doc.id)
 
@@ -516,12 +597,23 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                 self._cache_put(plan, outcome.text, "rejected", verdict.reasons)
                 out.append(
                     self._rejected(
-                        plan, outcome.text, verdict.reasons, verdict=verdict, usage=outcome.usage
+                        plan,
+                        outcome.text,
+                        verdict.reasons,
+                        verdict=verdict,
+                        usage=outcome.usage,
+                        finish_reason=outcome.finish_reason,
                     )
                 )
             else:
-                self._cache_put(plan, outcome.text, "summarized", ())
-                out.append(self._summary_doc(plan, outcome.text, "summarized", outcome.usage))
+                doc = self._summary_doc(
+                    plan, outcome.text, "summarized", outcome.usage, outcome.finish_reason
+                )
+                reasons = doc.metadata.get("summary_rejected_because", ())
+                self._cache_put(
+                    plan, outcome.text, "rejected" if reasons else "summarized", reasons
+                )
+                out.append(doc)
         return out
 
     def _cache_put(
@@ -751,6 +843,24 @@ def _has_attr(obj: Any, name: str) -> bool:
             return True
         obj = getattr(obj, "bound", None)
     return False
+
+
+def _grounding_metadata(
+    grounded: RecapGrounding, redact: Callable[[str], tuple[str, int]]
+) -> dict[str, Any]:
+    """``citations``, ``summary_sentences`` and ``unsupported_sentences`` of a grounded recap."""
+    meta: dict[str, Any] = {
+        "citations": grounded.citations,
+        "summary_sentences": [
+            {"text": s.text, "citations": list(s.citations), "status": s.status}
+            for s in grounded.claims
+            if s.supported
+        ],
+        "unsupported_sentences": len(grounded.unsupported),
+    }
+    if grounded.unsupported:
+        meta["unsupported_text"] = [redact(s.text)[0] for s in grounded.unsupported]
+    return meta
 
 
 def _coerce_input(input: Any) -> tuple[list[Document], str | None]:

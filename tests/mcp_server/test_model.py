@@ -43,7 +43,8 @@ async def test_model_recaps_through_an_openai_compatible_endpoint(
         requests = list(llm.requests)
 
     assert found["results"][0]["session_id"] == PGBOUNCER
-    assert found["results"][0]["summary"] == RECAP
+    # The model's recap, with the ids of the messages supporting it written in by the summarizer.
+    assert found["results"][0]["summary"] == RECAP.replace("fixed it.", "fixed it [#58, #60].")
     assert recent["mode"] == "recent"  # browsing never calls the model
     assert len(requests) == 1
     assert requests[0]["model"] == "stub-model"

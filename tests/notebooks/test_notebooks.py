@@ -1,5 +1,5 @@
 """Every notebook runs top to bottom offline (model calls replay from cassettes/), prints what
-its committed outputs show, and shows the quality gate's verdict on each recorded recap."""
+its committed outputs show, and shows the recorded verdict on each recap it prints."""
 
 from __future__ import annotations
 
@@ -10,26 +10,26 @@ import nbclient
 import nbformat
 import pytest
 
+from tests import recorded_verdicts
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
-# What the gate decided on the recorded SmolLM2-135M-Instruct answers (cassettes/notebook_*),
-# as the notebooks print it: every answer rejected, shown next to its extractive recap.
-VERDICTS = {
-    "01_quickstart.ipynb": [
-        "=== Fix CORS error between app.example.dev and the API behind nginx: rejected",
-        "REJECTED by the quality gate because: echo, vague",
-        "=== Upgrade shop backend from Django 4.2 to 5.1: rejected",
-        "REJECTED by the quality gate because: echo, truncated\n",
-    ],
-    "02_agent_tool.ipynb": [
-        "agent's model: SCRIPTED (no language model)",
-        "[SCRIPTED reply, not written by a model]",
-        "Fix CORS error between app.example.dev and the API behind nginx: rejected (smollm2-135m)",
-        "REJECTED by the quality gate because: truncated, invented",
-        "cert-manager certificate not renewing on the ingress: rejected (smollm2-135m)",
-        "REJECTED by the quality gate because: echo, truncated, invented",
-    ],
+# The cassette whose recaps each notebook prints (their verdicts: cassettes/verdicts.json).
+CASSETTES = {
+    "01_quickstart.ipynb": "notebook_01_summarize",
+    "02_agent_tool.ipynb": "notebook_02_agent",
+    "03_hermes_history.ipynb": "notebook_03_recaps",
 }
+
+
+def verdict_lines(name: str) -> list[str]:
+    """What the notebook prints for each recorded recap's verdict."""
+    lines = []
+    for title, verdict in recorded_verdicts.expected(CASSETTES[name]).items():
+        lines.append(f"=== {title}: {verdict[0]}")
+        if verdict[0] == "rejected":
+            lines.append("REJECTED by the quality gate because: " + ", ".join(verdict[1:]))
+    return lines
 
 
 def _printed(nb: nbformat.NotebookNode) -> str:
@@ -59,5 +59,6 @@ def test_notebook_runs(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert outputs and not [o for o in outputs if o.get("output_type") == "error"]
     # The committed outputs are what a replay prints: nothing in them was edited by hand.
     assert _printed(nb) == _printed(committed)
-    for line in VERDICTS.get(name, []):
-        assert line in _printed(nb)
+    if name in CASSETTES:
+        for line in verdict_lines(name):
+            assert line in _printed(nb)

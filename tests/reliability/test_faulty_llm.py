@@ -57,7 +57,7 @@ def echo(body: dict[str, Any]) -> str:
     """The stub's answer names the session it was asked about, to catch cross-wiring."""
     text = " ".join(str(m.get("content")) for m in body.get("messages", []))
     found = TOKEN.search(text)
-    return f"Summary of sessiontoken{found.group(1) if found else '?'}x: redeployed."
+    return f"Summary of sessiontoken{found.group(1) if found else '?'}x: the worker was restarted."
 
 
 def make_summarizer(server: FaultyLLMServer, **kwargs: Any) -> Any:

@@ -223,7 +223,8 @@ def test_summarize_sends_the_sessions_to_the_named_model(
     assert code == EXIT_OK
     assert (built["model"], built["base_url"]) == ("local-model", "http://127.0.0.1:9/v1")
     [doc] = json.loads(out)
-    assert doc["content"] == "The cart lock TTL (500 ms) was too short under CI load."
+    # The model's recap, with the message supporting it cited by the summarizer.
+    assert doc["content"] == "The cart lock TTL (500 ms) was too short under CI load [#165]."
     assert doc["metadata"]["session_id"] == CLAUDE_SESSION
     assert doc["metadata"]["summary_status"] == "summarized"
 

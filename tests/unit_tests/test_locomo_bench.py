@@ -254,3 +254,88 @@ def test_retention_without_data_skips(
 def test_the_benchmark_examples_run(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- answer quality (qa.py): LoCoMo's answer scoring, on made-up answers ----------------------
+
+
+def test_qa_scores_answers_the_way_locomo_does() -> None:
+    from benchmarks.locomo import qa
+
+    assert qa.normalize_answer("The Pottery, and painting!") == "pottery painting"
+    assert qa.token_f1("painting", "paintings") == 1.0  # Porter stems
+    assert qa.token_f1("a trip to Paris", "Paris") == 0.5  # precision 1/2, recall 1
+    assert qa.locomo_f1("pottery, camping", "camping, pottery", 1) == 1.0
+    assert qa.locomo_f1("pottery", "camping, pottery", 1) == 0.5
+    # Only multi-hop answers are split on commas.
+    assert round(qa.locomo_f1("pottery, camping", "camping, pottery", 4), 2) == 1.0
+    assert qa.locomo_f1("no idea", "pottery", 2) == 0.0
+
+
+def test_qa_skips_without_data_or_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.locomo import qa
+
+    monkeypatch.delenv("LOCOMO_DATA", raising=False)
+    assert qa.main(["--out", str(tmp_path / "qa.jsonl")]) == 0
+    assert "LoCoMo data not found" in capsys.readouterr().out
+    data = tmp_path / "locomo.json"
+    data.write_text("[]")
+    monkeypatch.setattr(qa, "server_up", lambda url: False)
+    assert qa.main(["--data", str(data), "--out", str(tmp_path / "qa.jsonl")]) == 0
+    assert "No OpenAI-compatible server" in capsys.readouterr().out
+
+
+def test_qa_resumes_without_asking_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A second run with the same --out asks only the questions not answered yet."""
+    from benchmarks.locomo import qa
+
+    data_file = tmp_path / "locomo_synthetic.json"  # two development conversations
+    data_file.write_text(json.dumps([synthetic("conv-26"), synthetic("conv-30")]))
+    asked: list[str] = []
+
+    def fake_ask(question: Any, conversation: Any, store: Any, llm: Any, recap_llm: Any) -> dict:
+        asked.append(question.text)
+        row: dict[str, Any] = {"question": question.text, "gold": question.answer}
+        row["category"] = question.category
+        for name in qa.SYSTEMS:
+            row[name] = {"answer": "x", "seconds": 1.0, "f1": 0.0, "contains": False}
+        return row
+
+    monkeypatch.setattr(qa, "server_up", lambda url: True)
+    monkeypatch.setattr(qa, "ask", fake_ask)
+    monkeypatch.setattr(qa, "_chat", lambda *args, **kwargs: None)
+    out = tmp_path / "qa.jsonl"
+    argv = ["--data", str(data_file), "--out", str(out), "--per-category", "2"]
+    assert qa.main(argv) == 0
+    first = list(asked)
+    assert len(first) == 2  # one short-answer question of category 1/2/4 per conversation
+    lines = out.read_text().splitlines()
+    assert len(lines) == len(first)
+    out.write_text(lines[0] + "\n")  # as if the machine stopped after the first question
+    asked.clear()
+    assert qa.main(argv) == 0
+    assert asked == first[1:]
+    assert len(out.read_text().splitlines()) == len(first)
+
+
+def test_qa_report_compares_the_systems_question_by_question() -> None:
+    from benchmarks.locomo import qa
+
+    def row(category: int, none: float, extractive: float, model: float) -> dict[str, Any]:
+        scores = {"none": none, "extractive": extractive, "model": model}
+        out: dict[str, Any] = {"category": category}
+        for name, f1 in scores.items():
+            out[name] = {"answer": "", "seconds": 10.0, "f1": f1, "contains": f1 == 1.0}
+        out["model"].update(
+            statuses=["summarized", None], recaps_with_answer_in_window=1, recaps_keeping_answer=0
+        )
+        return out
+
+    text = qa.report([row(1, 0.0, 1.0, 0.5), row(4, 0.0, 0.0, 1.0)])
+    assert "| extractive | 2 | 50.0 | 50.0% | 100.0 / - / 0.0 | 10 |" in text
+    assert "model against extractive: F1 higher on 1, lower on 1, equal on 0" in text
+    assert "extractive against none: F1 higher on 1, lower on 0, equal on 1" in text
+    assert "{'summarized': 2, 'browsed': 2}" in text
+    assert "0 of 2 keep it (0%)" in text

@@ -37,7 +37,7 @@ ENGLISH = [r for r in references() if detect_language(r.text) == "en"]
 
 
 def test_the_corpus_is_what_it_says() -> None:
-    assert {r.model for r in recordings()} == {"smollm2-135m", "gemma-3-270m"}
+    assert {r.model for r in recordings()} == {"smollm2-135m", "gemma-3-270m", "qwen2.5-coder-1.5b"}
     assert all(r.label in {"good", "bad"} and r.why for r in recordings())
     assert all(set(r.expected_reasons) <= set(REASONS) for r in recordings())
     assert all(r.expected_reasons for r in BAD)

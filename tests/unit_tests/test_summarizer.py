@@ -20,7 +20,10 @@ from langchain_session_recall.chain import create_session_recall_chain
 from langchain_session_recall.summarize.cache import InMemorySummaryCache
 from langchain_session_recall.summarize.prompts import PROMPT_VERSION
 from langchain_session_recall.summarize.retry import EmptySummaryError
-from langchain_session_recall.summarize.summarizer import SessionSummarizer
+from langchain_session_recall.summarize.summarizer import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    SessionSummarizer,
+)
 from tests.summarizer_support import (
     SECRETS,
     ScriptedChatModel,
@@ -28,6 +31,7 @@ from tests.summarizer_support import (
     echo_summary,
     recap_of,
     sample_documents,
+    without_citations,
 )
 
 FAST_RETRY: dict[str, Any] = {"retry_initial_wait": 0.0, "retry_max_wait": 0.0, "retry_jitter": 0}
@@ -74,7 +78,9 @@ async def test_one_summary_per_session_in_order_with_metadata_kept(mode: str) ->
     out = await run(summarizer(ScriptedChatModel(script=echo_summary)), docs, mode)
     assert len(out) == len(docs)
     for o, d in zip(out, docs, strict=True):
-        assert o.page_content == recap_of(d.metadata["title"])
+        # The recap as the model wrote it, each sentence followed by the messages supporting it.
+        assert without_citations(o.page_content) == recap_of(d.metadata["title"])
+        assert o.page_content != recap_of(d.metadata["title"])
         assert {k: o.metadata[k] for k in d.metadata} == d.metadata
         assert o.metadata["summary_status"] == "summarized"
         assert o.metadata["summary_model"] == "ScriptedChatModel"
@@ -128,7 +134,7 @@ def test_max_tokens_param_sends_a_literal_max_tokens_for_openai_compatible_serve
         mp.setattr(ChatOpenAI, "_get_request_payload", spy)
         with pytest.raises(RuntimeError):
             chain.invoke(prompt_vars)
-    assert payloads[0]["extra_body"] == {"top_k": 5, "max_tokens": 1024}
+    assert payloads[0]["extra_body"] == {"top_k": 5, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
     assert "max_completion_tokens" not in payloads[0]
     assert payloads[0]["temperature"] == 0.1
 
@@ -148,10 +154,13 @@ def test_no_citation_instruction_or_check_without_message_ids() -> None:
 @pytest.mark.parametrize("policy", ["remove", "flag"])
 def test_invented_citations_are_removed_or_flagged(policy: str) -> None:
     llm = ScriptedChatModel(
-        script=lambda m, n: "Fixed the group with `usermod -aG docker dev` [#104]. Rebooted [#999]."
+        script=lambda m, n: (
+            "Fixed the group with `usermod -aG docker dev` [#104]. "
+            "It works after a re-login [#999]."
+        )
     )
     [out] = summarizer(llm, invalid_citations=policy).invoke(sample_documents()[:1])
-    assert out.metadata["citations"] == [104]
+    assert out.metadata["citations"] == [104, 105]  # #105 found by the library for the 2nd
     assert out.metadata["invalid_citations"] == [999]
     assert ("#999" in out.page_content) is (policy == "flag")
     assert "[#104]" in out.page_content
@@ -166,7 +175,9 @@ def test_custom_prompt_with_a_subset_of_variables() -> None:
     )
     [out] = summarizer(llm, prompt=prompt).invoke(sample_documents()[:1])
     assert llm.calls[0].startswith("Be brief.\nTopic deploy\n[USER #101]")
-    assert out.page_content == "Added dev to the docker group with `sudo usermod -aG docker dev`."
+    assert out.page_content == (
+        "Added dev to the docker group with `sudo usermod -aG docker dev` [#104]."
+    )
 
 
 # -- LCEL -------------------------------------------------------------------------------------
@@ -298,7 +309,7 @@ def test_empty_model_answer_is_retried() -> None:
     answer = "Second try: `sudo usermod -aG docker dev` fixed the socket permissions."
     llm = ScriptedChatModel(script=lambda m, n: "" if n == 1 else answer)
     [out] = summarizer(llm).invoke(sample_documents()[:1])
-    assert out.page_content == answer
+    assert out.page_content == answer.replace("permissions.", "permissions [#101, #104].")
 
 
 def test_sdk_retries_multiplying_ours_are_warned_about() -> None:

@@ -16,7 +16,13 @@ from langchain_session_recall.summarize.cache import InMemorySummaryCache, summa
 from langchain_session_recall.summarize.prompts import prompt_fingerprint
 from langchain_session_recall.summarize.quality import gate_fingerprint
 from langchain_session_recall.summarize.summarizer import REJECTED_TEXT_CHARS, SessionSummarizer
-from tests.summarizer_support import SECRETS, ScriptedChatModel, echo_summary, sample_documents
+from tests.summarizer_support import (
+    SECRETS,
+    ScriptedChatModel,
+    echo_summary,
+    sample_documents,
+    without_citations,
+)
 
 FAST: dict[str, Any] = {"retry_initial_wait": 0.0, "retry_max_wait": 0.0, "retry_jitter": 0}
 MODES = pytest.mark.parametrize("mode", ["sync", "async"])
@@ -114,7 +120,10 @@ def test_an_entry_cached_under_another_gate_is_not_served() -> None:
     assert out.metadata["summary_status"] == "summarized"
     assert len(llm.calls) == 1
     new = summary_cache_key(**fields, gate_version=gate_fingerprint())
-    assert cache.get(new) == CachedSummary(out.page_content, "summarized", "ScriptedChatModel")
+    # The cache keeps the model's answer; the citations are computed again when it is served.
+    assert cache.get(new) == CachedSummary(
+        without_citations(out.page_content), "summarized", "ScriptedChatModel"
+    )
 
 
 def test_finish_reason_length_from_the_response_is_used() -> None:
@@ -126,10 +135,29 @@ def test_finish_reason_length_from_the_response_is_used() -> None:
     assert out.metadata["summary_status"] == "rejected"
     assert out.metadata["summary_rejected_because"] == ["truncated"]
     assert out.metadata["summary_quality"]["finish_reason"] == "length"
+    # The budget is named, with what to do about it.
+    assert out.metadata["summary_cut_off"] is True
+    assert "max_output_tokens=512" in out.metadata["summary_notice"]
+    assert "Raise max_output_tokens" in out.metadata["summary_notice"]
     done = AIMessage(cut + " them.", response_metadata={"finish_reason": "stop"})
     llm = GenericFakeChatModel(messages=iter([done]))
     [out] = SessionSummarizer(llm=llm, **FAST).invoke([doc])
     assert out.metadata["summary_status"] == "summarized"
+    assert "summary_cut_off" not in out.metadata
+
+
+def test_a_recap_cut_at_a_sentence_end_is_kept_but_flagged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    doc = sample_documents()[0]
+    answer = "The user was not in the docker group; `sudo usermod -aG docker dev` added them."
+    message = AIMessage(answer, response_metadata={"finish_reason": "length"})
+    llm = GenericFakeChatModel(messages=iter([message]))
+    [out] = SessionSummarizer(llm=llm, max_output_tokens=20, **FAST).invoke([doc])
+    assert out.metadata["summary_status"] == "summarized"  # nothing visibly cut
+    assert out.metadata["summary_cut_off"] is True  # but the budget stopped it: maybe more
+    assert "max_output_tokens=20" in out.metadata["summary_notice"]
+    assert any("max_output_tokens=20" in r.getMessage() for r in caplog.records)
 
 
 def test_the_gate_can_be_turned_off() -> None:

@@ -69,7 +69,8 @@ def test_search_with_llm_returns_summaries(demo_store: SessionStore) -> None:
     )
     tool = create_session_search_tool(demo_store, llm=llm, cache=False)
     payload = json.loads(_call(tool, {"query": "CORS", "limit": 1}).content)  # type: ignore[arg-type]
-    assert payload["results"][0]["summary"] == "Fixed CORS by adding add_header in nginx."
+    # The recap, with the messages that support it cited by the library.
+    assert payload["results"][0]["summary"] == "Fixed CORS by adding add_header in nginx [#53]."
 
 
 def test_limit_is_clamped_not_rejected(demo_store: SessionStore) -> None:
