@@ -834,7 +834,8 @@ and asks the session headers (title, date words) too; it then ranks root session
 transcripts. Three kinds of work make up its time, and they grow differently:
 
 * **Fixed per-query work** (parsing, a probe and a ranked query per term and index, the header
-  query, ranking up to 100 hits per term in Python, lineage, three chains loaded and
+  query, ranking up to 100 hits per term (and one per other matching session) in Python,
+  lineage, three chains loaded and
   formatted): a few milliseconds whatever the size. At 10k messages it is nearly all of our
   time, while the bare FTS5 query costs well under a millisecond and the reference algorithm
   (50 rows of one query, one parent lookup per row, three sessions) about three: that is why we
