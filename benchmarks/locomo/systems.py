@@ -18,6 +18,7 @@ from langchain_session_recall import SessionBackend, SessionRecallRetriever, Ses
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.vectors.windows import window_ranges
 
 K = 5
 
@@ -37,7 +38,12 @@ _FTS_WORD = re.compile(r"[^\W_]+")
 
 
 def relaxed_fts(question: str) -> str | None:
-    """The library's relaxed reading (content words, OR) as an FTS5 expression."""
+    """The library's relaxed reading (content words, OR) as an FTS5 expression.
+
+    Example:
+        >>> relaxed_fts("the CORS error?"), relaxed_fts("?")
+        ('"CORS" OR "error"', None)
+    """
     try:
         return to_fts5(parse_query(question), "relaxed")
     except EmptyQueryError:
@@ -150,28 +156,6 @@ def bm25_sessions(*, words: bool = True) -> System:
 # --------------------------------------------------------------------------- (c) windows
 
 
-def windows(n_turns: int, size: int, overlap: int) -> list[tuple[int, int]]:
-    """``[start, end)`` turn ranges of windows of ``size`` turns sharing ``overlap`` turns.
-
-    The last window may be shorter; every turn is in at least one window.
-
-    Example:
-        >>> windows(13, 6, 1)
-        [(0, 6), (5, 11), (10, 13)]
-        >>> windows(4, 6, 1)
-        [(0, 4)]
-    """
-    step = max(1, size - overlap)
-    out = []
-    start = 0
-    while True:
-        end = min(n_turns, start + size)
-        out.append((start, end))
-        if end >= n_turns:
-            return out
-        start += step
-
-
 def window_index(size: int = 6, overlap: int = 1, *, with_date: bool = True) -> System:
     """(c) Plain FTS5 (porter) over windows of adjacent turns, each prefixed with the session's
     date text; a session is ranked by its best window."""
@@ -185,7 +169,7 @@ def window_index(size: int = 6, overlap: int = 1, *, with_date: bool = True) -> 
         )
         rows = []
         for s in conv.sessions:
-            for a, b in windows(len(s.turns), size, overlap):
+            for a, b in window_ranges(len(s.turns), size, overlap):
                 body = "\n".join(t.content for t in s.turns[a:b])
                 rows.append((s.id, f"{s.date_text}\n{body}" if with_date else body))
         conn.executemany("INSERT INTO w(session_id, content) VALUES (?, ?)", rows)

@@ -68,6 +68,7 @@ from langchain_session_recall.models import (
     as_float,
 )
 from langchain_session_recall.transcript import preview
+from langchain_session_recall.vectors.store import StoreVectors
 
 __all__ = ["SessionBackend", "StoreCheck"]
 
@@ -166,7 +167,7 @@ def _session_updates(**given: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None}
 
 
-class SessionBackend(ABC):
+class SessionBackend(StoreVectors, ABC):
     """A session store: sessions and messages with a full-text index, and their chains.
 
     The complete contract the rest of the library uses, typed, with everything that does not
@@ -236,10 +237,10 @@ class SessionBackend(ABC):
     def _put_header(self, conn: Any, session_id: str, header: str) -> None:
         """Index the session's header (title and date words, see ``core/headers.py``)."""
 
-    def _before_batch(self) -> None:  # noqa: B027 - an optional hook
+    def _before_batch(self) -> None:
         """Called before each batch of messages is written, outside its transaction."""
 
-    def _before_delete(self) -> None:  # noqa: B027 - an optional hook
+    def _before_delete(self) -> None:
         """Called before sessions are deleted, outside the deleting transaction."""
 
     @contextmanager
@@ -399,6 +400,7 @@ class SessionBackend(ABC):
             return
         with self._write(bulk=True) as conn, self._block(conn):
             yield self
+        self._flush_vectors()  # the block's sessions, now committed
 
     # ------------------------------------------------------------------ writing
 
@@ -502,7 +504,9 @@ class SessionBackend(ABC):
         rows = [to_row(m, now=now) for m in messages]
         self._before_batch()
         with self._write() as conn:
-            return self._append(conn, session_id, rows)
+            ids = self._append(conn, session_id, rows)
+        self._wrote([session_id], in_block=self._in_block())
+        return ids
 
     def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
         d = self.dialect
@@ -573,6 +577,8 @@ class SessionBackend(ABC):
                         for key, mid in zip(fresh, ids, strict=True)
                     ],
                 )
+        if ids:
+            self._wrote([session_id], in_block=self._in_block())
         return ids
 
     def imported_keys(self, source_kind: str, session_id: str) -> set[str]:

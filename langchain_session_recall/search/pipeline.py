@@ -38,6 +38,7 @@ from langchain_session_recall.core.query import (
     single_term_query,
 )
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
+from langchain_session_recall.search.blend import DenseEvidence, DenseSearch, blend
 from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,
@@ -50,7 +51,7 @@ from langchain_session_recall.search.request import (
     SearchRequest,
     as_request,
 )
-from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint
+from langchain_session_recall.search.time_hints import TimeHint, closeness, parse_time_hint
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
@@ -99,6 +100,7 @@ def search_sessions(
     request: SearchRequest | str,
     *,
     weights: TermWeights | None = None,
+    dense: DenseSearch | None = None,
     **changes: Any,
 ) -> SearchOutcome:
     """Rank the root sessions that match the request's query.
@@ -111,6 +113,9 @@ def search_sessions(
     ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
+    ``dense`` (a hybrid search) blends each session's dense score into the ranking
+    of a natural or relaxed reading (:mod:`~langchain_session_recall.search.blend`); a strict
+    reading the user wrote on purpose (quotes, ``AND``, ``NOT``) stays lexical.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -170,10 +175,52 @@ def search_sessions(
             now=moment,
             time_hint=hint,
         )
+    if dense is not None and dense.weight > 0:
+        ranked = _with_dense(
+            backend, ranked, dense, filters, exclude, user_id, hint, weights or _DEFAULT_WEIGHTS
+        )
     reading: QueryReading = "strict" if any_of else "relaxed" if query.explicit else "natural"
     return SearchOutcome(
         query=query, reading=reading, sessions=ranked, expansions=expansions, time_hint=hint
     )
+
+
+def _with_dense(
+    backend: SessionBackend,
+    ranked: list[RankedSession],
+    dense: DenseSearch,
+    filters: SearchFilters,
+    exclude_roots: Sequence[str],
+    user_id: str | None,
+    hint: TimeHint | None,
+    weights: TermWeights,
+) -> list[RankedSession]:
+    """The lexical ranking blended with the dense one. Dense candidates pass the same
+    filters (in the store), are collapsed to their chain roots and lose the current
+    conversation's chain, as lexical ones do."""
+    lexical_sessions = {s for r in ranked for s in (r.root_id, *r.session_ids)}
+    found = dense.index.search(
+        dense.query_vector(), filters=filters, limit=dense.candidates, include=lexical_sessions
+    )
+    parents = backend.parents_of(list(found.hits), user_id=user_id) if found.hits else {}
+    roots = resolve_roots(found.hits, parents, cycle_root=backend.first_started)
+    excluded = set(exclude_roots)
+    best: dict[str, DenseEvidence] = {}
+    for sid, hit in found.hits.items():
+        root = roots.get(sid, sid)
+        if root in excluded:
+            continue
+        if root not in best or hit.score > best[root].score:
+            best[root] = DenseEvidence(
+                sid, hit.score, hit.similarity, hit.message_ids, hit.started_at
+            )
+
+    def prior(started: float) -> float:
+        if hint is None or not weights.time_boost:
+            return 1.0
+        return 1.0 + weights.time_boost * closeness(started, hint, spread=weights.time_spread)
+
+    return blend(ranked, best, weight=dense.weight, low=found.low, high=found.high, prior=prior)
 
 
 def match_headers(

@@ -55,6 +55,9 @@ class RankedSession:
     """Query terms found in the chain (term-coverage ranking only), most informative first."""
     coverage: float = 1.0
     """Share of the query's informative weight the chain matched (0-1)."""
+    signals: Mapping[str, float] | None = None
+    """Hybrid search only: what each signal added to ``score`` (``lexical``, ``dense``) and
+    the best window's cosine ``similarity`` (see :mod:`~langchain_session_recall.search.blend`)."""
 
     @property
     def match_count(self) -> int:

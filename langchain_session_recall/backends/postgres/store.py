@@ -40,10 +40,14 @@ from langchain_session_recall.errors import (
 )
 from langchain_session_recall.messages import MessageRow
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
+from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
 if TYPE_CHECKING:
     import psycopg
+    from langchain_core.embeddings import Embeddings
     from psycopg_pool import ConnectionPool
+
+    from langchain_session_recall.vectors.windows import WindowSpec
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresSessionStore"]
 
@@ -136,6 +140,8 @@ class PostgresSessionStore(SessionBackend):
         read_only: Never write: no schema creation, read-only transactions.
         min_size: Connections kept open. max_size: Most connections opened.
         connect_timeout: Seconds to wait for the server.
+        embeddings, embedding_window, reindex_embeddings: Passage vectors for hybrid search,
+            as for :class:`~langchain_session_recall.SessionStore` (``docs/hybrid.md``).
 
     Example:
         >>> store = PostgresSessionStore("postgresql://app@127.0.0.1/recall")  # doctest: +SKIP
@@ -155,6 +161,9 @@ class PostgresSessionStore(SessionBackend):
         min_size: int = 1,
         max_size: int = 10,
         connect_timeout: float = 10.0,
+        embeddings: Embeddings | None = None,
+        embedding_window: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        reindex_embeddings: bool = False,
     ) -> None:
         psycopg, psycopg_pool = _import_psycopg()
         self.schema = _schema_name(schema)
@@ -188,6 +197,7 @@ class PostgresSessionStore(SessionBackend):
             open=True,
             name=f"session-recall-{self.store_id[:8]}",
         )
+        self._open_vectors(embeddings, embedding_window, reindex_embeddings)
 
     @property
     def dialect(self) -> st.PostgresDialect:

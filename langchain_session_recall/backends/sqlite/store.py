@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.hits import best_hits, budget_automation
@@ -57,6 +57,12 @@ from langchain_session_recall.models import (
     SessionHit,
     as_float,
 )
+from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from langchain_session_recall.vectors.windows import WindowSpec
 
 __all__ = ["SessionStore", "SqliteSessionStore"]
 
@@ -160,6 +166,12 @@ class SqliteSessionStore(SessionBackend):
         read_only: Open someone else's database without ever writing to it: no schema
             creation, no migration, no checkpoint, no new files beside it.
         busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
+        embeddings: A LangChain ``Embeddings``: passage vectors are written beside the
+            full-text index as messages are added, for hybrid search (``docs/hybrid.md``).
+        embedding_window: Messages per window and shared by two neighbours (default 3/1);
+            several layouts as a list (``[(3, 1), (6, 1)]``: each message embedded in both).
+        reindex_embeddings: Drop vectors another model made and start over with this one
+            (else such a store raises :class:`EmbeddingMismatchError`).
 
     Example:
         >>> store = SqliteSessionStore(":memory:")
@@ -181,6 +193,9 @@ class SqliteSessionStore(SessionBackend):
         *,
         read_only: bool = False,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        embeddings: Embeddings | None = None,
+        embedding_window: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        reindex_embeddings: bool = False,
     ) -> None:
         self.path = str(path)
         self.busy_timeout = busy_timeout
@@ -203,6 +218,7 @@ class SqliteSessionStore(SessionBackend):
             self.close()
             raise
         self._dialect = st.SqliteDialect(self.layout)
+        self._open_vectors(embeddings, embedding_window, reindex_embeddings)
 
     def _open(self, read_only: bool) -> Layout:
         """Check (read-only) or create and migrate (writable) the file; its layout.

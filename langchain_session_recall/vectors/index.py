@@ -1,0 +1,412 @@
+"""The passage-vector index of one store: written at write time, read at search time.
+
+A store opened with ``embeddings=`` holds a :class:`VectorIndex`. After each write the
+windows of the sessions written are brought up to date (:meth:`VectorIndex.refresh`: only the
+session's tail is read, only new or changed windows are embedded, in batches); inside
+``store.transaction()`` that happens once, when the block ends, outside its transaction.
+:meth:`VectorIndex.embed_missing` does the same for every session of an existing store.
+
+Search: vectors are scored exactly (cosine, every window the filters allow) against the
+query's vector in NumPy, over a matrix kept in memory per open store and reloaded when rows
+are added or removed. Which windows a search may use is asked of the database with the same
+session filters the lexical search applies, so tenants, sources, dates and excluded sessions
+hold for dense candidates as for lexical ones.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_session_recall.errors import (
+    EmbeddingMismatchError,
+    MissingFeatureError,
+    NoVectorsError,
+)
+from langchain_session_recall.models import SearchFilters
+from langchain_session_recall.vectors import statements as vs
+from langchain_session_recall.vectors.identity import embedding_identity
+from langchain_session_recall.vectors.windows import (
+    DEFAULT_OVERLAP,
+    DEFAULT_SIZE,
+    Layouts,
+    Window,
+    WindowSpec,
+    layout_text,
+    parse_layouts,
+    passage_windows,
+)
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
+
+__all__ = ["SESSION_WINDOWS", "WINDOW_DECAY", "DenseHit", "DenseResult", "VectorIndex", "numpy"]
+
+SESSION_WINDOWS = 3
+"""Windows of a session that count towards its dense score (its best ones)."""
+WINDOW_DECAY = 0.3
+"""A session's dense score: its best window's similarity, plus ``WINDOW_DECAY`` times the
+second's, plus its square times the third's. A session that holds the answer in several
+places (a list question) gains a little over one that matches once (LoCoMo development
+split: R@5 +0.3, any@5 +0.6 over the best window alone)."""
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""``progress(sessions done, sessions in all)``."""
+
+
+def numpy() -> Any:
+    """NumPy, or a :class:`MissingFeatureError` that says which extra brings it."""
+    try:
+        import numpy as np
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingFeatureError(
+            "hybrid recall needs numpy: pip install 'langchain-session-recall[hybrid]'"
+        ) from exc
+    return np
+
+
+@dataclass(frozen=True, slots=True)
+class DenseHit:
+    """A session for a query: its dense ``score`` (see :data:`WINDOW_DECAY`), its best
+    window's cosine ``similarity`` and message ids."""
+
+    session_id: str
+    score: float
+    similarity: float
+    message_ids: tuple[int, ...]
+    started_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DenseResult:
+    """The sessions a dense search returns, and the lowest and highest score of every
+    session in scope (the blend's min-max range)."""
+
+    hits: dict[str, DenseHit]
+    low: float
+    high: float
+
+
+@dataclass
+class _Matrix:
+    version: tuple[int, int]
+    ids: Any  # int64 row ids
+    codes: Any  # int index into sessions, per row
+    sessions: list[str]
+    layouts: Any  # int index into the index's layouts, per row
+    message_ids: list[str]  # JSON, per row
+    vectors: Any  # float32 (rows, dim), unit length
+
+
+class VectorIndex:
+    """Passage vectors of one store, made by one embedding model.
+
+    Args:
+        backend: The store.
+        embeddings: Any LangChain ``Embeddings``.
+        windows: The window layout ``(size, overlap)``, or several (``[(3, 1), (6, 1)]``):
+            each message is then embedded in windows of each layout, and a session's dense
+            score is the mean of its per-layout scores, each min-max scaled.
+        batch_size: Windows per ``embed_documents`` call.
+    """
+
+    def __init__(
+        self,
+        backend: SessionBackend,
+        embeddings: Embeddings,
+        *,
+        windows: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
+        batch_size: int = 64,
+    ) -> None:
+        self.backend = backend
+        self.embeddings = embeddings
+        self.identity = embedding_identity(embeddings)
+        self.layouts: Layouts = parse_layouts(windows)
+        self.batch_size = max(1, batch_size)
+        self._lock = threading.Lock()
+        self._matrix: _Matrix | None = None
+
+    @classmethod
+    def for_search(cls, backend: SessionBackend, embeddings: Embeddings) -> VectorIndex:
+        """The index of ``backend``'s vectors, searched with ``embeddings`` (a store opened
+        without a model, or read-only): the window layout is the one recorded.
+
+        Raises:
+            NoVectorsError: the store holds no vectors.
+            EmbeddingMismatchError: they were made by another model.
+        """
+        with backend._read() as conn:
+            probe = cls(backend, embeddings)
+            model, layout = probe._recorded(conn)
+        if model is None or layout is None:
+            probe.check()  # raises NoVectorsError
+        try:
+            index = cls(backend, embeddings, windows=layout or "")
+        except ValueError:
+            index = probe
+        index.check()
+        return index
+
+    @property
+    def layout(self) -> str:
+        """``"size/overlap"`` (``"3/1+6/1"`` for several), as recorded beside the vectors."""
+        return layout_text(self.layouts)
+
+    # ------------------------------------------------------------------ setup and checks
+
+    def prepare(self, *, reindex: bool = False) -> None:
+        """Create the table on a writable store and record the model; with ``reindex``, drop
+        vectors of another model first. Raises :class:`EmbeddingMismatchError` when the
+        store's vectors were made by another model or window layout."""
+        d = self.backend.dialect
+        with self.backend._write() as conn:
+            for statement in vs.create_table(d):
+                conn.execute(statement)
+            recorded = self._recorded(conn)
+            if recorded != (self.identity, self.layout):
+                if recorded[0] is not None and not reindex:
+                    raise self._mismatch(recorded)
+                conn.execute(vs.clear(d))
+                for key, value in ((vs.META_MODEL, self.identity), (vs.META_WINDOW, self.layout)):
+                    conn.execute(vs.delete_meta(d), {"key": key})
+                    conn.execute(vs.insert_meta(d), {"key": key, "value": value})
+        self._matrix = None
+
+    def _recorded(self, conn: Any) -> tuple[str | None, str | None]:
+        d = self.backend.dialect
+        if not conn.execute(vs.table_exists(d)).fetchone()[0]:
+            return None, None
+        values = []
+        for key in (vs.META_MODEL, vs.META_WINDOW):
+            row = conn.execute(vs.get_meta(d), {"key": key}).fetchone()
+            values.append(row[0] if row else None)
+        return values[0], values[1]
+
+    def _mismatch(self, recorded: tuple[str | None, str | None]) -> EmbeddingMismatchError:
+        return EmbeddingMismatchError(
+            f"{self.backend.describe()} holds passage vectors of {recorded[0]} "
+            f"(windows {recorded[1]}), not of {self.identity} (windows {self.layout}): search "
+            "with that model, or rebuild the vectors for this one (reindex_embeddings=True, "
+            "or `session-recall embed --reindex`)"
+        )
+
+    def check(self) -> None:
+        """Raise unless the store holds vectors of this model and layout (before a search)."""
+        with self.backend._read() as conn:
+            recorded = self._recorded(conn)
+        if recorded[0] is None:
+            raise NoVectorsError(
+                f"{self.backend.describe()} holds no passage vectors: open it writable with "
+                "embeddings= and call embed_missing() (or run `session-recall embed`), or "
+                "search without embeddings"
+            )
+        if recorded != (self.identity, self.layout):
+            raise self._mismatch(recorded)
+
+    # ------------------------------------------------------------------ writing
+
+    def refresh(self, session_ids: Iterable[str]) -> int:
+        """Embed the new or changed windows of these sessions; how many were embedded.
+
+        Reads each session from its last stored window on (a recorder's turn re-embeds at
+        most the one or two windows its message joins), embeds in batches of
+        ``batch_size`` and writes each session's windows in one short transaction.
+        """
+        d = self.backend.dialect
+        plans: list[tuple[str, str, int, list[Window]]] = []
+        with self.backend._read() as conn:
+            for sid in dict.fromkeys(session_ids):
+                for size, overlap in self.layouts:
+                    plan = self._plan(conn, sid, size, overlap)
+                    if plan is not None:
+                        plans.append(plan)
+        texts = [w.text for *_, fresh in plans for w in fresh]
+        vectors: list[Any] = []
+        for at in range(0, len(texts), self.batch_size):
+            vectors.extend(self.embeddings.embed_documents(texts[at : at + self.batch_size]))
+        blobs = iter(_unit_blobs(vectors))
+        for sid, layout, first, fresh in plans:
+            with self.backend._write() as conn:
+                key = {"sid": sid, "layout": layout, "start": first}
+                conn.execute(vs.delete_windows_from(d), key)
+                conn.cursor().executemany(
+                    vs.insert_window(d),
+                    [
+                        {
+                            "session_id": sid,
+                            "layout": layout,
+                            "start_id": w.start_id,
+                            "last_id": w.message_ids[-1],
+                            "message_ids": _ids_json(w),
+                            "embedding": next(blobs),
+                        }
+                        for w in fresh
+                    ],
+                )
+        return len(texts)
+
+    def _plan(
+        self, conn: Any, sid: str, size: int, overlap: int
+    ) -> tuple[str, str, int, list[Window]] | None:
+        """What one session's windows of one layout need: ``(session, layout, first start
+        to rewrite, windows from it on)``, or ``None`` when they are up to date."""
+        d = self.backend.dialect
+        layout = layout_text(((size, overlap),))
+        row = conn.execute(vs.last_window(d), {"sid": sid, "layout": layout}).fetchone()
+        start = int(row[0]) if row else 0
+        rows = conn.execute(vs.messages_from(d), {"sid": sid, "start": start}).fetchall()
+        if not rows:
+            return None
+        windows = passage_windows(
+            sid,
+            rows[0][3] if isinstance(rows[0][3], str) else None,
+            float(rows[0][4]) if rows[0][4] is not None else None,
+            [(int(r[0]), str(r[1]), r[2] if isinstance(r[2], str) else None) for r in rows],
+            size=size,
+            overlap=overlap,
+        )
+        key = {"sid": sid, "layout": layout, "start": start}
+        stored = {int(s): m for s, m in conn.execute(vs.windows_from(d), key)}
+        changed = [w.start_id for w in windows if stored.get(w.start_id) != _ids_json(w)]
+        changed += set(stored) - {w.start_id for w in windows}  # messages gone
+        if not changed:
+            return None
+        first = min(changed)
+        return sid, layout, first, [w for w in windows if w.start_id >= first]
+
+    def embed_missing(self, *, progress: Progress | None = None, chunk: int = 50) -> int:
+        """Bring every session's windows up to date (a backfill); windows embedded.
+
+        Sessions go ``chunk`` at a time (one embedding batch per chunk), ``progress`` is
+        called after each; killed half-way, a second run embeds only what is still missing.
+        """
+        with self.backend._read() as conn:
+            ids = [r[0] for r in conn.execute(vs.sessions_with_messages(self.backend.dialect))]
+        done = 0
+        for at in range(0, len(ids), chunk):
+            done += self.refresh(ids[at : at + chunk])
+            if progress is not None:
+                progress(min(at + chunk, len(ids)), len(ids))
+        return done
+
+    # ------------------------------------------------------------------ searching
+
+    def _load(self) -> _Matrix | None:
+        d = self.backend.dialect
+        with self.backend._read() as conn:
+            count, top = conn.execute(vs.version(d)).fetchone()
+            version = (int(count), int(top))
+            with self._lock:
+                if self._matrix is not None and self._matrix.version == version:
+                    return self._matrix
+            rows = conn.execute(vs.all_vectors(d)).fetchall()
+        np = numpy()
+        if not rows:
+            return None
+        codes: dict[str, int] = {}
+        layouts = {layout_text((pair,)): n for n, pair in enumerate(self.layouts)}
+        matrix = _Matrix(
+            version=version,
+            ids=np.array([int(r[0]) for r in rows], dtype=np.int64),
+            codes=np.array([codes.setdefault(r[1], len(codes)) for r in rows], dtype=np.int64),
+            sessions=list(codes),
+            layouts=np.array([layouts.get(r[2], -1) for r in rows], dtype=np.int64),
+            message_ids=[r[3] for r in rows],
+            vectors=np.vstack([np.frombuffer(bytes(r[4]), dtype="<f4") for r in rows]),
+        )
+        with self._lock:
+            self._matrix = matrix
+        return matrix
+
+    def search(
+        self,
+        query: Sequence[float],
+        *,
+        filters: SearchFilters,
+        limit: int,
+        include: Iterable[str] = (),
+    ) -> DenseResult:
+        """The ``limit`` sessions whose best window is closest to ``query``, plus the
+        sessions of ``include`` (the lexical candidates) that the filters allow."""
+        np = numpy()
+        matrix = self._load()
+        if matrix is None:
+            return DenseResult({}, 0.0, 0.0)
+        statement, params = vs.allowed_rows(self.backend.dialect, filters)
+        with self.backend._read() as conn:
+            started = {int(r[0]): float(r[1] or 0.0) for r in conn.execute(statement, params)}
+        rows = np.flatnonzero(np.isin(matrix.ids, np.fromiter(started, dtype=np.int64)))
+        if rows.size == 0:
+            return DenseResult({}, 0.0, 0.0)
+        q = np.asarray(query, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        n_sessions = len(matrix.sessions)
+        total = np.zeros(n_sessions)
+        present = np.zeros(n_sessions, dtype=bool)
+        best_row = np.full(n_sessions, -1, dtype=np.int64)
+        best_sim = np.full(n_sessions, -np.inf)
+        for layout in range(len(self.layouts)):
+            mine = rows[matrix.layouts[rows] == layout]
+            if mine.size == 0:
+                continue
+            sims = matrix.vectors[mine] @ q
+            # rows grouped by session, best first within each: a row's rank in its session
+            order = np.lexsort((-sims, matrix.codes[mine]))
+            codes = matrix.codes[mine][order]
+            sessions, starts = np.unique(codes, return_index=True)
+            sizes = np.diff(np.append(starts, codes.size))
+            rank = np.arange(codes.size) - np.repeat(starts, sizes)
+            decay = np.where(rank < SESSION_WINDOWS, WINDOW_DECAY ** rank.astype(np.float64), 0.0)
+            scores = np.bincount(np.searchsorted(sessions, codes), weights=decay * sims[order])
+            low, high = scores.min(), scores.max()
+            # each layout scaled to 0-1 over the sessions in scope, then averaged
+            total[sessions] += (scores - low) / (high - low) if high > low else 0.0
+            present[sessions] = True
+            top = mine[order][starts]
+            top_sims = sims[order][starts]
+            better = top_sims > best_sim[sessions]
+            best_row[sessions[better]] = top[better]
+            best_sim[sessions[better]] = top_sims[better]
+        found = np.flatnonzero(present)
+        if found.size == 0:
+            return DenseResult({}, 0.0, 0.0)
+        scores = total[found] / len(self.layouts)
+        by_score = np.argsort(-scores, kind="stable")
+        wanted = set(include)
+        hits: dict[str, DenseHit] = {}
+        for n, i in enumerate(by_score.tolist()):
+            code = int(found[i])
+            sid = matrix.sessions[code]
+            if n < limit or sid in wanted:
+                row = int(best_row[code])
+                hits[sid] = DenseHit(
+                    sid,
+                    float(scores[i]),
+                    float(best_sim[code]),
+                    tuple(json.loads(matrix.message_ids[row])),
+                    started[int(matrix.ids[row])],
+                )
+        return DenseResult(hits, float(scores.min()), float(scores.max()))
+
+
+def _ids_json(window: Window) -> str:
+    return json.dumps(list(window.message_ids), separators=(",", ":"))
+
+
+def _unit_blobs(vectors: Sequence[Sequence[float]]) -> list[bytes]:
+    """Vectors as unit-length little-endian float32 bytes."""
+    if not vectors:
+        return []
+    np = numpy()
+    m = np.asarray(vectors, dtype="<f4")
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    m = m / np.where(norms == 0, 1.0, norms)
+    return [row.astype("<f4").tobytes() for row in m]

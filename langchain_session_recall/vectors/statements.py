@@ -1,0 +1,126 @@
+"""SQL of the passage-vector table, for both dialects (one builder per statement).
+
+``passage_vectors`` holds one row per window: its session, its layout (``"3/1"``), first and
+last message ids, the window's message ids (JSON) and its vector as little-endian float32
+bytes (the layout sqlite-vec and pgvector's ``bytea`` input read). Rows go with their session
+(``ON DELETE CASCADE``). The model that made them is recorded in ``session_recall_meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_session_recall.backends import sql
+from langchain_session_recall.models import SearchFilters
+
+TABLE = "passage_vectors"
+META_MODEL = "embedding_model"
+META_WINDOW = "embedding_window"
+
+
+def create_table(d: sql.Dialect) -> list[str]:
+    """The table and its index (idempotent)."""
+    if d.name == "postgresql":
+        key, blob = "id BIGSERIAL PRIMARY KEY", "BYTEA"
+    else:
+        key, blob = "id INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB"
+    return [
+        f"CREATE TABLE IF NOT EXISTS {TABLE} ({key}, "
+        "session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, "
+        "layout TEXT NOT NULL, start_id BIGINT NOT NULL, last_id BIGINT NOT NULL, "
+        f"message_ids TEXT NOT NULL, embedding {blob} NOT NULL)",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {TABLE}_window "
+        f"ON {TABLE}(session_id, layout, start_id)",
+    ]
+
+
+def table_exists(d: sql.Dialect) -> str:
+    if d.name == "postgresql":
+        return f"SELECT to_regclass('{TABLE}') IS NOT NULL"
+    return f"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'"
+
+
+def get_meta(d: sql.Dialect) -> str:
+    return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
+
+
+def delete_meta(d: sql.Dialect) -> str:
+    return f"DELETE FROM session_recall_meta WHERE key = {d.param('key')}"
+
+
+def insert_meta(d: sql.Dialect) -> str:
+    values = f"{d.param('key')}, {d.param('value')}"
+    return f"INSERT INTO session_recall_meta (key, value) VALUES ({values})"
+
+
+def last_window(d: sql.Dialect) -> str:
+    """The session's last stored window of a layout: ``start_id``."""
+    return (
+        f"SELECT start_id FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"AND layout = {d.param('layout')} ORDER BY start_id DESC LIMIT 1"
+    )
+
+
+def windows_from(d: sql.Dialect) -> str:
+    """The session's stored windows of a layout from ``start_id`` on: ``start_id,
+    message_ids``."""
+    return (
+        f"SELECT start_id, message_ids FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"AND layout = {d.param('layout')} AND start_id >= {d.param('start')}"
+    )
+
+
+def messages_from(d: sql.Dialect) -> str:
+    """The session's messages from id ``start`` on, in order: ``id, role, content``, and the
+    session's title and start (the windows' header)."""
+    return (
+        "SELECT m.id, m.role, m.content, s.title, s.started_at FROM messages m "
+        f"JOIN sessions s ON s.id = m.session_id WHERE m.session_id = {d.param('sid')} "
+        f"AND m.id >= {d.param('start')} AND {d.visibility} ORDER BY m.id"
+    )
+
+
+def delete_windows_from(d: sql.Dialect) -> str:
+    return (
+        f"DELETE FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"AND layout = {d.param('layout')} AND start_id >= {d.param('start')}"
+    )
+
+
+def insert_window(d: sql.Dialect) -> str:
+    names = ("session_id", "layout", "start_id", "last_id", "message_ids", "embedding")
+    return (
+        f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join(d.param(n) for n in names)})"
+    )
+
+
+def clear(d: sql.Dialect) -> str:
+    return f"DELETE FROM {TABLE}"
+
+
+def sessions_with_messages(d: sql.Dialect) -> str:
+    """Every session holding a message, oldest first (what a backfill walks)."""
+    return "SELECT s.id FROM sessions s WHERE s.message_count > 0 ORDER BY s.started_at, s.id"
+
+
+def version(d: sql.Dialect) -> str:
+    """What changes whenever a row is added or removed: the cache's key."""
+    return f"SELECT count(*), coalesce(max(id), 0) FROM {TABLE}"
+
+
+def all_vectors(d: sql.Dialect) -> str:
+    return f"SELECT id, session_id, layout, message_ids, embedding FROM {TABLE} ORDER BY id"
+
+
+def allowed_rows(d: sql.Dialect, filters: SearchFilters) -> tuple[str, dict[str, Any]]:
+    """Ids of the windows a search may use: the same session-level filters the lexical
+    search applies to session headers (:func:`~langchain_session_recall.backends.sql.
+    session_filter_clauses`: tenant, sources, dates, excluded sessions; a role filter leaves
+    none, as a window has no single role)."""
+    where, params = sql.session_filter_clauses(d, filters)
+    cond = " AND ".join(where) if where else "1 = 1"
+    return (
+        f"SELECT v.id, s.started_at FROM {TABLE} v JOIN sessions s ON s.id = v.session_id "
+        f"WHERE {cond}",
+        params,
+    )

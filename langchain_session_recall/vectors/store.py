@@ -1,0 +1,131 @@
+"""What a store does with an embedding model: the glue between its writes and its
+:class:`~langchain_session_recall.vectors.index.VectorIndex` (a mixin of ``SessionBackend``).
+
+A write's vectors are made after its transaction commits, never inside it (an embedding call
+may take seconds; the write lock must not wait for it). If the model fails, the messages stay
+stored, a warning is logged, and :meth:`StoreVectors.embed_missing` adds the missing vectors
+later.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from langchain_session_recall.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from langchain_session_recall.vectors.index import Progress, VectorIndex
+    from langchain_session_recall.vectors.windows import WindowSpec
+
+__all__ = ["StoreVectors"]
+
+logger = logging.getLogger(__name__)
+
+
+class StoreVectors:
+    """Passage vectors of a store opened with ``embeddings=`` (see ``docs/hybrid.md``)."""
+
+    vectors: VectorIndex | None = None
+    """The store's passage-vector index, or ``None`` (opened without ``embeddings``)."""
+
+    def _open_vectors(
+        self, embeddings: Embeddings | None, window: WindowSpec, reindex: bool
+    ) -> None:
+        """At the end of a store's ``__init__``: its vector index, else the store closed."""
+        if embeddings is None:
+            return
+        try:
+            self.enable_embeddings(embeddings, window=window, reindex=reindex)
+        except BaseException:
+            self.close()  # type: ignore[attr-defined]
+            raise
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """The embedding model the store writes vectors with (``None``: lexical only)."""
+        return self.vectors.embeddings if self.vectors is not None else None
+
+    def embed_missing(self, *, progress: Progress | None = None) -> int:
+        """Embed every window the store lacks a vector for (a backfill); how many.
+
+        ``progress(sessions done, sessions in all)`` is called as it goes. Safe to stop and
+        run again: it carries on where it stopped.
+
+        Raises:
+            InvalidArgumentError: the store was opened without ``embeddings``.
+
+        Example:
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> from langchain_session_recall import SessionStore
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "hi"}])
+            >>> store.enable_embeddings(DeterministicFakeEmbedding(size=8))
+            >>> store.embed_missing(), store.embed_missing()
+            (1, 0)
+        """
+        if self.vectors is None:
+            raise InvalidArgumentError(
+                "the store has no embedding model: open it with embeddings=... "
+                "(or call enable_embeddings(model) first)"
+            )
+        return self.vectors.embed_missing(progress=progress)
+
+    def enable_embeddings(
+        self,
+        embeddings: Embeddings,
+        *,
+        window: WindowSpec | None = None,
+        reindex: bool = False,
+    ) -> None:
+        """Write passage vectors with ``embeddings`` from now on (what ``embeddings=`` at
+        opening does), in windows of ``window`` (``(size, overlap)``, several as a list,
+        default 3/1). Existing messages get theirs from :meth:`embed_missing`.
+
+        Raises:
+            EmbeddingMismatchError: the store holds vectors of another model or window
+                layout and ``reindex`` is false.
+        """
+        from langchain_session_recall.backends.base import SessionBackend
+        from langchain_session_recall.vectors.index import VectorIndex
+        from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
+
+        assert isinstance(self, SessionBackend)
+        index = VectorIndex(self, embeddings, windows=window or (DEFAULT_SIZE, DEFAULT_OVERLAP))
+        if not self.read_only:  # a read-only store is searched with the vectors it has
+            index.prepare(reindex=reindex)
+        self._pending_vectors: set[str] = set()
+        self._pending_lock = threading.Lock()
+        self.vectors = index
+
+    def _wrote(self, session_ids: Iterable[str], *, in_block: bool) -> None:
+        """After a write committed (or inside a block: when the block ends)."""
+        if self.vectors is None:
+            return
+        with self._pending_lock:
+            self._pending_vectors.update(session_ids)
+        if not in_block:
+            self._flush_vectors()
+
+    def _flush_vectors(self) -> None:
+        if self.vectors is None:
+            return
+        with self._pending_lock:
+            pending, self._pending_vectors = self._pending_vectors, set()
+        if not pending:
+            return
+        try:
+            self.vectors.refresh(sorted(pending))
+        except Exception as exc:
+            logger.warning(
+                "passage vectors of %d session(s) not written (%s: %s); the messages are "
+                "stored, and embed_missing() or `session-recall embed` adds the vectors later",
+                len(pending),
+                type(exc).__name__,
+                exc,
+            )

@@ -1,0 +1,60 @@
+"""``session-recall embed``: the backfill from the shell, with progress, refusing another
+model unless --reindex."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import run_cli
+from hybrid_support import ConceptEmbeddings
+
+from langchain_session_recall import SessionRecallRetriever, SessionStore
+
+MODEL = "hybrid_support:ConceptEmbeddings"
+
+
+def _store(path: Path) -> None:
+    with SessionStore(path) as store:
+        for n in range(3):
+            store.add_session(f"s{n}")
+            store.add_messages(
+                f"s{n}", [{"role": "user", "content": f"dinner with colleagues {n}"}]
+            )
+
+
+def test_embed_backfills_with_progress_and_then_has_nothing_to_do(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _store(db)
+    first = run_cli("embed", "--db", str(db), "--embeddings", MODEL)
+    assert first.code == 0, first.err
+    assert "embedded sessions 3/3" in first.err
+    assert "Embedded 3 windows with hybrid_support.ConceptEmbeddings:concepts-v1" in first.out
+    again = run_cli("embed", "--db", str(db), "--embeddings", MODEL, "--json")
+    assert json.loads(again.out)["windows"] == 0
+    with SessionStore(db, read_only=True) as store:
+        docs = SessionRecallRetriever(store=store, embeddings=ConceptEmbeddings()).invoke(
+            "workmates"
+        )
+        assert docs and docs[0].metadata["signals"]["similarity"] > 0
+
+
+def test_embed_refuses_another_model_unless_reindex(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _store(db)
+    assert run_cli("embed", "--db", str(db), "--embeddings", MODEL).code == 0
+    other = "hybrid_support:OtherModel"
+    refused = run_cli("embed", "--db", str(db), "--embeddings", other)
+    assert refused.code == 2
+    assert "--reindex" in refused.err and "concepts-v1" in refused.err
+    redone = run_cli("embed", "--db", str(db), "--embeddings", other, "--reindex", "--json")
+    assert redone.code == 0 and json.loads(redone.out)["windows"] == 3
+
+
+def test_embed_says_what_a_bad_model_name_is(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _store(db)
+    bad = run_cli("embed", "--db", str(db), "--embeddings", "no_such_module:thing")
+    assert bad.code == 2 and "no_such_module" in bad.err
+    window = run_cli("embed", "--db", str(db), "--embeddings", MODEL, "--window", "three")
+    assert window.code == 2 and "SIZE/OVERLAP" in window.err
