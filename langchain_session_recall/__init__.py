@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         SessionRecallError,
         StoreBusyError,
     )
+    from langchain_session_recall.history import SessionChatMessageHistory
     from langchain_session_recall.models import (
         MessageHit,
         RecentSession,
@@ -64,6 +65,7 @@ _WHERE = {
     "SecretPattern": "summarize.redaction",
     "Session": "models",
     "SessionBackend": "backends",
+    "SessionChatMessageHistory": "history",
     "SessionNotFoundError": "errors",
     "SessionRecallError": "errors",
     "SessionRecallRetriever": "retriever",
@@ -97,6 +99,7 @@ __all__ = [
     "SecretPattern",
     "Session",
     "SessionBackend",
+    "SessionChatMessageHistory",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",

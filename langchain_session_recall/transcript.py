@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from langchain_session_recall.core.cjk import CJK_RANGES
 from langchain_session_recall.core.text import clip_tool_output
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.tool_calls import clip_argument, parse_tool_calls, render_tool_call
 
 __all__ = [
     "EARLIER_MARKER",
@@ -38,7 +39,9 @@ def _tag(label: str, message_id: int, show_ids: bool) -> str:
     return f"[{label} #{message_id}]" if show_ids else f"[{label}]"
 
 
-def _parts(message: StoredMessage, show_ids: bool) -> list[str]:
+def _parts(
+    message: StoredMessage, show_ids: bool, clip: Callable[[str], str] = clip_argument
+) -> list[str]:
     role = message.role.upper()
     content = message.content or ""
     if role == "TOOL":
@@ -46,12 +49,9 @@ def _parts(message: StoredMessage, show_ids: bool) -> list[str]:
         return [f"{_tag(label, message.id, show_ids)}: {clip_tool_output(content)}"]
     tag = _tag(role, message.id, show_ids)
     if role == "ASSISTANT" and message.tool_calls:
-        parts = []
-        names = message.tool_call_names
-        if names:
-            parts.append(f"{tag}: [Called: {', '.join(names)}]")
-        if content:
-            parts.append(f"{tag}: {content}")
+        calls = parse_tool_calls(message.tool_calls)
+        parts = [f"{tag}: {content}"] if content else []
+        parts += [render_tool_call(call, tag[1:-1], clip=clip) for call in calls]
         return parts
     return [f"{tag}: {content}"]
 
@@ -61,11 +61,15 @@ def format_transcript(
     *,
     show_ids: bool = False,
     root_id: str | None = None,
+    clip_arguments: Callable[[str], str] = clip_argument,
 ) -> Transcript:
     """Format messages as ``[USER]: ...`` parts joined by blank lines.
 
-    An assistant's tool calls appear as ``[ASSISTANT]: [Called: name1, name2]`` (names only),
-    tool results as ``[TOOL:name]: ...`` clipped to the first and last 250 characters. When the
+    An assistant's text comes first, then each of its tool calls as
+    ``[ASSISTANT → write_file(path="a.py")]:`` with its long arguments as fenced code blocks
+    (see :func:`~langchain_session_recall.tool_calls.render_tool_call`; ``clip_arguments``
+    shortens a long one), tool results as ``[TOOL:name]: ...`` clipped to the first and last
+    250 characters. When the
     chain moves into another session than ``root_id`` (a sub-agent or a continuation), a
     ``--- session <id> ---`` line says so.
 
@@ -84,14 +88,15 @@ def format_transcript(
             length += len(parts[-1]) + 2
         current = message.session_id
         offsets[message.id] = length
-        for part in _parts(message, show_ids):
+        for part in _parts(message, show_ids, clip_arguments):
             parts.append(part)
             length += len(part) + 2
     return Transcript("\n\n".join(parts), offsets)
 
 
-def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
-    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text).
+def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
+    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text);
+    ``None``: the whole text.
 
     Returns the text with ``...[earlier/later conversation truncated]...`` markers where it
     was cut, and whether it was cut. A cut moves to the nearest line break within a quarter of
@@ -102,7 +107,7 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
         >>> window(text, text.index("MATCH"), 16)[0].split("\\n\\n")[1]
         'three MATCH'
     """
-    if len(text) <= max_chars:
+    if max_chars is None or len(text) <= max_chars:
         return text, False
     center = min(max(center, 0), len(text))
     start = max(0, center - max_chars // 2)
@@ -167,26 +172,43 @@ def term_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
 
 
 def match_position(
-    text: str, spans: Iterable[tuple[int, int]], pattern: re.Pattern[str] | None
+    text: str,
+    spans: Iterable[tuple[int, int]],
+    pattern: re.Pattern[str] | None,
+    width: int | None = None,
 ) -> int:
-    """Where the first match lies: the first hit of ``pattern`` inside one of ``spans``.
+    """Where the window over the matches should be centred.
 
     ``spans`` are the ``(start, end)`` offsets of the matching messages in ``text``, in
-    transcript order. When the pattern finds nothing in them (the index matched a form it
-    cannot see), the start of the first span; 0 when there is none.
+    transcript order; in each, the first hit of ``pattern`` is its match (the start of the
+    span when the pattern finds nothing there: the index matched a form it cannot see). Without
+    ``width``, the first match. With it, the middle of the densest run of matches that fits in
+    ``width`` characters (the first such run when several hold as many); 0 when there is none.
 
     Example:
         >>> text = "[USER]: hello [ASSISTANT]: set pool_mode=transaction"
         >>> match_position(text, [(14, len(text))], term_pattern(["pool mode"]))
         31
+        >>> match_position("a" * 100, [(0, 1), (60, 61), (70, 71), (80, 81)], None, 40)
+        70
     """
-    ordered = list(spans)
-    if pattern is not None:
-        for start, end in ordered:
-            hit = pattern.search(text, start, end)
-            if hit is not None:
-                return hit.start()
-    return ordered[0][0] if ordered else 0
+    hits: list[int] = []
+    for start, end in spans:
+        hit = pattern.search(text, start, end) if pattern is not None else None
+        hits.append(hit.start() if hit is not None else start)
+    if not hits:
+        return 0
+    if width is None:
+        return hits[0]
+    hits.sort()
+    best, first, last = 0, hits[0], hits[0]
+    low = 0
+    for high, position in enumerate(hits):  # two pointers: runs of hits within width
+        while position - hits[low] > width:
+            low += 1
+        if high - low + 1 > best:
+            best, first, last = high - low + 1, hits[low], position
+    return (first + last) // 2
 
 
 def format_when(timestamp: float | None) -> str:

@@ -331,8 +331,11 @@ Categories: `natural` (questions as users ask them), `keyword` (queries an agent
 (words only in tool output), `delegation` (the answer spread over a parent and its sub-agents),
 `continuation` (the answer sits in a compression continuation), `inflection` (other word forms
 than the transcript), `typo_partial` (misspelt or truncated words), `zh`, `ja`, `mixed`
-(Chinese, Japanese, Chinese-English, including two-character words and Latin glued to CJK).
-`cjk` aggregates the last three.
+(Chinese, Japanese, Chinese-English, including two-character words and Latin glued to CJK),
+`tool_call` (the code or command a user asks for lives only in a tool call's arguments: "where
+is the script that prunes docker images?"; one script is longer than the 1,024 characters of
+tool-call JSON the index held before schema 3, and its line-initial words were glued to the
+JSON's `\n` escapes). `cjk` aggregates `zh`, `ja` and `mixed`.
 
 ### Recall@5 (%) and MRR by category
 

@@ -29,6 +29,7 @@ from langchain_session_recall.core.cjk import has_cjk
 from langchain_session_recall.core.lineage import resolve_roots
 from langchain_session_recall.core.query import (
     MAX_CORRECTIONS,
+    MAX_EXCLUDED_TERMS,
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = [
+    "EXCLUDED_HIT_LIMIT",
     "MAX_STORE_QUERIES",
     "SearchOutcome",
     "match_headers",
@@ -68,11 +70,14 @@ __all__ = [
 _NO_FILTERS = SearchFilters()
 # the term, the "indexed?" probe, each correction (as a word, as a prefix), the term's prefix
 _TRIES_PER_TERM = 3 + 2 * MAX_CORRECTIONS
-MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
+EXCLUDED_HIT_LIMIT = 10_000
+"""Message hits fetched per ``NOT`` term to find the sessions it leaves out: a word in more
+messages than this may leave some of its sessions in the results."""
+MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS + MAX_EXCLUDED_TERMS
 """Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
 reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
-whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
-one for the other terms together. Each holds at most
+whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), one
+for the other terms together, and one per ``NOT`` term. Each holds at most
 :data:`~langchain_session_recall.core.query.MAX_QUERY_TERMS` terms, of which at most
 :data:`~langchain_session_recall.core.query.MAX_PREFIX_TERMS` prefixes."""
 QueryReading = Literal["natural", "strict", "relaxed"]
@@ -140,6 +145,11 @@ def search_sessions(
         excluded = tuple(dict.fromkeys([current, *backend.chain(current_root)]))
     filters = request.filters(excluded)
     exclude = [current_root] if current_root else []
+    exclude += sorted(_excluded_roots(backend, query, user_id))
+    if not query.relaxed:  # "NOT python": the recent sessions that never mention it
+        return SearchOutcome(
+            query=query, reading="strict", sessions=_recent(backend, filters, exclude)
+        )
     any_of = _any_of(query)
     if query.explicit and not any_of:
         hits = backend.match_messages(
@@ -185,6 +195,44 @@ def search_sessions(
     return SearchOutcome(
         query=query, reading=reading, sessions=ranked, expansions=expansions, time_hint=hint
     )
+
+
+def _excluded_roots(backend: SessionBackend, query: ParsedQuery, user_id: str | None) -> set[str]:
+    """Roots of the chains in which a ``NOT`` term occurs anywhere (a message of any role or
+    source, a title): ``NOT`` leaves out sessions, not only the messages that say the word."""
+    if not query.excluded:
+        return set()
+    scope = SearchFilters(user_id=user_id)
+    ids: list[str] = []
+    for term in query.excluded:
+        single = single_term_query(term)
+        hits = backend.match_messages(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
+        ids += [h.session_id for h in hits]
+        headers = backend.match_sessions(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
+        ids += [h.session_id for h in headers]
+    if not ids:
+        return set()
+    parents = backend.parents_of(list(dict.fromkeys(ids)), user_id=user_id)
+    return set(resolve_roots(ids, parents, cycle_root=backend.first_started).values())
+
+
+_RECENT_LIMIT = 50
+
+
+def _recent(
+    backend: SessionBackend, filters: SearchFilters, exclude: Sequence[str]
+) -> list[RankedSession]:
+    """The recent root sessions in scope outside ``exclude``, newest first, as unranked results
+    (a query of ``NOT`` terms alone)."""
+    recent = backend.recent_sessions(
+        _RECENT_LIMIT,
+        exclude_sources=filters.exclude_sources,
+        exclude_session_ids=[*filters.exclude_session_ids, *exclude],
+        user_id=filters.user_id,
+        after=filters.after,
+        before=filters.before,
+    )
+    return [RankedSession(r.id, 0.0, (), (r.id,), r.started_at, coverage=0.0) for r in recent]
 
 
 def _with_dense(

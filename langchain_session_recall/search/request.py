@@ -30,8 +30,10 @@ DEFAULT_K = 3
 """Sessions a search returns unless asked otherwise."""
 DEFAULT_MAX_K = 5
 """Most sessions one search returns (larger requests are clamped, not rejected)."""
-DEFAULT_MAX_CHARS = 100_000
-"""Transcript characters per result unless asked otherwise (cut around the first match)."""
+DEFAULT_MAX_CHARS = 8_000
+"""Transcript characters per result unless asked otherwise: a window that fits a prompt,
+centred on the densest run of matches, its cuts marked (``...[earlier conversation
+truncated]...``). ``max_chars=None`` asks for the whole transcript."""
 HIT_LIMIT = 100
 """Message hits fetched per index and per search term (or per strict query) over the whole
 store, the best first (reference: 50 for the whole query)."""
@@ -89,8 +91,8 @@ class SearchRequest:
     """Only sessions started before this moment (Unix seconds)."""
     now: float | None = None
     """The moment relative time words in the query refer to (``None``: the current time)."""
-    max_chars: int = DEFAULT_MAX_CHARS
-    """Transcript characters per result, cut around the first match."""
+    max_chars: int | None = DEFAULT_MAX_CHARS
+    """Transcript characters per result, a window centred on the matches (``None``: whole)."""
     hit_limit: int = HIT_LIMIT
     """Message hits gathered per index and per term before sessions are ranked, the best over
     the whole store (besides ``hits_per_session`` of every other session)."""

@@ -14,6 +14,7 @@ EXPECTED_ALL = [
     "SecretPattern",
     "Session",
     "SessionBackend",
+    "SessionChatMessageHistory",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",
