@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         SessionRecallError,
         StoreBusyError,
     )
+    from langchain_session_recall.history import SessionChatMessageHistory
     from langchain_session_recall.models import (
         MessageHit,
         RecentSession,
@@ -66,6 +67,7 @@ _WHERE = {
     "SecretPattern": "summarize.redaction",
     "Session": "models",
     "SessionBackend": "backends",
+    "SessionChatMessageHistory": "history",
     "SessionNotFoundError": "errors",
     "SessionRecallError": "errors",
     "SessionRecallRetriever": "retriever",
@@ -100,6 +102,7 @@ __all__ = [
     "SecretPattern",
     "Session",
     "SessionBackend",
+    "SessionChatMessageHistory",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",

@@ -27,8 +27,8 @@ RECALL_KEY = "recall"
 class ShownMessage:
     """One tagged part of a message as the window shows it.
 
-    A message is one part; an assistant message that called tools is one more, its calls
-    (``tool_calls`` holds their names, ``text`` the line shown for them). ``text`` is what
+    A message is one part; an assistant message that called tools is one more per call
+    (``tool_calls`` holds its name, ``call`` the call as its tag shows it). ``text`` is what
     follows the tag: a tool result clipped as shown, cut where the window ends (``cut``).
     """
 
@@ -41,6 +41,9 @@ class ShownMessage:
     text: str
     tool_name: str | None = None
     tool_calls: tuple[str, ...] = ()
+    call: str = ""
+    """A tool call as its tag shows it (`` → write_file(path="a.py")``); ``text`` holds its
+    long arguments."""
     cut: bool = False
 
 
@@ -166,6 +169,7 @@ def shown_window(text: str, parts: Sequence[Part], start: int, end: int) -> Wind
             text=p.body[: max(0, end - p.body_start)],
             tool_name=p.message.tool_name,
             tool_calls=p.tool_calls,
+            call=p.call,
             cut=p.end > end,
         )
         for p in shown

@@ -22,6 +22,7 @@ from langchain_session_recall.search.blend import DenseSearch
 from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.search.request import SearchRequest, as_request
+from langchain_session_recall.tool_calls import redact_tool_calls
 from langchain_session_recall.transcript import (
     format_transcript,
     format_when,
@@ -80,7 +81,7 @@ def search_results(
     **changes: Any,
 ) -> list[Result]:
     """The ``k`` best root sessions for the request's query, each cut to ``max_chars`` around
-    its match.
+    its matches (``None``: the whole transcript).
 
     ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
     query text of one with its defaults; ``changes`` set its fields (``k=5``).
@@ -116,7 +117,7 @@ class _SearchResult:
     query: str
     outcome: SearchOutcome
     user_id: str | None
-    max_chars: int
+    max_chars: int | None
     show_message_ids: bool
     redact: Callable[[str], str] | None = None
 
@@ -136,7 +137,8 @@ class _SearchResult:
         ends = dict(zip(starts, [*starts[1:], len(text)], strict=True))
         offsets = transcript.offsets
         matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
-        centre = match_position(text, [(s, ends[s]) for s in matched], self.pattern)
+        spans = [(s, ends[s]) for s in matched]
+        centre = match_position(text, spans, self.pattern, self.max_chars and self.max_chars // 2)
         start, end = window_bounds(text, centre, self.max_chars)
         title = _clean(session.title, self.redact)
         recalled = recalled_session(
@@ -189,20 +191,10 @@ def redact_messages(
         dataclasses.replace(
             m,
             content=_clean(m.content, redact) or "",
-            tool_calls=_redact_value(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
+            tool_calls=redact_tool_calls(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
         )
         for m in messages
     ]
-
-
-def _redact_value(value: Any, redact: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redact_value(v, redact) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_value(v, redact) for v in value]
-    return value
 
 
 def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:

@@ -26,6 +26,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import bound_query
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
+from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.blend import (
     DEFAULT_DENSE_CANDIDATES,
@@ -38,6 +39,7 @@ from langchain_session_recall.search.request import (
     DEFAULT_MAX_K,
     HIDDEN_SOURCES,
     HIT_LIMIT,
+    HITS_PER_SESSION,
     SearchRequest,
     role_list,
 )
@@ -55,10 +57,10 @@ class SessionRecallRetriever(BaseRetriever):
 
     With a query, each Document's ``page_content`` is the formatted transcript of a matching
     session's whole chain (the session, its sub-agents and continuations), cut to ``max_chars``
-    around the first match. With an empty query, the retriever lists recent sessions instead
-    (previews only, instant). Text with nothing searchable in it (``"?"``, ``"NOT"``, an
-    emoji) gives no Documents, and a debug log line says why. The current conversation's chain
-    is never returned.
+    around the matches; its ``id`` is the session id. With an empty query, the retriever lists
+    recent sessions instead (previews only, instant). Text with nothing searchable in it
+    (``"?"``, ``"NOT"``, an emoji) gives no Documents, and a debug log line says why. The
+    current conversation's chain is never returned.
 
     Secrets are redacted (``redact=True``, the default): API keys, tokens, passwords and private
     keys in the transcripts, titles and previews are replaced by ``[REDACTED...]`` markers
@@ -67,7 +69,9 @@ class SessionRecallRetriever(BaseRetriever):
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
     ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
-    read from the run config (``config["configurable"]["session_id"]``).
+    read from the run config: ``config["configurable"]["session_id"]``, else
+    ``["thread_id"]`` (a LangGraph thread, which the recorder records as the session of that
+    id), so an agent never finds the conversation it is having, nor its sub-sessions.
 
     Example:
         >>> from langchain_session_recall import SessionRecallRetriever, SessionStore
@@ -95,12 +99,20 @@ class SessionRecallRetriever(BaseRetriever):
     """The conversation in progress: its whole chain is left out."""
     user_id: str | None = None
     """Tenant scope: only this user's sessions are searched and shown."""
-    max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=200)
-    """Transcript length per Document; longer ones are cut around the first matched word."""
+    max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=200)
+    """Transcript length per Document (default 8,000 characters, a size that fits a prompt):
+    a longer transcript is cut to a window centred on its densest run of matched words, the
+    cuts marked ``...[earlier conversation truncated]...`` and
+    ``...[later conversation truncated]...`` (``metadata["truncated"]`` says so). ``None``:
+    the whole transcript of the session's chain."""
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
-    """Message hits gathered per index before sessions are ranked."""
+    """Message hits gathered per index and query term before sessions are ranked, the best
+    over the whole store (besides ``hits_per_session`` of every other session)."""
+    hits_per_session: int = Field(default=HITS_PER_SESSION, ge=1)
+    """Message hits gathered of every other session with a match (its best, per index and
+    query term): every session competes, however many matches another one has."""
     now: float | datetime.datetime | str | None = None
     """The moment relative time words in a query ("last week", "yesterday") refer to: Unix
     seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)
@@ -156,9 +168,11 @@ class SessionRecallRetriever(BaseRetriever):
 
     @staticmethod
     def _with_session(config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Take the current session id from ``config["configurable"]["session_id"]``."""
+        """Take the current session id from ``config["configurable"]``: its ``session_id``,
+        else its ``thread_id`` (as :class:`~langchain_session_recall.SessionRecorder` names
+        the session it records a run into)."""
         if "current_session_id" not in kwargs and config:
-            session_id = (config.get("configurable") or {}).get("session_id")
+            session_id = configured_session(config)
             if session_id:
                 kwargs = {**kwargs, "current_session_id": session_id}
         return kwargs
@@ -240,6 +254,7 @@ class SessionRecallRetriever(BaseRetriever):
             now=to_timestamp(options.get("now", self.now)),
             max_chars=self.max_chars,
             hit_limit=self.hit_limit,
+            hits_per_session=self.hits_per_session,
             show_message_ids=self.show_message_ids,
             collapse_automation=self.collapse_automation,
         )
@@ -264,4 +279,10 @@ def _embedding_pool() -> ThreadPoolExecutor:
 
 
 def _document(result: Result) -> Document:
-    return Document(page_content=result.page_content, metadata=result.metadata)
+    """A Document whose ``id`` is its (root) session's id, as LangChain's stores set it."""
+    session_id = result.metadata.get("session_id")
+    return Document(
+        id=str(session_id) if session_id is not None else None,
+        page_content=result.page_content,
+        metadata=result.metadata,
+    )

@@ -9,12 +9,14 @@ users' sub-sessions inside the chain are left out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import Session, StoredMessage
+from langchain_session_recall.tool_calls import map_arguments, parse_tool_calls, redact_tool_calls
 from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = [
@@ -78,7 +80,11 @@ def _read_chain(
     if requested is None or (user_id is not None and requested.user_id != user_id):
         raise SessionNotFoundError(f"no session {session_id!r}")
     messages = [
-        dataclasses.replace(m, content=clean(m.content or ""))
+        dataclasses.replace(
+            m,
+            content=clean(m.content or ""),
+            tool_calls=redact_tool_calls(m.tool_calls, clean) if m.tool_calls else m.tool_calls,
+        )
         for m in store.chain_messages(root, user_id=user_id)
     ]
     return root, sessions.get(root) or requested, messages
@@ -229,7 +235,7 @@ def _fit(
     requested = {messages[a].id for a in anchors}
     for used in range(context, -1, -1):
         ranges = _ranges(len(messages), anchors, start, used)
-        longest = max(len(messages[i].content) for lo, hi in ranges for i in range(lo, hi + 1))
+        longest = max(_length(messages[i]) for lo, hi in ranges for i in range(lo, hi + 1))
         if len(_render(messages, ranges, root, requested, longest)) <= max_chars:
             return used, ranges, _render(messages, ranges, root, requested, longest), used < context
         low, high = 0, longest  # the largest clip that fits: binary search
@@ -242,6 +248,12 @@ def _fit(
         if low >= SHOW_MIN_CLIP or used == 0:
             return used, ranges, _render(messages, ranges, root, requested, low)[:max_chars], True
     raise AssertionError("unreachable: context 0 always returns")  # pragma: no cover
+
+
+def _length(message: StoredMessage) -> int:
+    """The longest text of a message that clipping can shorten: its content or an argument."""
+    calls = parse_tool_calls(message.tool_calls)
+    return max([len(message.content), *(len(v) for c in calls for _, v in c.text_arguments)])
 
 
 def _clip(text: str, limit: int) -> str:
@@ -269,12 +281,12 @@ def _render(
         hidden = low - previous_high - 1
         if hidden:
             parts.append(_omitted(hidden, "earlier " if previous_high < 0 else ""))
-        shown = [
-            dataclasses.replace(
-                m, content=_clip(m.content, clip * (_ANCHOR_WEIGHT if m.id in requested else 1))
-            )
-            for m in messages[low : high + 1]
-        ]
+        shown = []
+        for m in messages[low : high + 1]:
+            limit = clip * (_ANCHOR_WEIGHT if m.id in requested else 1)
+            shorten = functools.partial(_clip, limit=limit)
+            calls = m.tool_calls and map_arguments(m.tool_calls, shorten)
+            shown.append(dataclasses.replace(m, content=_clip(m.content, limit), tool_calls=calls))
         parts.append(format_transcript(shown, show_ids=True, root_id="" if chained else root).text)
         previous_high = high
     hidden = len(messages) - 1 - previous_high

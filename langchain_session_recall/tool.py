@@ -23,6 +23,7 @@ from langchain_session_recall.errors import (
     SessionRecallError,
 )
 from langchain_session_recall.messages import storable_text
+from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K
 from langchain_session_recall.summarize.redaction import redact_secrets
@@ -52,11 +53,10 @@ USE THIS PROACTIVELY when:
 - you want to check whether you already solved a similar problem.
 
 Query syntax: plain keywords or a natural question both work. For broad recall join keywords \
-with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to exclude \
-(python NOT java); a trailing * for a prefix (deploy*). Optional: limit (default {DEFAULT_K}, \
-max {DEFAULT_MAX_K}), \
-role_filter ("user,assistant"), after/before (ISO dates, e.g. 2026-11-01). The current \
-conversation is never searched. """
+with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to leave out \
+sessions that mention a word (python NOT java); a trailing * for a prefix (deploy*). \
+Optional: limit (default {DEFAULT_K}, max {DEFAULT_MAX_K}), role_filter ("user,assistant"), \
+after/before (ISO dates, e.g. 2026-11-01). The current conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
 
@@ -133,7 +133,8 @@ class SessionSearchTool(BaseTool):
 
     Returns a JSON string for the model and the Documents as the tool artifact
     (``response_format="content_and_artifact"``). The current session id is read from the run's
-    config (``config["configurable"]["session_id"]``), never from the model's arguments.
+    config (``config["configurable"]["session_id"]``, else ``["thread_id"]``), never from the
+    model's arguments; that session's whole lineage is left out of the results.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -173,7 +174,7 @@ class SessionSearchTool(BaseTool):
         }
         if role_filter:
             options["role_filter"] = role_filter
-        session_id = ((config or {}).get("configurable") or {}).get("session_id")
+        session_id = configured_session(config)
         if session_id:
             options["current_session_id"] = session_id
         return options

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from langchain_session_recall.core.cjk import CJK_RANGES
 from langchain_session_recall.core.text import clip_tool_output
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.tool_calls import clip_argument, parse_tool_calls, render_tool_call
 
 __all__ = [
     "EARLIER_MARKER",
@@ -31,8 +32,8 @@ LATER_MARKER = "\n\n...[later conversation truncated]..."
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One tagged part of a transcript (a message renders as one part, an assistant's tool
-    calls as one more): the message, its label (``USER``, ``TOOL:terminal``), the text after
+    """One tagged part of a transcript (a message renders as one part, each of an assistant's
+    tool calls as one more): the message, its label (``USER``, ``TOOL:terminal``), the text after
     the tag, and where the part starts and its text starts in the transcript."""
 
     message: StoredMessage
@@ -43,7 +44,10 @@ class Part:
     """Where the tag (``[USER #4]:``) ends: the part is seen as a message when it is whole."""
     body_start: int
     tool_calls: tuple[str, ...] = ()
-    """The names of the functions called, for the part that shows an assistant's calls."""
+    """The name of the function called, for the part that shows an assistant's call."""
+    call: str = ""
+    """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
+    text."""
 
     @property
     def end(self) -> int:
@@ -65,22 +69,24 @@ def _tag(label: str, message_id: int, show_ids: bool) -> str:
     return f"[{label} #{message_id}]" if show_ids else f"[{label}]"
 
 
-def _parts(message: StoredMessage) -> list[tuple[str, str, tuple[str, ...]]]:
-    """``(label, text, tool calls)`` of each part ``message`` renders as."""
+def _parts(
+    message: StoredMessage, clip: Callable[[str], str] = clip_argument
+) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """``(label, call, text, tool calls)`` of each part ``message`` renders as; ``call`` is a
+    tool call's part of the tag (`` → write_file(path="a.py")``)."""
     role = message.role.upper()
     content = message.content or ""
     if role == "TOOL":
         label = f"TOOL:{message.tool_name}" if message.tool_name else "TOOL"
-        return [(label, clip_tool_output(content), ())]
+        return [(label, "", clip_tool_output(content), ())]
     if role == "ASSISTANT" and message.tool_calls:
-        parts = []
-        names = message.tool_call_names
-        if names:
-            parts.append((role, f"[Called: {', '.join(names)}]", tuple(names)))
-        if content:
-            parts.append((role, content, ()))
+        parts: list[tuple[str, str, str, tuple[str, ...]]]
+        parts = [(role, "", content, ())] if content else []
+        for call in parse_tool_calls(message.tool_calls):
+            head, _, body = render_tool_call(call, role, clip=clip).partition("\n")
+            parts.append((role, head[len(role) + 1 : -2], body, (call.name,)))
         return parts
-    return [(role, content, ())]
+    return [(role, "", content, ())]
 
 
 def format_transcript(
@@ -88,11 +94,15 @@ def format_transcript(
     *,
     show_ids: bool = False,
     root_id: str | None = None,
+    clip_arguments: Callable[[str], str] = clip_argument,
 ) -> Transcript:
     """Format messages as ``[USER]: ...`` parts joined by blank lines.
 
-    An assistant's tool calls appear as ``[ASSISTANT]: [Called: name1, name2]`` (names only),
-    tool results as ``[TOOL:name]: ...`` clipped to the first and last 250 characters. When the
+    An assistant's text comes first, then each of its tool calls as
+    ``[ASSISTANT → write_file(path="a.py")]:`` with its long arguments as fenced code blocks
+    (see :func:`~langchain_session_recall.tool_calls.render_tool_call`; ``clip_arguments``
+    shortens a long one), tool results as ``[TOOL:name]: ...`` clipped to the first and last
+    250 characters. When the
     chain moves into another session than ``root_id`` (a sub-agent or a continuation), a
     ``--- session <id> ---`` line says so.
 
@@ -112,17 +122,21 @@ def format_transcript(
             length += len(parts[-1]) + 2
         current = message.session_id
         offsets[message.id] = length
-        for label, body, calls in _parts(message):
-            head = f"{_tag(label, message.id, show_ids)}: "
-            tag_end = length + len(head) - 1
-            tagged.append(Part(message, label, body, length, tag_end, length + len(head), calls))
+        for label, call, body, calls in _parts(message, clip_arguments):
+            tag = _tag(label, message.id, show_ids)
+            head = (f"{tag[:-1]}{call}]:" + ("\n" if body else "")) if call else f"{tag}: "
+            tag_end = length + len(head) - (1 if head.endswith((" ", "\n")) else 0)
+            tagged.append(
+                Part(message, label, body, length, tag_end, length + len(head), calls, call)
+            )
             parts.append(head + body)
             length += len(parts[-1]) + 2
     return Transcript("\n\n".join(parts), offsets, tuple(tagged))
 
 
-def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
-    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text).
+def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
+    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text);
+    ``None``: the whole text.
 
     Returns the text with ``...[earlier/later conversation truncated]...`` markers where it
     was cut, and whether it was cut. A cut moves to the nearest line break within a quarter of
@@ -149,14 +163,14 @@ def window_text(text: str, start: int, end: int) -> str:
     return prefix + text[start:end] + suffix
 
 
-def window_bounds(text: str, center: int, max_chars: int) -> tuple[int, int]:
+def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, int]:
     """The ``(start, end)`` of the cut :func:`window` makes (``(0, len(text))``: none).
 
     Example:
         >>> window_bounds("one\\ntwo", 0, 100)
         (0, 7)
     """
-    if len(text) <= max_chars:
+    if max_chars is None or len(text) <= max_chars:
         return 0, len(text)
     center = min(max(center, 0), len(text))
     start = max(0, center - max_chars // 2)
@@ -219,26 +233,43 @@ def term_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
 
 
 def match_position(
-    text: str, spans: Iterable[tuple[int, int]], pattern: re.Pattern[str] | None
+    text: str,
+    spans: Iterable[tuple[int, int]],
+    pattern: re.Pattern[str] | None,
+    width: int | None = None,
 ) -> int:
-    """Where the first match lies: the first hit of ``pattern`` inside one of ``spans``.
+    """Where the window over the matches should be centred.
 
     ``spans`` are the ``(start, end)`` offsets of the matching messages in ``text``, in
-    transcript order. When the pattern finds nothing in them (the index matched a form it
-    cannot see), the start of the first span; 0 when there is none.
+    transcript order; in each, the first hit of ``pattern`` is its match (the start of the
+    span when the pattern finds nothing there: the index matched a form it cannot see). Without
+    ``width``, the first match. With it, the middle of the densest run of matches that fits in
+    ``width`` characters (the first such run when several hold as many); 0 when there is none.
 
     Example:
         >>> text = "[USER]: hello [ASSISTANT]: set pool_mode=transaction"
         >>> match_position(text, [(14, len(text))], term_pattern(["pool mode"]))
         31
+        >>> match_position("a" * 100, [(0, 1), (60, 61), (70, 71), (80, 81)], None, 40)
+        70
     """
-    ordered = list(spans)
-    if pattern is not None:
-        for start, end in ordered:
-            hit = pattern.search(text, start, end)
-            if hit is not None:
-                return hit.start()
-    return ordered[0][0] if ordered else 0
+    hits: list[int] = []
+    for start, end in spans:
+        hit = pattern.search(text, start, end) if pattern is not None else None
+        hits.append(hit.start() if hit is not None else start)
+    if not hits:
+        return 0
+    if width is None:
+        return hits[0]
+    hits.sort()
+    best, first, last = 0, hits[0], hits[0]
+    low = 0
+    for high, position in enumerate(hits):  # two pointers: runs of hits within width
+        while position - hits[low] > width:
+            low += 1
+        if high - low + 1 > best:
+            best, first, last = high - low + 1, hits[low], position
+    return (first + last) // 2
 
 
 def format_when(timestamp: float | None) -> str:

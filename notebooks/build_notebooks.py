@@ -208,6 +208,7 @@ from langchain_session_recall.demo import build_demo_store
 store = build_demo_store(Path(tempfile.mkdtemp()) / "recall.db")
 tool = create_session_search_tool(
     store,
+    user_id="alice",  # the demo holds alice's and bob's sessions: one user's tool
     llm=_support.chat_model(temperature=0.1),
     max_tokens_param=_support.max_tokens_param(),  # llama.cpp reads a literal max_tokens
     timeout=_support.deadline(),  # the default; longer while recording on a busy machine
@@ -268,7 +269,8 @@ print(json.dumps({k: v for k, v in payload.items() if k != "results"}, indent=2)
 first_call = next(m for m in result["messages"] if m.type == "ai").tool_calls[0]
 # The same call to a tool without a model: extractive recaps of the same sessions.
 config = {"configurable": {"session_id": "today-chat"}}
-plain = create_session_search_tool(store).invoke({**first_call, "type": "tool_call"}, config)
+plain = create_session_search_tool(store, user_id="alice")
+plain = plain.invoke({**first_call, "type": "tool_call"}, config)
 plain = plain.artifact
 _support.show_recaps("notebook_02_agent", tool_message.artifact, plain)
 """

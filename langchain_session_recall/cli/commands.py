@@ -37,7 +37,7 @@ from langchain_session_recall.cli.options import (
 )
 from langchain_session_recall.errors import MissingFeatureError
 from langchain_session_recall.results import Result, recall, redact_messages
-from langchain_session_recall.search.request import DEFAULT_MAX_CHARS, SearchRequest
+from langchain_session_recall.search.request import SearchRequest
 from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:
@@ -147,7 +147,23 @@ def _excluded_sources(
 # ----------------------------------------------------------------------------- search, recent
 
 
+class _QueryCommand(click.Command):
+    """A command whose one argument is a query: ``search -- "-python" --db x`` works.
+
+    ``--`` lets a query start with ``-``; the query being the one argument, what follows it
+    can only be options, so they are read as options (click would take them for arguments,
+    then miss ``--db``).
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args = [*args[:at], *args[at + 2 :], "--", *args[at + 1 : at + 2]]
+        return super().parse_args(ctx, args)
+
+
 @app.command(
+    cls=_QueryCommand,
     epilog="""Examples:
 
 \b
@@ -157,7 +173,8 @@ def _excluded_sources(
   session-recall search nginx --db recall.db --source cli,telegram --role user,assistant
   session-recall search deploy --db recall.db --summarize --model gpt-4.1-mini
   session-recall search CORS --db ~/.hermes/state.db --read-only
-"""
+  session-recall search -- "-python" --db recall.db   (a query that starts with -)
+""",
 )
 @click.argument("query")
 @db_option()
@@ -213,7 +230,7 @@ def search(
             user_id=user,
             after=after,
             before=before,
-            max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else DEFAULT_MAX_CHARS),
+            max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else None),
             show_message_ids=summarize,
         )
         results = recall(store, request, redact=redact_secrets)
@@ -284,8 +301,13 @@ def recent(
 ) -> int:
     """The most recent root sessions (no search, no model): title, id and first message.
 
-    --role does not apply (no message is matched).
+    --role is refused: browsing matches no message (search with --role instead).
     """
+    if role:
+        raise click.UsageError(
+            "--role applies to search, not recent: browsing matches no message; use "
+            "`session-recall search QUERY --role ...`"
+        )
     with _open(db, read_only) as store:
         request = SearchRequest(
             k=k,
@@ -876,7 +898,7 @@ def demo(
     path = Path(db).expanduser() if db else default_demo_path()
     with open_demo_store(path, fresh=fresh) as store:
         sessions = len(store.recent_sessions(limit=10_000, exclude_sources=()))
-        max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else DEFAULT_MAX_CHARS)
+        max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else None)
         queries = [query] if query else list(DEMO_QUERIES)
         searches = [
             (q, recall(store, SearchRequest(q, k=k, max_chars=max_chars), redact=redact_secrets))

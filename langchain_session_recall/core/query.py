@@ -25,6 +25,7 @@ from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
 
 __all__ = [
+    "MAX_EXCLUDED_TERMS",
     "MAX_PREFIX_TERMS",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
@@ -67,6 +68,9 @@ MAX_QUERY_TERMS = 256
 into bigrams), and tokens a phrase keeps: the rest of a longer query is dropped
 (``ParsedQuery.truncated``), so no rendered expression holds more than this many terms, and
 the cost of a search stays bounded whatever an agent sends (a query of 10,000 words)."""
+MAX_EXCLUDED_TERMS = 8
+"""``NOT`` terms a query keeps (each costs one full-text query to find the sessions it leaves
+out)."""
 MAX_PREFIX_TERMS = 16
 """Prefix terms (``deploy*``) a query keeps as prefixes; later ones are searched as whole
 words (a prefix costs a stemming pass to render and a range of the index to match)."""
@@ -129,6 +133,19 @@ class ParsedQuery:
     notices: tuple[str, ...] = ()
     """One sentence per cap the query exceeded, e.g. ``"the query was cut to its first 2,000
     characters (of 3,600,000)"``."""
+    excluded: tuple[Term, ...] = ()
+    """Terms after ``NOT`` (also a leading one): a session mentioning any of them anywhere is
+    left out of the results, not only the messages that do. A query of ``NOT`` terms alone
+    (``relaxed`` empty) lists the recent sessions that mention none of them."""
+
+    def require_terms(self) -> None:
+        """Raise :class:`EmptyQueryError` when the query holds only ``NOT`` terms: an index
+        cannot match "not python" (the search lists recent sessions for it instead)."""
+        if not self.relaxed:
+            raise EmptyQueryError(
+                f"{query_echo(self.text)} only leaves sessions out: add what to look for "
+                "('deploy NOT python'), or search it as a whole to list recent sessions"
+            )
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -218,6 +235,10 @@ def parse_query(text: str) -> ParsedQuery:
     scan.words(text[pos:].replace('"', " "))
 
     positive = [t for op, t in scan.items if op != "NOT"]
+    excluded = tuple(dict.fromkeys([*scan.leading, *(t for op, t in scan.items if op == "NOT")]))
+    excluded = excluded[:MAX_EXCLUDED_TERMS]
+    if not positive and excluded:  # "NOT python": nothing to find, only what to leave out
+        return ParsedQuery(text=text, strict=(), relaxed=(), explicit=True, excluded=excluded)
     if not positive:
         raise EmptyQueryError(f"nothing to search in {query_echo(text)}: no letters or digits")
     explicit = scan.explicit or any(t.prefix for t in positive)
@@ -232,6 +253,7 @@ def parse_query(text: str) -> ParsedQuery:
         text=text,
         strict=strict,
         relaxed=relaxed,
+        excluded=excluded,
         explicit=explicit,
         truncated=bool(notices),
         notices=notices,
@@ -288,8 +310,14 @@ class _Scan:
         self.items: list[tuple[Operator | None, Term]] = []
         self.pending: Operator | None = None
         self.explicit = False
+        self.leading: list[Term] = []
+        """Terms negated before any term to search (``NOT python django``)."""
 
     def add(self, term: Term) -> None:
+        if not self.items and self.pending == "NOT":
+            self.leading.append(term)
+            self.pending = None
+            return
         op: Operator | None = (self.pending or "AND") if self.items else None
         self.items.append((op, term))
         self.pending = None
@@ -297,8 +325,9 @@ class _Scan:
     def words(self, segment: str) -> None:
         for chunk in segment.split():
             if chunk in _OPERATORS:
-                # An operator with no term before it cannot be expressed; the word is dropped.
-                if self.items:
+                # AND/OR with no term before them cannot be expressed; the word is dropped. A
+                # leading NOT negates the next term (it leaves out the sessions holding it).
+                if self.items or chunk == "NOT":
                     self.pending = chunk  # type: ignore[assignment]
                     self.explicit = True
                 continue

@@ -34,6 +34,7 @@ from langchain_session_recall.models import Session
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "UNDATED",
     "BadEntry",
     "ImportReport",
     "ImportSession",
@@ -56,6 +57,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _MAX_PROBLEMS = 50  # details kept per report; counts are always complete
+UNDATED = "undated_by"
+"""Key of an imported message dict that had no time of its own: how it was dated."""
 SESSIONS_PER_TRANSACTION = 100
 """Most sessions an import writes per transaction."""
 MESSAGES_PER_TRANSACTION = 2_000
@@ -103,6 +106,13 @@ class ImportReport:
     ignored: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
+    undated: Counter[str] = field(default_factory=Counter)
+    """Messages imported without a time of their own (an importer marks them with the
+    :data:`UNDATED` key): ``"neighbour"``, dated by their neighbours in their session;
+    ``"file"``, in a session without any time, dated by the file's."""
+    label: str = ""
+    """What the source was, when the summary should name it otherwise than ``kind`` (the
+    import ledger's name): ``"sqlite"`` for a store of ours read by the Hermes importer."""
 
     def ignore(self, reason: str) -> None:
         """Count an entry that is not conversation by design (metadata, snapshots, ...)."""
@@ -122,7 +132,7 @@ class ImportReport:
     def summary(self) -> str:
         """One line for humans: what was imported and what was skipped, with reasons."""
         line = (
-            f"{self.kind}: {self.sessions} sessions ({self.new_sessions} new), "
+            f"{self.label or self.kind}: {self.sessions} sessions ({self.new_sessions} new), "
             f"{self.messages} messages imported"
         )
         if self.already_imported:
@@ -139,12 +149,17 @@ class ImportReport:
                 f"; {len(self.forgotten)} forgotten session{'s' if len(self.forgotten) > 1 else ''}"
                 " left out (--reimport imports them again)"
             )
+        if self.undated["neighbour"]:
+            line += f"; {self.undated['neighbour']} without a timestamp dated by their neighbours"
+        if self.undated["file"]:
+            line += f"; {self.undated['file']} without any timestamp dated by the file's time"
         return line
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for ``--json``)."""
         return {
-            "kind": self.kind,
+            "kind": self.label or self.kind,
+            "undated": dict(self.undated),
             "sessions": self.sessions,
             "new_sessions": self.new_sessions,
             "messages": self.messages,
@@ -717,6 +732,10 @@ def _write_one(
                     report.skip("invalid message", f"session {session.id} [{key}]: {one}")
             logger.debug("batch of session %s retried one by one: %s", session.id, exc)
         report.messages += len(ids)
+        if ids:
+            report.undated.update(
+                m[UNDATED] for _, m in fresh if isinstance(m, Mapping) and m.get(UNDATED)
+            )
     if session.ended_at is not None and (existing is None or existing.ended_at is None):
         store.end_session(session.id, ended_at=session.ended_at, end_reason=session.end_reason)
     report.sessions += 1

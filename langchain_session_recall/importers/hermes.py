@@ -112,5 +112,7 @@ def import_hermes(
     except NotASessionDatabaseError as exc:
         raise ImportSourceError(f"{path} is not a Hermes session database: {exc}") from exc
     with source:
+        if source.layout.own:  # a store of ours (``import sqlite``), not a Hermes file
+            report.label = "sqlite"
         sessions = read_hermes(source, report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

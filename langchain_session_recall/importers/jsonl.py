@@ -21,6 +21,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import (
     MAX_LINE_BYTES,
+    UNDATED,
     BadEntry,
     ImportReport,
     ImportSession,
@@ -86,7 +87,7 @@ def _role(obj: Mapping[str, Any]) -> str | None:
     return role if role in ROLES else None
 
 
-def _message(obj: Mapping[str, Any], when: float) -> dict[str, Any] | None:
+def _message(obj: Mapping[str, Any], when: float | None) -> dict[str, Any] | None:
     """A stored message from an OpenAI-style message object, or ``None`` (no known role)."""
     role = _role(obj)
     if role is None:
@@ -115,7 +116,11 @@ class _Sessions:
         self.by_id: dict[str, ImportSession] = {}
 
     def add(
-        self, sid: str, fields: Mapping[str, str], when: float, pairs: list[tuple[str, Any]]
+        self,
+        sid: str,
+        fields: Mapping[str, str],
+        when: float | None,
+        pairs: list[tuple[str, Any]],
     ) -> None:
         session = self.by_id.get(sid)
         if session is None:
@@ -128,13 +133,34 @@ class _Sessions:
         parent = fields.get(self.parent_field)
         if parent and session.parent_session_id is None and parent != sid:
             session.parent_session_id = parent
-        if session.started_at is None or when < session.started_at:
+        if when is not None and (session.started_at is None or when < session.started_at):
             session.started_at = when
         session.messages.extend(pairs)
 
+    def date_undated(self, default_time: float) -> None:
+        """Give each message without a timestamp its previous neighbour's time in its session
+        (the next one's at the session's start), so the session keeps the file's order; a
+        session with no time at all takes ``default_time`` (the file's). Each is marked
+        (:data:`~langchain_session_recall.importers.base.UNDATED`): the report counts those
+        imported and says so."""
+        for session in self.by_id.values():
+            messages = [m for _, m in session.messages if isinstance(m, dict)]  # ours: dicts
+            known = [m["timestamp"] for m in messages if m["timestamp"] is not None]
+            if len(known) == len(messages):
+                continue
+            previous = known[0] if known else default_time
+            for message in messages:
+                if message["timestamp"] is None:
+                    message["timestamp"] = previous
+                    message[UNDATED] = "neighbour" if known else "file"
+                previous = message["timestamp"]
+            start = min(m["timestamp"] for m in messages)
+            if session.started_at is None or start < session.started_at:
+                session.started_at = start
+
 
 def _conversation(
-    obj: Mapping[str, Any], when: float, *, sid: str, where: str, report: ImportReport
+    obj: Mapping[str, Any], when: float | None, *, sid: str, where: str, report: ImportReport
 ) -> list[tuple[str, Any]]:
     """The messages of a ``{"messages": [...]}`` line; bad ones skipped and reported."""
     pairs = []
@@ -170,7 +196,10 @@ def parse_jsonl_lines(
     ``title`` and ``metadata``): a session of its own, named by its id, else
     ``<file stem>-<line number>``. A line that cannot be imported as it is (not JSON, no known
     role, a bad timestamp, an id that is not a string or not valid Unicode) is skipped and
-    reported with its number; the other lines are imported.
+    reported with its number; the other lines are imported. A message without a timestamp
+    takes its previous neighbour's time in its session (the next one's at its start), so the
+    file's order holds; a session without any time takes ``default_time`` (the file's
+    modification time); ``report.undated`` counts both.
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -190,7 +219,6 @@ def parse_jsonl_lines(
                 sessions,
                 name=name,
                 default=default_session_id,
-                default_time=default_time,
                 report=report,
             )
         except BadEntry as exc:
@@ -198,6 +226,7 @@ def parse_jsonl_lines(
         except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
             # A kind of junk the checks above do not name yet: it costs this line only.
             report.skip(f"unreadable line ({type(exc).__name__})", where)
+    sessions.date_undated(default_time)
     return list(sessions.by_id.values())
 
 
@@ -208,10 +237,10 @@ def _line(
     *,
     name: str,
     default: str,
-    default_time: float,
     report: ImportReport,
 ) -> None:
-    """Add one line's message or conversation to ``sessions``.
+    """Add one line's message or conversation to ``sessions`` (a message without a time is
+    dated later, by :meth:`_Sessions.date_undated`).
 
     Raises:
         BadEntry: the line cannot be imported (nothing of it was added).
@@ -221,8 +250,7 @@ def _line(
     stamp = obj.get("timestamp")
     if conversation and stamp is None:
         stamp = obj.get("created_at", obj.get("create_time"))
-    ts = _timestamp(stamp)
-    when = ts if ts is not None else default_time
+    when = _timestamp(stamp)
     fields = _session_fields(obj, sessions.parent_field)
     if conversation:
         given = next((obj[k] for k in ("session_id", "id", "conversation_id") if obj.get(k)), None)
@@ -266,8 +294,9 @@ def import_jsonl(
         >>> _ = f.write_text('{"role": "user", "content": "where is the nginx config?"}\\n')
         >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
-        >>> import_jsonl(store, f).summary()
-        'jsonl: 1 sessions (1 new), 1 messages imported'
+        >>> report = import_jsonl(store, f)
+        >>> report.messages, dict(report.undated)  # no time in the line: the file's is used
+        (1, {'file': 1})
         >>> store.get_session("chat-1").source
         'import'
     """

@@ -29,6 +29,7 @@ from langchain_session_recall.core.cjk import has_cjk
 from langchain_session_recall.core.lineage import resolve_roots
 from langchain_session_recall.core.query import (
     MAX_CORRECTIONS,
+    MAX_EXCLUDED_TERMS,
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
@@ -46,13 +47,19 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
-from langchain_session_recall.search.request import HIT_LIMIT, SearchRequest, as_request
+from langchain_session_recall.search.request import (
+    HIT_LIMIT,
+    HITS_PER_SESSION,
+    SearchRequest,
+    as_request,
+)
 from langchain_session_recall.search.time_hints import TimeHint, closeness, parse_time_hint
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = [
+    "EXCLUDED_HIT_LIMIT",
     "MAX_STORE_QUERIES",
     "SearchOutcome",
     "match_headers",
@@ -63,11 +70,14 @@ __all__ = [
 _NO_FILTERS = SearchFilters()
 # the term, the "indexed?" probe, each correction (as a word, as a prefix), the term's prefix
 _TRIES_PER_TERM = 3 + 2 * MAX_CORRECTIONS
-MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
+EXCLUDED_HIT_LIMIT = 10_000
+"""Message hits fetched per ``NOT`` term to find the sessions it leaves out: a word in more
+messages than this may leave some of its sessions in the results."""
+MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS + MAX_EXCLUDED_TERMS
 """Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
 reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
-whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), and
-one for the other terms together. Each holds at most
+whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), one
+for the other terms together, and one per ``NOT`` term. Each holds at most
 :data:`~langchain_session_recall.core.query.MAX_QUERY_TERMS` terms, of which at most
 :data:`~langchain_session_recall.core.query.MAX_PREFIX_TERMS` prefixes."""
 QueryReading = Literal["natural", "strict", "relaxed"]
@@ -105,7 +115,9 @@ def search_sessions(
     ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
     query text of one with its defaults; ``changes`` set its fields (``user_id=...``).
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has nothing
-    searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
+    searchable. The best ``hit_limit`` message hits per term compete, and every other session
+    with a match with its best ``hits_per_session`` (see ``SessionBackend.match_messages``).
+    ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
     ``dense`` (a hybrid search) blends each session's dense score into the ranking
@@ -123,6 +135,7 @@ def search_sessions(
     """
     request = as_request(request, **changes)
     text, user_id, hit_limit, now = request.query, request.user_id, request.hit_limit, request.now
+    hits_per_session = request.hits_per_session
     query = parse_query(text)
     excluded: tuple[str, ...] = ()
     current_root: str | None = None
@@ -132,16 +145,30 @@ def search_sessions(
         excluded = tuple(dict.fromkeys([current, *backend.chain(current_root)]))
     filters = request.filters(excluded)
     exclude = [current_root] if current_root else []
+    exclude += sorted(_excluded_roots(backend, query, user_id))
+    if not query.relaxed:  # "NOT python": the recent sessions that never mention it
+        return SearchOutcome(
+            query=query, reading="strict", sessions=_recent(backend, filters, exclude)
+        )
     any_of = _any_of(query)
     if query.explicit and not any_of:
-        hits = backend.match_messages(query, "strict", filters=filters, limit=hit_limit)
+        hits = backend.match_messages(
+            query, "strict", filters=filters, limit=hit_limit, per_session=hits_per_session
+        )
         if hits:
             roots = _roots(backend, hits, user_id)
             ranked = rank_sessions(hits, roots, exclude_roots=exclude)
             if ranked:
                 return SearchOutcome(query=query, reading="strict", sessions=ranked)
     expansions: dict[str, str] = {}
-    term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
+    term_hits = match_terms(
+        backend,
+        query,
+        filters=filters,
+        limit=hit_limit,
+        per_session=hits_per_session,
+        expansions=expansions,
+    )
     header_hits = match_headers(backend, query, filters=filters, limit=hit_limit)
     moment = time.time() if now is None else now
     hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
@@ -168,6 +195,44 @@ def search_sessions(
     return SearchOutcome(
         query=query, reading=reading, sessions=ranked, expansions=expansions, time_hint=hint
     )
+
+
+def _excluded_roots(backend: SessionBackend, query: ParsedQuery, user_id: str | None) -> set[str]:
+    """Roots of the chains in which a ``NOT`` term occurs anywhere (a message of any role or
+    source, a title): ``NOT`` leaves out sessions, not only the messages that say the word."""
+    if not query.excluded:
+        return set()
+    scope = SearchFilters(user_id=user_id)
+    ids: list[str] = []
+    for term in query.excluded:
+        single = single_term_query(term)
+        hits = backend.match_messages(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
+        ids += [h.session_id for h in hits]
+        headers = backend.match_sessions(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
+        ids += [h.session_id for h in headers]
+    if not ids:
+        return set()
+    parents = backend.parents_of(list(dict.fromkeys(ids)), user_id=user_id)
+    return set(resolve_roots(ids, parents, cycle_root=backend.first_started).values())
+
+
+_RECENT_LIMIT = 50
+
+
+def _recent(
+    backend: SessionBackend, filters: SearchFilters, exclude: Sequence[str]
+) -> list[RankedSession]:
+    """The recent root sessions in scope outside ``exclude``, newest first, as unranked results
+    (a query of ``NOT`` terms alone)."""
+    recent = backend.recent_sessions(
+        _RECENT_LIMIT,
+        exclude_sources=filters.exclude_sources,
+        exclude_session_ids=[*filters.exclude_session_ids, *exclude],
+        user_id=filters.user_id,
+        after=filters.after,
+        before=filters.before,
+    )
+    return [RankedSession(r.id, 0.0, (), (r.id,), r.started_at, coverage=0.0) for r in recent]
 
 
 def _with_dense(
@@ -291,11 +356,13 @@ def match_terms(
     query: ParsedQuery,
     *,
     filters: SearchFilters = _NO_FILTERS,
-    limit: int = HIT_LIMIT,
+    limit: int | None = HIT_LIMIT,
+    per_session: int | None = HITS_PER_SESSION,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
     expansions: dict[str, str] | None = None,
 ) -> dict[str, list[MessageHit]]:
-    """Message hits of each search term matched alone (terms that match nothing are absent).
+    """Message hits of each search term matched alone (terms that match nothing are absent):
+    the best ``limit`` of them and the best ``per_session`` of every session with a match.
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
     ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`): hundreds of
@@ -321,7 +388,12 @@ def match_terms(
     def match(term: Term) -> list[MessageHit]:
         single = single_term_query(term)
         return backend.match_messages(
-            single, "relaxed", filters=filters, limit=limit, automation=automation
+            single,
+            "relaxed",
+            filters=filters,
+            limit=limit,
+            automation=automation,
+            per_session=per_session,
         )
 
     terms = search_terms(query, limit=MAX_QUERY_TERMS)
@@ -336,7 +408,7 @@ def match_terms(
                 if found:
                     hits.extend(found)
                     used.append(_term_key(correction))
-            hits = best_hits(hits)  # two corrections may match the same message
+            hits = best_hits(hits, per_session=per_session)  # corrections may share a message
         if not hits and (prefix := _prefix_term(term)) is not None:
             hits = match(prefix)
             used = [_term_key(prefix)] if hits else []
@@ -354,7 +426,9 @@ def match_terms(
             relaxed=rest,
             explicit=False,
         )
-        hits = backend.match_messages(together, "relaxed", filters=filters, limit=limit)
+        hits = backend.match_messages(
+            together, "relaxed", filters=filters, limit=limit, per_session=per_session
+        )
         if hits:
             out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
     return out

@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_RECAP_CHARS",
     "TranscriptBlock",
     "clip",
+    "clip_code",
     "context_weight",
     "extractive_recap",
     "message_scores",
@@ -46,8 +47,12 @@ BEFORE_WEIGHT = 0.35
 CONTEXT_DECAY = 0.6
 """Each further position away keeps this share of the inherited score."""
 
-# `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line.
-_TAG = re.compile(r"^\[(?P<role>[A-Z]+(?::[^\]#\n]+?)?)(?: #(?P<id>\d+))?\]: ?", re.MULTILINE)
+# `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: `, a tool call's
+# `[ASSISTANT #43 → write_file(path="a.py")]:` at the start of a line.
+_TAG = re.compile(
+    r"^\[(?P<role>[A-Z]+(?::[^\]#\n]+?)?)(?: #(?P<id>\d+))?(?P<call> → [^\n]*)?\]: ?",
+    re.MULTILINE,
+)
 _WORD = re.compile(r"[\w./\-]+", re.UNICODE)
 _STOPWORDS = STOP_WORDS | {"near"}  # the search's stop words, and FTS5's NEAR operator
 
@@ -59,11 +64,17 @@ class TranscriptBlock:
     tag: str
     message_id: int | None
     text: str
+    call: str = ""
+    """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
+    text, code blocks on the lines below the tag."""
 
     def render(self, text: str | None = None) -> str:
         """Format the block back to transcript form, optionally with replacement text."""
         ident = f" #{self.message_id}" if self.message_id is not None else ""
-        return f"[{self.tag}{ident}]: {self.text if text is None else text}"
+        body = self.text if text is None else text
+        if self.call:
+            return f"[{self.tag}{ident}{self.call}]:" + (f"\n{body}" if body else "")
+        return f"[{self.tag}{ident}]: {body}"
 
 
 def parse_transcript(transcript: str) -> list[TranscriptBlock]:
@@ -86,6 +97,7 @@ def parse_transcript(transcript: str) -> list[TranscriptBlock]:
                 tag=m.group("role"),
                 message_id=int(ident) if ident else None,
                 text=transcript[m.end() : end].strip(),
+                call=m.group("call") or "",
             )
         )
     return blocks
@@ -116,7 +128,7 @@ def window_blocks(window: Window, *, ids_shown: bool) -> list[TranscriptBlock]:
         elif i + 1 == len(shown):
             text += window.trailing + (LATER_MARKER if window.elided_after else "")
         ident = message.id if ids_shown else None
-        blocks.append(TranscriptBlock(tag=message.label, message_id=ident, text=text.strip()))
+        blocks.append(TranscriptBlock(message.label, ident, text.strip(), call=message.call))
     return blocks
 
 
@@ -251,6 +263,42 @@ def select_messages(values: Sequence[float], sizes: Sequence[int], budget: int) 
     return sorted(chosen)
 
 
+def clip_code(text: str, weights: Mapping[str, float], width: int) -> str:
+    """A tool call's code blocks cut to about ``width`` characters of whole lines, from two
+    lines before the first line holding a query term (from the start when none does); the
+    fences are kept and ``…`` marks lines left out.
+
+    Example:
+        >>> code = "```bash\\n" + "\\n".join(f"step {n}" for n in range(9)) + " kiln\\n```"
+        >>> print(clip_code(code, {"kiln": 1.0}, 30))
+        ```bash
+        …
+        step 6
+        step 7
+        step 8 kiln
+        ```
+    """
+    if len(text) <= width:
+        return text
+    lines = text.split("\n")
+    fenced = len(lines) > 2 and lines[0].startswith("```") and lines[-1].startswith("```")
+    head, body, tail = (lines[:1], lines[1:-1], lines[-1:]) if fenced else ([], lines, [])
+    patterns = [_term_pattern(t) for t, w in weights.items() if w > 0]
+    first = next((i for i, ln in enumerate(body) if any(p.search(ln.lower()) for p in patterns)), 0)
+    start = max(0, first - 2)
+    kept: list[str] = []
+    used = 0
+    for line in body[start:]:
+        line = line if len(line) <= width else line[: width - 1] + "…"
+        if kept and used + len(line) + 1 > width:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    before = ["…"] if start > 0 else []
+    after = ["…"] if start + len(kept) < len(body) else []
+    return "\n".join([*head, *before, *kept, *after, *tail])
+
+
 def clip(text: str, weights: Mapping[str, float], width: int) -> str:
     """``text`` (whitespace collapsed) cut to ``width`` characters around the span of the
     greatest weight of distinct query terms; from its start when no term is in it.
@@ -356,7 +404,7 @@ def extractive_recap(
 
     # only messages that may be shown are clipped (a transcript can hold thousands)
     pieces = {
-        i: b.render(clip(b.text, weights, snippet_chars))
+        i: b.render((clip_code if b.call else clip)(b.text, weights, snippet_chars))
         for i, b in enumerate(blocks)
         if values[i] > 0
     }

@@ -557,7 +557,9 @@ class _Source:
         covered: set[tuple[str, str]] = (
             set().union(*(covers[i] for i in chosen)) if chosen else set()
         )
-        total = sum(weight.values()) or 1.0
+        # fsum: exact whatever the order of the set being summed (a plain sum of floats varies
+        # with Python's per-process hash order, and so did the citations of a tie).
+        total = math.fsum(weight.values()) or 1.0
         if not chosen:
             while len(chosen) < thresholds.max_citations:
                 best, gain, adds_specific = None, 0.0, False
@@ -565,7 +567,7 @@ class _Source:
                     if m.id in chosen:
                         continue
                     new = covers[m.id] - covered
-                    g = sum(weight[k] for k in new)
+                    g = math.fsum(weight[k] for k in new)
                     if g > gain:
                         best, gain = m.id, g
                         adds_specific = any(k[0] == "s" for k in new)

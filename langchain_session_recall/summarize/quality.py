@@ -273,7 +273,8 @@ _LOOSE_CITATION = re.compile(r"(?:\b[A-Z]{2,}(?::[\w-]+)?\s+)?#\s*\d+\b")
 # A transcript tag at the start of a line; its message id captured (`[ASSISTANT #43]:` -> "43",
 # "" without one)
 _TAG_LINE = re.compile(
-    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #(\d+))?\]:", re.MULTILINE
+    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #(\d+))?(?: → [^\n]*)?\]:",
+    re.MULTILINE,
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from pg_support import PG_DSN, SKIP_PG
+from pg_support import PG_DSN, SKIP_PG, old_postgres_schema
 
 from langchain_session_recall import SessionStore
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
@@ -54,19 +54,10 @@ def _q(text: str):  # type: ignore[no-untyped-def]
 @pytest.mark.skipif(not PG_DSN, reason=SKIP_PG)
 @pytest.mark.enable_socket
 def test_a_version_1_postgres_schema_is_migrated(pg_schema: str) -> None:
-    import psycopg
-    from psycopg import sql
 
     from langchain_session_recall import PostgresSessionStore
 
-    statements = (DATA / "postgres_schema_v1.sql").read_text().split("\n--;\n")
-    with psycopg.connect(PG_DSN, autocommit=True) as conn, conn.transaction():
-        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(pg_schema)))
-        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(pg_schema)))
-        for statement in statements:
-            body = "\n".join(ln for ln in statement.splitlines() if not ln.startswith("-- "))
-            if body.strip():
-                conn.execute(body)
+    with old_postgres_schema("postgres_schema_v1.sql", pg_schema) as conn:
         conn.execute(
             "INSERT INTO summary_cache (cache_key, session_id, summary, model, created_at) "
             "VALUES ('k', 'old', 'an old recap', 'm', 1.0)"

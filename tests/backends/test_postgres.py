@@ -211,7 +211,7 @@ def test_cli_import_sqlite_into_a_dsn(default_schema: str, tmp_path: Path) -> No
     build_demo_store(src).close()
     out = io.StringIO()
     assert main(["import", "sqlite", str(src), "--db", PG_DSN], out=out) == EXIT_OK
-    assert out.getvalue().startswith("hermes: 18 sessions (18 new), 145 messages imported")
+    assert out.getvalue().startswith("sqlite: 18 sessions (18 new), 145 messages imported")
     again = io.StringIO()
     assert main(["import", "sqlite", str(src), "--db", PG_DSN], out=again) == EXIT_OK
     assert "(0 new), 0 messages imported, 145 already present" in again.getvalue()

@@ -32,11 +32,21 @@ def _json_blocks() -> list[Any]:
     return [json.loads(b) for page in PAGES for b in _blocks(page, "json") if b.lstrip()[:1] == "{"]
 
 
-def test_python_example_prints_what_the_page_shows(capsys: pytest.CaptureFixture[str]) -> None:
+def test_python_example_prints_what_the_page_shows(
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_session_recall import tool
+
+    monkeypatch.setattr(tool, "_CHECKED_STORES", set())
     [code] = _blocks(ROOT / "docs" / "mcp.md", "python")
     expected = [line[2:] for line in code.splitlines() if line.startswith("# ")]
-    exec(compile(code, "docs/mcp.md[python]", "exec"), {})
+    with caplog.at_level("WARNING", logger="langchain_session_recall"):
+        exec(compile(code, "docs/mcp.md[python]", "exec"), {})
     assert capsys.readouterr().out.splitlines() == expected
+    # issue 23 §4: the server of the example starts without the several-users warning
+    assert [r.getMessage() for r in caplog.records if r.levelno >= 30] == []
 
 
 def test_server_entries_are_valid_command_lines(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -53,7 +53,7 @@ from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.cli import main as cli_main
-from langchain_session_recall.core.query import MAX_QUERY_CHARS, parse_query
+from langchain_session_recall.core.query import MAX_QUERY_CHARS, ParsedQuery, parse_query
 from langchain_session_recall.search.pipeline import search_sessions
 from langchain_session_recall.tool import create_session_search_tool
 
@@ -152,10 +152,22 @@ RENDERED_TSQUERY = re.compile(rf"{_PG_TERM}(?: (?:& !|& |\| ){_PG_TERM})*")
 # --------------------------------------------------------------------------- property 1
 
 
+def _only_excluded(query: ParsedQuery) -> bool:
+    """A query of NOT terms alone (``NOT nginx``): nothing to render, the search lists the
+    recent sessions without them; rendering it is refused with EmptyQueryError."""
+    if query.relaxed:
+        return False
+    assert query.excluded
+    with pytest.raises(EmptyQueryError):
+        to_fts5(query, "relaxed")
+    return True
+
+
 @settings(RELIABILITY_SETTINGS, max_examples=2800)
 @given(text=HOSTILE)
 @example(text='"unbalanced NEAR(a b) OR * ^ col:x')
 @example(text="\ud800nginx\udfff")
+@example(text="NOT nginx")
 def test_rendered_expression_is_only_quoted_terms(fts: sqlite3.Connection, text: str) -> None:
     count("hostile.cases", backend="sqlite")
     count("hostile.render_cases", backend="sqlite")
@@ -163,6 +175,8 @@ def test_rendered_expression_is_only_quoted_terms(fts: sqlite3.Connection, text:
         query = parse_query(text)
     except EmptyQueryError:
         assert not has_searchable_text(text)
+        return
+    if _only_excluded(query):
         return
     for reading in ("strict", "relaxed"):
         for cjk in (False, True):
@@ -183,6 +197,7 @@ def test_rendered_tsquery_is_only_quoted_lexemes(pg_store_factory: StoreFactory)
     @example(text='"unbalanced NEAR(a b) OR * ^ col:x')
     @example(text="it's a \\'quoted\\' back\\slash & | ! <-> :* (")
     @example(text="\ud800nginx\udfff 服务端 x")
+    @example(text="NOT nginx")
     def check(sql: Sql, text: str) -> None:
         count("hostile.cases", backend="postgres")
         count("hostile.render_cases", backend="postgres")
@@ -190,6 +205,10 @@ def test_rendered_tsquery_is_only_quoted_lexemes(pg_store_factory: StoreFactory)
             query = parse_query(text)
         except EmptyQueryError:
             assert not has_searchable_text(text)
+            return
+        if not query.relaxed:  # NOT terms alone: refused, as on SQLite (see _only_excluded)
+            with pytest.raises(EmptyQueryError):
+                to_tsquery_text(query, "relaxed")
             return
         rendered = [
             to_tsquery_text(query, reading, cjk=cjk)
@@ -248,6 +267,9 @@ def test_a_free_word_of_the_data_is_always_found(corpus_store: SessionBackend) -
         text, word = case
         count("hostile.cases", backend=backend)
         count("hostile.word_present_cases", backend=backend)
+        if parse_query(text).excluded:
+            return  # NOT leaves out every session that mentions its word (issue 23 §4): a free
+            # word may be in those sessions only; test_not_excludes_sessions covers NOT
         outcome = search_sessions(corpus_store, text)
         found = {r.root_id for r in outcome.sessions}
         assert found, f"no session for {text!r} although {word!r} is in the data"
@@ -271,7 +293,10 @@ def test_a_free_word_is_found_in_every_hermes_layout(tmp_path: Path, layout: int
         count("hostile.hermes_layout_cases", backend="sqlite")
         if text.count('"') % 2:
             text += '"'
-        outcome = search_sessions(store, f"{text} qqfiller {pre}{word} {text}")
+        query = f"{text} qqfiller {pre}{word} {text}"
+        if parse_query(query).excluded:
+            return  # NOT leaves out sessions that mention its word (issue 23 §4)
+        outcome = search_sessions(store, query)
         assert outcome.sessions
 
     with SessionStore(path, read_only=True) as store:

@@ -82,7 +82,7 @@ def test_punctuated_terms_are_searchable(fts: sqlite3.Connection, term: str, row
     [
         '"unbalanced',
         "a OR",
-        "NOT foo",
+        "NOT foo bar",
         "foo AND",
         "(group",
         "col:umn",
@@ -100,6 +100,17 @@ def test_hostile_input_is_valid_fts5(fts: sqlite3.Connection, text: str) -> None
     q = parse_query(text)
     for reading in ("strict", "relaxed"):
         _match(fts, to_fts5(q, reading))  # must not raise
+
+
+def test_a_leading_not_excludes_the_next_term() -> None:
+    """Issue 23 §4: "NOT python" was read as the plain word python."""
+    q = parse_query("NOT python django")
+    assert [t.tokens for t in q.excluded] == [("python",)]
+    assert [t.tokens for t in q.relaxed] == [("django",)]
+    alone = parse_query("NOT python")
+    assert (alone.relaxed, [t.tokens for t in alone.excluded]) == ((), [("python",)])
+    with pytest.raises(EmptyQueryError, match="only leaves sessions out"):
+        to_fts5(alone, "relaxed")
 
 
 @pytest.mark.parametrize("text", ["", "   ", "?!", "AND OR NOT", '""', "***", "\x00"])

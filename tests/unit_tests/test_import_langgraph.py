@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ def test_threads_become_sessions_and_reimport_adds_only_new_turns(tmp_path: Path
     trip = store.get_messages("trip")
     assert [m.role for m in trip] == ["user", "assistant", "tool", "assistant"]
     assert trip[1].tool_call_names == ["weather"]
+    assert json.loads(trip[1].tool_calls[0]["function"]["arguments"]) == {"city": "Bergen"}  # type: ignore[index]
     assert trip[2].tool_name == "weather" and "light rain" in trip[2].content
     assert store.get_session("trip").source == "langgraph"  # type: ignore[union-attr]
     assert store.get_session("trip").model == "fake-4o"  # type: ignore[union-attr]

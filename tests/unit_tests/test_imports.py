@@ -15,6 +15,7 @@ EXPECTED_ALL = [
     "SecretPattern",
     "Session",
     "SessionBackend",
+    "SessionChatMessageHistory",
     "SessionNotFoundError",
     "SessionRecallError",
     "SessionRecallRetriever",

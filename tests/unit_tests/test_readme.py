@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -21,11 +22,21 @@ def test_readme_has_runnable_examples() -> None:
 
 @pytest.mark.parametrize("index", range(len(_blocks())))
 def test_readme_example_runs(
-    index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    index: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.chdir(tmp_path)  # examples may create recall.db in the working directory
-    exec(compile(_blocks()[index], f"README.md[python block {index}]", "exec"), {})
+    from langchain_session_recall import tool
+
+    monkeypatch.setattr(tool, "_CHECKED_STORES", set())  # each example is checked afresh
+    with caplog.at_level(logging.WARNING, logger="langchain_session_recall"):
+        exec(compile(_blocks()[index], f"README.md[python block {index}]", "exec"), {})
     assert capsys.readouterr().out.strip(), "each example prints what it shows"
+    # issue 23 §4: the examples run without warnings (the demo holds several users' sessions)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_readme_examples_can_run_twice_without_doubling_their_data(

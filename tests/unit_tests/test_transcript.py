@@ -27,9 +27,41 @@ def test_formats_roles_tool_calls_and_tool_results() -> None:
         ]
     ).text
     assert text == (
-        "[USER]: fix it\n\n[ASSISTANT]: [Called: terminal, read_file]\n\n"
-        "[TOOL:terminal]: ok\n\n[ASSISTANT]: [Called: terminal]\n\n[ASSISTANT]: done"
+        "[USER]: fix it\n\n[ASSISTANT → terminal()]:\n\n[ASSISTANT → read_file()]:\n\n"
+        "[TOOL:terminal]: ok\n\n[ASSISTANT]: done\n\n[ASSISTANT → terminal()]:"
     )
+
+
+def test_a_tool_call_shows_its_arguments_and_code() -> None:
+    """Issue 23 §2: short arguments inline, long or multi-line ones as code blocks."""
+    script = "import os\n" + "print('renamed')\n" * 5
+    calls = [
+        {"name": "write_file", "args": {"path": "rename_photos.py", "content": script}},
+        {"function": {"name": "terminal", "arguments": '{"command": "ls -la ~/bin"}'}},
+        {"function": {"name": "run_sql", "arguments": "not json: SELECT 1"}},
+    ]
+    text = format_transcript(
+        [_msg(3, "assistant", "Written.", tool_calls=calls)], show_ids=True
+    ).text
+    assert text == (
+        "[ASSISTANT #3]: Written.\n\n"
+        '[ASSISTANT #3 → write_file(path="rename_photos.py")]:\n'
+        "```python\n" + script.rstrip("\n") + "\n```\n\n"
+        '[ASSISTANT #3 → terminal(command="ls -la ~/bin")]:\n\n'
+        '[ASSISTANT #3 → run_sql("not json: SELECT 1")]:'
+    )
+
+
+def test_a_long_argument_is_clipped_with_a_marker() -> None:
+    body = "HEAD" + "x" * 10_000 + "TAIL"
+    calls = [{"name": "write_file", "args": {"path": "big.txt", "content": body}}]
+    text = format_transcript([_msg(1, "assistant", "", tool_calls=calls)]).text
+    assert "HEAD" in text and "TAIL" in text and "characters not shown]" in text
+    assert len(text) < 3_200
+    fence = format_transcript(
+        [_msg(1, "assistant", "", tool_calls=[{"name": "w", "args": {"c": "a\n```\nb"}}])]
+    ).text
+    assert fence.endswith("````\na\n```\nb\n````")  # a fence longer than any inside
 
 
 def test_message_ids_in_tags_and_offsets() -> None:

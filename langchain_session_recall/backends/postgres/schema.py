@@ -11,8 +11,11 @@ spaces before parsing (otherwise PostgreSQL's parser keeps ``/etc/nginx/nginx.co
 ``a@b.io`` as one token and ``nginx`` would not find it). Its configuration,
 ``recall_english``, is ``english`` with a snowball stemmer that keeps stop words, like FTS5's
 porter tokenizer: a question made only of common words still finds something. The weights
-mirror the SQLite ranking: content ``A``, tool name ``B``, tool-call JSON ``D``; tool output
-and tool-call JSON are capped as in SQLite.
+mirror the SQLite ranking: content ``A``, tool name ``B``, tool calls ``D``; tool output is
+capped as in SQLite. Of tool calls the index holds what SQLite's does: each call's name and its
+arguments' string values, flattened, each capped at 4,096 characters (``tool_call_text()``, a
+function of the schema; never the JSON's keys and escapes). Version 3 made that change: a
+version-2 schema gets the new ``tsv`` column (and its index) when a writable store opens it.
 
 CJK: ``messages.cjk_tsv`` holds the bigram text of :func:`~langchain_session_recall.core.cjk.
 bigram_text`, filled by Python on insert (a generated column cannot call Python), with its
@@ -25,7 +28,7 @@ import string
 
 __all__ = ["PG_SCHEMA_VERSION", "TS_CONFIG", "ddl_statements", "rank_weights"]
 
-PG_SCHEMA_VERSION = 2
+PG_SCHEMA_VERSION = 3
 TS_CONFIG = "recall_english"
 INDEX_CHARS = 100_000
 """Characters of one message that are indexed (a ``tsvector`` is limited to 1 MB)."""
@@ -50,9 +53,71 @@ _TSV = " || ".join(
             "A",
         ),
         _vector("coalesce(tool_name, '')", "B"),
-        _vector("left(coalesce(tool_calls, ''), 1024)", "D"),
+        _vector("tool_call_text(tool_calls)", "D"),
     ]
 )
+
+
+# Never raises: a value that is not JSON (another writer's) is indexed as it is, arguments
+# that are not JSON as one value (a generated column's function must not fail an insert).
+_TOOL_CALL_TEXT = """
+CREATE OR REPLACE FUNCTION tool_call_text(calls text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $fn$
+DECLARE
+    doc jsonb;
+    call jsonb;
+    raw jsonb;
+    args jsonb;
+    out text := '';
+BEGIN
+    IF calls IS NULL OR calls = '' THEN
+        RETURN '';
+    END IF;
+    BEGIN
+        doc := calls::jsonb;
+    EXCEPTION WHEN others THEN
+        RETURN left(calls, 4096);
+    END;
+    IF jsonb_typeof(doc) <> 'array' THEN
+        RETURN '';
+    END IF;
+    FOR call IN SELECT value FROM jsonb_array_elements(doc) LOOP
+        CONTINUE WHEN jsonb_typeof(call) <> 'object';
+        out := out || ' ' || coalesce(call #>> '{function,name}', call ->> 'name', '');
+        raw := coalesce(call #> '{function,arguments}', call -> 'args', call -> 'arguments');
+        CONTINUE WHEN raw IS NULL;
+        args := raw;
+        IF jsonb_typeof(raw) = 'string' THEN
+            BEGIN
+                args := (raw #>> '{}')::jsonb;
+            EXCEPTION WHEN others THEN
+                args := raw;
+            END;
+        END IF;
+        out := out || ' ' || coalesce((
+            SELECT string_agg(left(v #>> '{}', 4096), ' ')
+            FROM jsonb_path_query(args, 'strict $.**') AS v
+            WHERE jsonb_typeof(v) = 'string'
+        ), '');
+    END LOOP;
+    RETURN out;
+END
+$fn$
+"""
+
+# Version 3: a tsv of version 2 (tool calls as JSON text) is replaced by the current one.
+_RETYPE_TSV = f"""
+DO $$ BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'messages'
+          AND column_name = 'tsv' AND generation_expression LIKE '%tool_call_text%'
+    ) THEN
+        ALTER TABLE messages DROP COLUMN IF EXISTS tsv;
+        ALTER TABLE messages ADD COLUMN tsv tsvector GENERATED ALWAYS AS ({_TSV}) STORED;
+    END IF;
+END $$
+"""
 
 
 def rank_weights() -> list[float]:
@@ -88,6 +153,7 @@ def ddl_statements() -> list[str]:
             END IF;
         END $$
         """,
+        _TOOL_CALL_TEXT,
         """
         CREATE TABLE IF NOT EXISTS session_recall_meta (
             key text PRIMARY KEY,
@@ -125,6 +191,7 @@ def ddl_statements() -> list[str]:
             cjk_tsv tsvector
         )
         """,
+        _RETYPE_TSV,
         "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id)",
         # A small pending list: every search scans it linearly, so keep it short (512 kB).
         "CREATE INDEX IF NOT EXISTS idx_messages_tsv ON messages USING gin (tsv) "

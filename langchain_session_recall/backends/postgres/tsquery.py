@@ -61,6 +61,7 @@ def to_tsquery_text(query: ParsedQuery, reading: Reading, *, cjk: bool = False) 
         >>> to_tsquery_text(parse_query("deploy*"), "strict")
         "'deploy':*"
     """
+    query.require_terms()
     if reading == "relaxed":
         return " | ".join(_term(t, cjk=cjk) for t in query.relaxed)
     parts: list[str] = []

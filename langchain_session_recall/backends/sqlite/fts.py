@@ -96,6 +96,7 @@ def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
         >>> to_fts5(parse_query("fix the CORS error"), "relaxed")
         '"fix" OR "CORS" OR "error"'
     """
+    query.require_terms()
     if reading == "relaxed":
         return " OR ".join(_fts5_term(t, cjk=cjk) for t in query.relaxed)
     parts: list[str] = []

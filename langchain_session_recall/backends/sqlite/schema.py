@@ -29,20 +29,48 @@ __all__ = [
     "setup_needed",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # What the main index sees of a message. Tool output is capped (the transcript shows 500
-# characters of it anyway, and a 1 MB log would otherwise dominate the index); tool-call JSON
-# is capped too. The delete/update triggers must repeat exactly what was inserted, hence one
-# definition used for the view and for every trigger.
+# characters of it anyway, and a 1 MB log would otherwise dominate the index). Of tool calls,
+# the index holds the text a reader sees: each call's name and its arguments' string values
+# (nested objects and lists flattened; JSON-encoded arguments decoded), each value capped at
+# 4,096 characters; never the JSON's keys and escapes ("\nrsync" is the word "rsync"). A value
+# that is not JSON (another writer's) is indexed as it is. The delete/update triggers must
+# repeat exactly what was inserted, hence one definition used for the view and for every
+# trigger. FTS5 cannot read a view that calls json_each (its 'rebuild' and 'integrity-check'
+# fail), so the view reads that text from messages_tool_text, which triggers keep equal to it.
 _FTS_CONTENT = "CASE WHEN {r}.role = 'tool' THEN substr({r}.content, 1, 4096) ELSE {r}.content END"
-_FTS_TOOL_CALLS = "substr({r}.tool_calls, 1, 1024)"
+_CALLS = (
+    "json_each(CASE WHEN json_valid({r}.tool_calls) AND json_type({r}.tool_calls) = 'array' "
+    "THEN {r}.tool_calls ELSE '[]' END) AS c"
+)
+_ARGS = (
+    "coalesce(json_extract(c.value, '$.function.arguments'), json_extract(c.value, '$.args'), "
+    "json_extract(c.value, '$.arguments'))"
+)
+_FTS_TOOL_CALLS = (
+    "CASE WHEN {r}.tool_calls IS NULL THEN NULL "
+    "WHEN NOT json_valid({r}.tool_calls) THEN substr({r}.tool_calls, 1, 4096) ELSE "
+    "coalesce((SELECT group_concat(coalesce(json_extract(c.value, '$.function.name'), "
+    "json_extract(c.value, '$.name'), ''), ' ') FROM " + _CALLS + " WHERE c.type = 'object'), '')"
+    " || ' ' || coalesce((SELECT group_concat(substr(a.value, 1, 4096), ' ') FROM " + _CALLS + ", "
+    "json_tree(CASE WHEN c.type <> 'object' OR " + _ARGS + " IS NULL THEN 'null' "
+    "WHEN json_valid(" + _ARGS + ") THEN " + _ARGS + " ELSE json_quote(" + _ARGS + ") END) AS a "
+    "WHERE a.type = 'text'), '') END"
+)
 
 
 def _fts_values(row: str) -> str:
     return (
         f"{row}.id, {_FTS_CONTENT.format(r=row)}, {row}.tool_name, {_FTS_TOOL_CALLS.format(r=row)}"
     )
+
+
+_TOOL_TEXT_FILL = (
+    "INSERT OR REPLACE INTO messages_tool_text (message_id, text) "
+    f"SELECT m.id, {_FTS_TOOL_CALLS.format(r='m')} FROM messages m WHERE m.tool_calls IS NOT NULL"
+)
 
 
 # Tokenizer: porter stemming over unicode61 with diacritics folded. Recall questions rarely use
@@ -97,8 +125,27 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id);
 
+-- The indexed text of each message's tool calls (see _FTS_TOOL_CALLS), for the view below.
+CREATE TABLE IF NOT EXISTS messages_tool_text (
+    message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    text TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS messages_tool_text_ai AFTER INSERT ON messages
+WHEN new.tool_calls IS NOT NULL BEGIN
+    INSERT OR REPLACE INTO messages_tool_text (message_id, text)
+    VALUES (new.id, {_FTS_TOOL_CALLS.format(r="new")});
+END;
+CREATE TRIGGER IF NOT EXISTS messages_tool_text_au AFTER UPDATE OF tool_calls ON messages BEGIN
+    DELETE FROM messages_tool_text WHERE message_id = old.id;
+    INSERT INTO messages_tool_text (message_id, text)
+    SELECT new.id, {_FTS_TOOL_CALLS.format(r="new")} WHERE new.tool_calls IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS messages_tool_text_ad AFTER DELETE ON messages BEGIN
+    DELETE FROM messages_tool_text WHERE message_id = old.id;
+END;
 CREATE VIEW IF NOT EXISTS messages_fts_src(id, content, tool_name, tool_calls) AS
-    SELECT {_fts_values("messages")} FROM messages;
+    SELECT m.id, {_FTS_CONTENT.format(r="m")}, m.tool_name, t.text
+    FROM messages m LEFT JOIN messages_tool_text t ON t.message_id = m.id;
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     content, tool_name, tool_calls,
     content='messages_fts_src', content_rowid='id',
@@ -203,7 +250,15 @@ _MIGRATIONS: dict[int, str] = {
     1: "ALTER TABLE summary_cache ADD COLUMN status TEXT NOT NULL DEFAULT 'summarized';\n"
     "ALTER TABLE summary_cache ADD COLUMN reasons TEXT NOT NULL DEFAULT '';\n"
     "ALTER TABLE messages ADD COLUMN seq INTEGER;",
+    # version 3: tool calls indexed as their names and argument values, not their JSON text:
+    # the view and triggers are made anew and the index rebuilt from the messages
+    2: "DROP TRIGGER IF EXISTS messages_fts_ai;\n"
+    "DROP TRIGGER IF EXISTS messages_fts_ad;\n"
+    "DROP TRIGGER IF EXISTS messages_fts_au;\n"
+    "DROP VIEW IF EXISTS messages_fts_src;",
 }
+_REINDEXED_IN = 3
+"""The version whose migration rebuilds the message index (its view and triggers changed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +392,11 @@ def create_or_migrate(conn: sqlite3.Connection, *, name: str = "the file") -> No
             for statement in _statements(_MIGRATIONS[version]):
                 conn.execute(statement)
             version += 1
+        if migrated_from < _REINDEXED_IN:  # the view and triggers again, then the index anew
+            for statement in _statements(_DDL):
+                conn.execute(statement)
+            conn.execute(_TOOL_TEXT_FILL)
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
         if migrated_from < 2:  # version 2 indexes session headers: add those of older sessions
             conn.executemany(
                 "INSERT OR IGNORE INTO session_headers (session_id, header) VALUES (?, ?)",

@@ -1,0 +1,246 @@
+"""An assistant's tool calls as content (pure): their arguments read, flattened and rendered.
+
+A stored tool call is in OpenAI's wire format (``{"function": {"name": ..., "arguments":
+"<JSON text>"}}``) or LangChain's (``{"name": ..., "args": {...}}``); another writer may have
+stored anything. :func:`parse_tool_calls` reads either, never raises, and keeps arguments that
+are not a JSON object as one unnamed value. :func:`render_tool_call` is how transcripts show a
+call: short arguments inline in the tag, long or multi-line ones as fenced code blocks::
+
+    [ASSISTANT #3 → write_file(path="rename_photos.py")]:
+    ```python
+    #!/usr/bin/env python3
+    ...
+    ```
+
+The full-text index holds a call's name and its string values, flattened, each capped at
+4,096 characters; the stores compute that text in SQL (``backends/*/schema.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ARG_CLIP_MARKER",
+    "ARG_INLINE_CHARS",
+    "ARG_SHOW_CHARS",
+    "ToolCall",
+    "clip_argument",
+    "map_arguments",
+    "parse_tool_calls",
+    "redact_tool_calls",
+    "render_tool_call",
+]
+
+ARG_INLINE_CHARS = 80
+"""A one-line string argument up to this long is shown inline: ``(path="a.py")``."""
+ARG_SHOW_CHARS = 3_000
+"""A longer argument is shown as its first 2,400 and last 500 characters (a 1,300-character
+script whole; a 100 KB file written by an agent does not fill the window)."""
+_SHOW_HEAD = 2_400
+_SHOW_TAIL = 500
+ARG_CLIP_MARKER = "\n...[{n} characters not shown]...\n"
+
+# A code block's language from a path argument's extension, or from the tool's name.
+_LANGUAGES = {
+    "py": "python",
+    "sh": "bash",
+    "bash": "bash",
+    "js": "javascript",
+    "ts": "typescript",
+    "sql": "sql",
+    "json": "json",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "toml": "toml",
+    "md": "markdown",
+    "rs": "rust",
+    "go": "go",
+    "ini": "ini",
+    "conf": "nginx",
+    "html": "html",
+    "css": "css",
+}
+_SHELL_TOOLS = frozenset({"terminal", "bash", "shell", "run_command", "execute_command", "exec"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call: the function's name and its arguments, in the order they were written.
+
+    ``arguments`` holds ``(name, value)`` pairs; arguments that were not a JSON object (plain
+    text, a list) are one pair with the name ``""``.
+    """
+
+    name: str
+    arguments: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def text_arguments(self) -> list[tuple[str, str]]:
+        """The arguments as text (a value that is not a string as JSON)."""
+        return [(k, _as_text(v)) for k, v in self.arguments]
+
+
+def _decoded(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+    return raw
+
+
+def parse_tool_calls(calls: Iterable[Any] | None) -> list[ToolCall]:
+    """The calls of a stored ``tool_calls`` list, in either format; junk entries are skipped.
+
+    Example:
+        >>> parse_tool_calls([{"function": {"name": "ls", "arguments": '{"path": "/tmp"}'}},
+        ...                   {"name": "echo", "args": {"text": "hi"}}, 42])
+        [ToolCall(name='ls', arguments=(('path', '/tmp'),)),
+         ToolCall(name='echo', arguments=(('text', 'hi'),))]
+    """
+    out: list[ToolCall] = []
+    for call in calls or ():
+        if not isinstance(call, Mapping):
+            continue
+        fn = call.get("function")
+        source = fn if isinstance(fn, Mapping) else call
+        name = source.get("name")
+        raw = source.get("arguments", source.get("args", call.get("args")))
+        args = _decoded(raw)
+        if isinstance(args, Mapping):
+            pairs = tuple((str(k), v) for k, v in args.items())
+        elif args in (None, "", [], {}):
+            pairs = ()
+        else:
+            pairs = (("", args),)
+        named = name if isinstance(name, str) and name else "tool"
+        out.append(ToolCall(name=named, arguments=pairs))
+    return out
+
+
+def clip_argument(text: str) -> str:
+    """``text`` if at most :data:`ARG_SHOW_CHARS` long, else its head and tail around a marker
+    that says how much was left out.
+
+    Example:
+        >>> clip_argument("x" * 3_100).count("[200 characters not shown]")
+        1
+    """
+    if len(text) <= ARG_SHOW_CHARS:
+        return text
+    hidden = len(text) - _SHOW_HEAD - _SHOW_TAIL
+    return text[:_SHOW_HEAD] + ARG_CLIP_MARKER.format(n=f"{hidden:,}") + text[-_SHOW_TAIL:]
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _inline(value: Any) -> bool:
+    text = _as_text(value)
+    return len(text) <= ARG_INLINE_CHARS and "\n" not in text
+
+
+def _language(call: ToolCall) -> str:
+    for _, value in call.arguments:
+        if isinstance(value, str) and _inline(value) and "." in value.rsplit("/", 1)[-1]:
+            language = _LANGUAGES.get(value.rsplit(".", 1)[-1].lower())
+            if language:
+                return language
+    return "bash" if call.name.lower() in _SHELL_TOOLS else ""
+
+
+def _fence(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return fence
+
+
+def render_tool_call(
+    call: ToolCall, tag: str, *, clip: Callable[[str], str] = clip_argument
+) -> str:
+    """A call as transcripts show it: ``[<tag> → name(key="value")]:``, then each long or
+    multi-line argument as a fenced code block (``key:`` before it when there are several).
+
+    ``tag`` is the message's tag without brackets (``ASSISTANT #3``); ``clip`` shortens a long
+    argument (default :func:`clip_argument`).
+
+    Example:
+        >>> call = ToolCall("write_file", (("path", "rename.py"), ("content", "import os\\n")))
+        >>> print(render_tool_call(call, "ASSISTANT #3"))
+        [ASSISTANT #3 → write_file(path="rename.py")]:
+        ```python
+        import os
+        ```
+    """
+    inline = [(k, v) for k, v in call.arguments if _inline(v)]
+    blocks = [(k, v) for k, v in call.arguments if not _inline(v)]
+    shown = ", ".join(
+        f"{k}={json.dumps(v, ensure_ascii=False)}" if k else json.dumps(v, ensure_ascii=False)
+        for k, v in inline
+    )
+    lines = [f"[{tag} → {call.name}({shown})]:"]
+    language = _language(call)
+    for key, value in blocks:
+        text = clip(_as_text(value)).rstrip("\n")
+        fence = _fence(text)
+        if key and len(blocks) > 1:
+            lines.append(f"{key}:")
+        lines.append(f"{fence}{language}\n{text}\n{fence}")
+    return "\n".join(lines)
+
+
+def map_arguments(calls: Iterable[Any], change: Callable[[str], str]) -> list[dict[str, Any]]:
+    """``calls`` in OpenAI's format with ``change`` applied to each argument's text (a value
+    that is not a string becomes its JSON text first).
+
+    Example:
+        >>> calls = [{"name": "sh", "args": {"cmd": "ls -la"}}]
+        >>> map_arguments(calls, str.upper)[0]["function"]
+        {'name': 'sh', 'arguments': '{"cmd": "LS -LA"}'}
+    """
+    out: list[dict[str, Any]] = []
+    for call in parse_tool_calls(calls):
+        changed = {k: change(v) for k, v in call.text_arguments}
+        arguments = changed.get("", "") if list(changed) == [""] else changed
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        out.append({"type": "function", "function": {"name": call.name, "arguments": text}})
+    return out
+
+
+def redact_tool_calls(
+    calls: list[dict[str, Any]], redact: Callable[[str], str]
+) -> list[dict[str, Any]]:
+    """``calls`` with ``redact`` applied to every string inside, JSON-encoded arguments decoded
+    first (a secret escaped inside JSON text, ``"-----BEGIN ...\\\\n"``, is found as written).
+
+    Example:
+        >>> calls = [{"function": {"name": "sh", "arguments": '{"cmd": "export K=secret"}'}}]
+        >>> redact_tool_calls(calls, lambda s: s.replace("secret", "[R]"))[0]["function"]
+        {'name': 'sh', 'arguments': '{"cmd": "export K=[R]"}'}
+    """
+
+    def clean(value: Any, key: str | None = None) -> Any:
+        if isinstance(value, str):
+            if key in {"arguments", "args"}:
+                decoded = _decoded(value)
+                if not isinstance(decoded, str):
+                    return json.dumps(clean(decoded), ensure_ascii=False)
+            return redact(value)
+        if isinstance(value, Mapping):
+            return {k: clean(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return [clean(call) for call in calls]

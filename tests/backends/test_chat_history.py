@@ -1,0 +1,85 @@
+"""Issue 23 §4: ``SessionChatMessageHistory``, a store's session as a ``BaseChatMessageHistory``,
+on both backends: ``RunnableWithMessageHistory`` writes into the store, searchable at once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables.history import RunnableWithMessageHistory
+from store_targets import StoreFactory
+
+from langchain_session_recall import SessionChatMessageHistory, SessionRecallRetriever
+
+
+def test_messages_round_trip_and_clear_forgets(store_factory: StoreFactory) -> None:
+    store = store_factory.open("history")
+    history = SessionChatMessageHistory(store=store, session_id="chat-1", user_id="ana")
+    assert isinstance(history, BaseChatMessageHistory)
+    assert history.messages == []
+    call = {"name": "terminal", "args": {"command": "df -h"}, "id": "c1", "type": "tool_call"}
+    history.add_messages(
+        [
+            SystemMessage("be brief"),
+            HumanMessage("is the disk full?"),
+            AIMessage("", tool_calls=[call]),
+            ToolMessage("91% used", tool_call_id="c1", name="terminal"),
+        ]
+    )
+    asyncio.run(history.aadd_messages([AIMessage("Yes: 91% of the root disk.")]))
+    got = history.messages
+    assert [type(m).__name__ for m in got] == [
+        "SystemMessage",
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
+    assert got[2].tool_calls == [call]  # type: ignore[attr-defined]
+    assert (got[3].tool_call_id, got[3].name) == ("c1", "terminal")  # type: ignore[attr-defined]
+    assert store.get_session("chat-1").user_id == "ana"  # type: ignore[union-attr]
+    docs = SessionRecallRetriever(store=store).invoke("disk full")
+    assert [d.id for d in docs] == ["chat-1"]  # searchable at once
+    history.clear()
+    assert history.messages == [] and store.get_session("chat-1") is None
+    assert SessionRecallRetriever(store=store).invoke("disk full") == []
+    history.messages = [HumanMessage("a fresh start")]  # the setter: clear, then add
+    assert [m.content for m in asyncio.run(history.aget_messages())] == ["a fresh start"]
+    asyncio.run(history.aclear())
+    assert store.get_session("chat-1") is None
+
+
+# LangChain marks RunnableWithMessageHistory deprecated (for LangGraph's persistence) but ships
+# it; the issue asks that it work.
+@pytest.mark.filterwarnings("ignore::langchain_core._api.deprecation.LangChainDeprecationWarning")
+def test_runnable_with_message_history_writes_into_the_store(store_factory: StoreFactory) -> None:
+    store = store_factory.open("history")
+    prompt = ChatPromptTemplate.from_messages(
+        [MessagesPlaceholder("history"), ("human", "{question}")]
+    )
+    model = GenericFakeChatModel(messages=iter([AIMessage("Raise the partitions to 12.")]))
+    chain = RunnableWithMessageHistory(
+        prompt | model,
+        lambda session_id: SessionChatMessageHistory(store=store, session_id=session_id),
+        input_messages_key="question",
+        history_messages_key="history",
+    )
+    chain.invoke(
+        {"question": "how do we fix the kafka lag?"},
+        config={"configurable": {"session_id": "support-7"}},
+    )
+    assert [
+        m.content for m in SessionChatMessageHistory(store=store, session_id="support-7").messages
+    ] == [
+        "how do we fix the kafka lag?",
+        "Raise the partitions to 12.",
+    ]
+    [doc] = SessionRecallRetriever(store=store).invoke("kafka partitions")
+    assert doc.id == "support-7"
+    # and the conversation in progress is left out of its own searches
+    live = {"configurable": {"session_id": "support-7"}}
+    assert SessionRecallRetriever(store=store).invoke("kafka", config=live) == []  # type: ignore[arg-type]
