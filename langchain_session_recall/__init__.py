@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         Session,
         StoredMessage,
     )
+    from langchain_session_recall.recalled import RecalledSession
     from langchain_session_recall.recorder import SessionRecorder
     from langchain_session_recall.retriever import SessionRecallRetriever
     from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
@@ -61,6 +62,7 @@ _WHERE = {
     "ParsedQuery": "core.query",
     "PostgresSessionStore": "backends",
     "ReadOnlyStoreError": "errors",
+    "RecalledSession": "recalled",
     "RecentSession": "models",
     "SecretPattern": "summarize.redaction",
     "Session": "models",
@@ -95,6 +97,7 @@ __all__ = [
     "ParsedQuery",
     "PostgresSessionStore",
     "ReadOnlyStoreError",
+    "RecalledSession",
     "RecentSession",
     "SecretPattern",
     "Session",

@@ -17,6 +17,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.query import bound_query, highlight_words
 from langchain_session_recall.models import Session, StoredMessage
+from langchain_session_recall.recalled import RECALL_KEY, recalled_session, shown_window
 from langchain_session_recall.search.blend import DenseSearch
 from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
 from langchain_session_recall.search.ranking import RankedSession
@@ -27,7 +28,8 @@ from langchain_session_recall.transcript import (
     format_when,
     match_position,
     term_pattern,
-    window,
+    window_bounds,
+    window_text,
 )
 
 __all__ = [
@@ -137,17 +139,26 @@ class _SearchResult:
         matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
         spans = [(s, ends[s]) for s in matched]
         centre = match_position(text, spans, self.pattern, self.max_chars and self.max_chars // 2)
-        cut, truncated = window(text, centre, self.max_chars)
+        start, end = window_bounds(text, centre, self.max_chars)
+        title = _clean(session.title, self.redact)
+        recalled = recalled_session(
+            ranked.root_id,
+            session,
+            title=title,
+            last_message_id=max((m.id for m in messages), default=0),
+            ids_shown=self.show_message_ids,
+            windows=[shown_window(text, transcript.parts, start, end)],
+        )
         outcome = self.outcome
         return Result(
-            page_content=cut,
+            page_content=window_text(text, start, end),
             metadata={
                 "session_id": ranked.root_id,
                 "when": format_when(session.started_at),
                 "started_at": session.started_at,
                 "source": session.source,
                 "model": session.model,
-                "title": _clean(session.title, self.redact),
+                "title": title,
                 "user_id": session.user_id,
                 "score": ranked.score,
                 "matched_session_ids": list(ranked.session_ids),
@@ -162,9 +173,10 @@ class _SearchResult:
                 "query_reading": outcome.reading,
                 "sessions_searched": outcome.sessions_searched,
                 "mode": "search",
-                "last_message_id": max((m.id for m in messages), default=0),
+                "last_message_id": recalled.last_message_id,
                 "store_id": getattr(self.store, "store_id", None),
-                "truncated": truncated,
+                "truncated": (start, end) != (0, len(text)),
+                RECALL_KEY: recalled.to_dict(),
             },
         )
 

@@ -15,12 +15,15 @@ from langchain_session_recall.tool_calls import clip_argument, parse_tool_calls,
 __all__ = [
     "EARLIER_MARKER",
     "LATER_MARKER",
+    "Part",
     "Transcript",
     "format_transcript",
     "format_when",
     "match_position",
     "term_pattern",
     "window",
+    "window_bounds",
+    "window_text",
 ]
 
 EARLIER_MARKER = "...[earlier conversation truncated]...\n\n"
@@ -28,11 +31,38 @@ LATER_MARKER = "\n\n...[later conversation truncated]..."
 
 
 @dataclass(frozen=True, slots=True)
+class Part:
+    """One tagged part of a transcript (a message renders as one part, each of an assistant's
+    tool calls as one more): the message, its label (``USER``, ``TOOL:terminal``), the text after
+    the tag, and where the part starts and its text starts in the transcript."""
+
+    message: StoredMessage
+    label: str
+    body: str
+    start: int
+    tag_end: int
+    """Where the tag (``[USER #4]:``) ends: the part is seen as a message when it is whole."""
+    body_start: int
+    tool_calls: tuple[str, ...] = ()
+    """The name of the function called, for the part that shows an assistant's call."""
+    call: str = ""
+    """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
+    text."""
+
+    @property
+    def end(self) -> int:
+        """Where the part's text ends in the transcript."""
+        return self.body_start + len(self.body)
+
+
+@dataclass(frozen=True, slots=True)
 class Transcript:
-    """Formatted text and where each message starts in it (``{message_id: offset}``)."""
+    """Formatted text, where each message starts in it (``{message_id: offset}``) and its
+    tagged parts in order."""
 
     text: str
     offsets: dict[int, int]
+    parts: tuple[Part, ...] = ()
 
 
 def _tag(label: str, message_id: int, show_ids: bool) -> str:
@@ -40,20 +70,23 @@ def _tag(label: str, message_id: int, show_ids: bool) -> str:
 
 
 def _parts(
-    message: StoredMessage, show_ids: bool, clip: Callable[[str], str] = clip_argument
-) -> list[str]:
+    message: StoredMessage, clip: Callable[[str], str] = clip_argument
+) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """``(label, call, text, tool calls)`` of each part ``message`` renders as; ``call`` is a
+    tool call's part of the tag (`` → write_file(path="a.py")``)."""
     role = message.role.upper()
     content = message.content or ""
     if role == "TOOL":
         label = f"TOOL:{message.tool_name}" if message.tool_name else "TOOL"
-        return [f"{_tag(label, message.id, show_ids)}: {clip_tool_output(content)}"]
-    tag = _tag(role, message.id, show_ids)
+        return [(label, "", clip_tool_output(content), ())]
     if role == "ASSISTANT" and message.tool_calls:
-        calls = parse_tool_calls(message.tool_calls)
-        parts = [f"{tag}: {content}"] if content else []
-        parts += [render_tool_call(call, tag[1:-1], clip=clip) for call in calls]
+        parts: list[tuple[str, str, str, tuple[str, ...]]]
+        parts = [(role, "", content, ())] if content else []
+        for call in parse_tool_calls(message.tool_calls):
+            head, _, body = render_tool_call(call, role, clip=clip).partition("\n")
+            parts.append((role, head[len(role) + 1 : -2], body, (call.name,)))
         return parts
-    return [f"{tag}: {content}"]
+    return [(role, "", content, ())]
 
 
 def format_transcript(
@@ -80,6 +113,7 @@ def format_transcript(
     """
     parts: list[str] = []
     offsets: dict[int, int] = {}
+    tagged: list[Part] = []
     length = 0
     current = root_id
     for message in messages:
@@ -88,10 +122,16 @@ def format_transcript(
             length += len(parts[-1]) + 2
         current = message.session_id
         offsets[message.id] = length
-        for part in _parts(message, show_ids, clip_arguments):
-            parts.append(part)
-            length += len(part) + 2
-    return Transcript("\n\n".join(parts), offsets)
+        for label, call, body, calls in _parts(message, clip_arguments):
+            tag = _tag(label, message.id, show_ids)
+            head = (f"{tag[:-1]}{call}]:" + ("\n" if body else "")) if call else f"{tag}: "
+            tag_end = length + len(head) - (1 if head.endswith((" ", "\n")) else 0)
+            tagged.append(
+                Part(message, label, body, length, tag_end, length + len(head), calls, call)
+            )
+            parts.append(head + body)
+            length += len(parts[-1]) + 2
+    return Transcript("\n\n".join(parts), offsets, tuple(tagged))
 
 
 def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
@@ -107,8 +147,31 @@ def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
         >>> window(text, text.index("MATCH"), 16)[0].split("\\n\\n")[1]
         'three MATCH'
     """
+    start, end = window_bounds(text, center, max_chars)
+    return window_text(text, start, end), (start, end) != (0, len(text))
+
+
+def window_text(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` with the truncation markers where it was cut.
+
+    Example:
+        >>> window_text("one\\ntwo", 4, 7)
+        '...[earlier conversation truncated]...\\n\\ntwo'
+    """
+    prefix = EARLIER_MARKER if start > 0 else ""
+    suffix = LATER_MARKER if end < len(text) else ""
+    return prefix + text[start:end] + suffix
+
+
+def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, int]:
+    """The ``(start, end)`` of the cut :func:`window` makes (``(0, len(text))``: none).
+
+    Example:
+        >>> window_bounds("one\\ntwo", 0, 100)
+        (0, 7)
+    """
     if max_chars is None or len(text) <= max_chars:
-        return text, False
+        return 0, len(text)
     center = min(max(center, 0), len(text))
     start = max(0, center - max_chars // 2)
     end = min(len(text), start + max_chars)
@@ -124,9 +187,7 @@ def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
         end = brk if brk >= 0 else end
         while brk >= 0 and end > center and text[end - 1] == "\n":
             end -= 1
-    prefix = EARLIER_MARKER if start > 0 else ""
-    suffix = LATER_MARKER if end < len(text) else ""
-    return prefix + text[start:end] + suffix, True
+    return start, end
 
 
 # Tokens as the full-text index sees them: letters and digits ('_' and punctuation split).

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from langchain_session_recall.core.query import STOP_WORDS
+from langchain_session_recall.recalled import Window
+from langchain_session_recall.transcript import LATER_MARKER
 
 __all__ = [
     "DEFAULT_RECAP_CHARS",
@@ -31,6 +33,7 @@ __all__ = [
     "query_terms",
     "select_messages",
     "term_weights",
+    "window_blocks",
 ]
 
 DEFAULT_RECAP_CHARS = 1000
@@ -97,6 +100,35 @@ def parse_transcript(transcript: str) -> list[TranscriptBlock]:
                 call=m.group("call") or "",
             )
         )
+    return blocks
+
+
+def window_blocks(window: Window, *, ids_shown: bool) -> list[TranscriptBlock]:
+    """The blocks of a search result's window, read from its structure, not its text.
+
+    They are the blocks :func:`parse_transcript` reads from the window's rendered text: a
+    block's text runs to the next tag, so it holds the ``--- session <id> ---`` line and the
+    truncation marker that follow a message, and the message ids are those the text shows
+    (none unless ``ids_shown``). Unlike a parse, a message whose text looks like a tag
+    (``[USER]: ...`` on a line of its own) stays one block.
+
+    Example:
+        >>> from langchain_session_recall.recalled import ShownMessage
+        >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
+        ...             ShownMessage(5, "t", "assistant", "ASSISTANT", "hello")))
+        >>> [b.render() for b in window_blocks(w, ids_shown=True)]
+        ['[USER #4]: hi\\n\\n--- session t ---', '[ASSISTANT #5]: hello']
+    """
+    shown = window.messages
+    blocks = []
+    for i, message in enumerate(shown):
+        text = message.text
+        if i + 1 < len(shown) and shown[i + 1].session_id != message.session_id:
+            text += f"\n\n--- session {shown[i + 1].session_id} ---"
+        elif i + 1 == len(shown):
+            text += window.trailing + (LATER_MARKER if window.elided_after else "")
+        ident = message.id if ids_shown else None
+        blocks.append(TranscriptBlock(message.label, ident, text.strip(), call=message.call))
     return blocks
 
 
@@ -316,6 +348,7 @@ def extractive_recap(
     max_chars: int = DEFAULT_RECAP_CHARS,
     snippet_chars: int = 280,
     neighbours: int = 2,
+    blocks: Sequence[TranscriptBlock] | None = None,
 ) -> str:
     """Build a labelled, extractive recap of a transcript: the best messages and their context.
 
@@ -335,6 +368,8 @@ def extractive_recap(
         max_chars: Budget for the recap body.
         snippet_chars: Longest excerpt of a single message.
         neighbours: Messages on each side of a scored one that may be shown as its context.
+        blocks: The transcript's messages when known (:func:`window_blocks` of a search
+            result); without them they are read from ``transcript``'s tags.
 
     Returns:
         Never an empty string.
@@ -347,7 +382,7 @@ def extractive_recap(
     """
     label = f"[Not summarized ({reason}): extractive recap of the matching messages]"
     lines = [label] + ([header] if header else [])
-    blocks = parse_transcript(transcript)
+    blocks = parse_transcript(transcript) if blocks is None else list(blocks)
     terms = query_terms(query)
     if not blocks:
         weights = dict.fromkeys(terms, 1.0)

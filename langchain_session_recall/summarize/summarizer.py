@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import inspect
 import logging
 import threading
@@ -48,6 +49,7 @@ from typing_extensions import Self, override
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
+from langchain_session_recall.recalled import RecalledSession
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
@@ -57,8 +59,10 @@ from langchain_session_recall.summarize.cache import (
 )
 from langchain_session_recall.summarize.extractive import (
     DEFAULT_RECAP_CHARS,
+    TranscriptBlock,
     extractive_recap,
     parse_transcript,
+    window_blocks,
 )
 from langchain_session_recall.summarize.grounding import (
     RecapGrounding,
@@ -145,11 +149,19 @@ class _Plan:
     doc: Document
     query: str
     transcript: str  # redacted
-    messages: list[SourceMessage]  # the transcript's messages that carry an id
+    blocks: list[TranscriptBlock]  # the transcript's messages (redacted)
     redactions: int
     cache: SummaryCache | None = None
     cache_key: str | None = None
     result: Document | None = None  # already decided (cache hit, pass-through, no model)
+    messages: list[SourceMessage] = field(init=False)  # those with an id, for the grounding
+
+    def __post_init__(self) -> None:
+        self.messages = [
+            SourceMessage(b.message_id, b.tag.split(":")[0].lower(), b.text)
+            for b in self.blocks
+            if b.message_id is not None
+        ]
 
 
 def _model_name(llm: Any) -> str | None:
@@ -331,14 +343,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             transcript = self._redact(doc.page_content)[0]
             # the retriever redacts too (idempotent): count the markers, not the new ones
             redactions = transcript.count("[REDACTED") if self.redact else 0
-            # Structured messages for the grounding (ids, roles, text). The retriever hands over
-            # rendered text today, so they are read back from it here, and only here.
-            messages = [
-                SourceMessage(b.message_id, b.tag.split(":")[0].lower(), b.text)
-                for b in parse_transcript(transcript)
-                if b.message_id is not None
-            ]
-            plan = _Plan(doc, query, transcript, messages, redactions)
+            plan = _Plan(doc, query, transcript, self._blocks(doc, transcript), redactions)
             plans.append(plan)
             if meta.get("mode") == "recent":
                 plan.result = doc
@@ -366,6 +371,17 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                         plan, cached.summary, cached.reasons or ("rejected",), cached=True
                     )
         return plans
+
+    def _blocks(self, doc: Document, transcript: str) -> list[TranscriptBlock]:
+        """The messages of ``doc``: from the search result it carries, else (a Document made
+        elsewhere) read from the tags of its redacted ``transcript``."""
+        recalled = RecalledSession.from_metadata(doc.metadata)
+        if recalled is None:
+            return parse_transcript(transcript)
+        blocks = (
+            b for w in recalled.windows for b in window_blocks(w, ids_shown=recalled.ids_shown)
+        )
+        return [dataclasses.replace(b, text=self._redact(b.text)[0]) for b in blocks]
 
     def _redact(self, text: str) -> tuple[str, int]:
         if not self.redact:
@@ -517,6 +533,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             reason=reason,
             header=header,
             max_chars=self.fallback_chars,
+            blocks=plan.blocks,
         )
         return self._redact(text)[0]
 

@@ -10,6 +10,7 @@ EXPECTED_ALL = [
     "ParsedQuery",
     "PostgresSessionStore",
     "ReadOnlyStoreError",
+    "RecalledSession",
     "RecentSession",
     "SecretPattern",
     "Session",
