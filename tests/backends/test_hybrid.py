@@ -14,6 +14,7 @@ import pytest
 from hybrid_support import ConceptEmbeddings, OtherModel
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from store_targets import StoreFactory
@@ -43,7 +44,7 @@ def _fill(store: SessionBackend, **extra: dict[str, object]) -> None:
 
 
 def _hybrid_store(
-    store_factory: StoreFactory, model: ConceptEmbeddings | None = None
+    store_factory: StoreFactory, model: Embeddings | None = None
 ) -> SessionBackend:
     store = store_factory.open()
     store.enable_embeddings(model or ConceptEmbeddings())
@@ -321,3 +322,18 @@ def test_several_window_layouts_are_written_and_searched_together(
         store.enable_embeddings(model)  # the default layout, 3/1 alone
     reader = SessionRecallRetriever(store=store_factory.open(read_only=True), embeddings=model)
     assert _ids(reader.invoke("my workmates"))[0] == "office"
+
+
+def test_a_combination_of_models_is_one_model_to_the_store(store_factory: StoreFactory) -> None:
+    from langchain_session_recall.vectors.combined import CombinedEmbeddings
+
+    concepts, other = ConceptEmbeddings(), OtherModel()
+    both = CombinedEmbeddings([concepts, other], [0.6, 0.4])
+    store = _hybrid_store(store_factory, both)
+    _fill(store)
+    assert concepts.calls and other.calls == concepts.calls  # each window embedded by both
+    docs = SessionRecallRetriever(store=store, k=3).invoke("what did I do with my workmates?")
+    assert _ids(docs)[0] == "office" and docs[0].metadata["signals"]["lexical"] == 0.0
+    assert (concepts.queries, other.queries) == (1, 1)
+    with pytest.raises(EmbeddingMismatchError, match=r"concepts-v1\*0.6\+"):
+        SessionRecallRetriever(store=store, embeddings=concepts).invoke("workmates")
