@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
 from langchain_core.embeddings import Embeddings
 
 from langchain_session_recall.errors import InvalidArgumentError

@@ -43,9 +43,7 @@ def _fill(store: SessionBackend, **extra: dict[str, object]) -> None:
         )
 
 
-def _hybrid_store(
-    store_factory: StoreFactory, model: Embeddings | None = None
-) -> SessionBackend:
+def _hybrid_store(store_factory: StoreFactory, model: Embeddings | None = None) -> SessionBackend:
     store = store_factory.open()
     store.enable_embeddings(model or ConceptEmbeddings())
     return store
