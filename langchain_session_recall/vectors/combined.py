@@ -32,6 +32,12 @@ class CombinedEmbeddings(Embeddings):
     The cosine similarity of two combined vectors is ``sum(w_i x cos_i)``. A search embeds its
     question with every model: the query costs the sum of theirs.
 
+    With ``one_layout_each`` (no weights), a store with as many window layouts as models
+    (``embedding_window=[(3, 1), (6, 1)]``) embeds the windows of layout ``i`` with model ``i``
+    alone: a session's dense score is then the mean of each model's min-max scaled score on
+    its own windows (each model reads the window size it ranks best, and each window is
+    embedded once).
+
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
         >>> both = CombinedEmbeddings(
@@ -43,7 +49,13 @@ class CombinedEmbeddings(Embeddings):
         1.0
     """
 
-    def __init__(self, models: Sequence[Embeddings], weights: Sequence[float] | None = None):
+    def __init__(
+        self,
+        models: Sequence[Embeddings],
+        weights: Sequence[float] | None = None,
+        *,
+        one_layout_each: bool = False,
+    ):
         if len(models) < 2:
             raise InvalidArgumentError("CombinedEmbeddings needs two or more models")
         raw = [1.0] * len(models) if weights is None else [float(w) for w in weights]
@@ -56,7 +68,14 @@ class CombinedEmbeddings(Embeddings):
         self.models = tuple(models)
         self.weights = tuple(round(w / total, 6) for w in raw)
         self._scales = [math.sqrt(w / total) for w in raw]
-        self.model_name = "+".join(
+        if one_layout_each and weights is not None:
+            raise InvalidArgumentError(
+                "CombinedEmbeddings(one_layout_each=True) takes no weights: each model's "
+                "layout is scaled and weighed like any other layout (their mean)"
+            )
+        self.one_layout_each = one_layout_each
+        self._dims: dict[int, int] = {}
+        self.model_name = ("per-layout:" if one_layout_each else "") + "+".join(
             f"{embedding_identity(m)}*{w:g}" for m, w in zip(self.models, self.weights, strict=True)
         )
         """The models' identities and weights: what the store records beside the vectors."""
@@ -68,6 +87,24 @@ class CombinedEmbeddings(Embeddings):
                 norm = math.sqrt(sum(x * x for x in vector)) or 1.0
                 row.extend(scale * x / norm for x in vector)
         return out
+
+    def embed_documents_with(self, part: int, texts: list[str]) -> list[list[float]]:
+        """``texts`` embedded by model ``part`` alone: its place in the joined vector holds
+        its vector, the other models' places zeros (``one_layout_each``)."""
+        if not texts:
+            return []
+        parts: list[Sequence[Sequence[float]]] = []
+        for n, model in enumerate(self.models):
+            if n == part:
+                parts.append(model.embed_documents(texts))
+            else:
+                parts.append([[0.0] * self._dim(n)] * len(texts))
+        return self._join(parts)
+
+    def _dim(self, part: int) -> int:
+        if part not in self._dims:
+            self._dims[part] = len(self.models[part].embed_query("dimension"))
+        return self._dims[part]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:

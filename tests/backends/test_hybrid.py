@@ -335,3 +335,23 @@ def test_a_combination_of_models_is_one_model_to_the_store(store_factory: StoreF
     assert (concepts.queries, other.queries) == (1, 1)
     with pytest.raises(EmbeddingMismatchError, match=r"concepts-v1\*0.6\+"):
         SessionRecallRetriever(store=store, embeddings=concepts).invoke("workmates")
+
+
+def test_one_layout_each_embeds_each_layout_with_its_own_model(
+    store_factory: StoreFactory,
+) -> None:
+    from langchain_session_recall.errors import InvalidArgumentError
+    from langchain_session_recall.vectors.combined import CombinedEmbeddings
+
+    concepts, other = ConceptEmbeddings(), OtherModel()
+    both = CombinedEmbeddings([concepts, other], one_layout_each=True)
+    store = store_factory.open()
+    with pytest.raises(InvalidArgumentError, match="one layout each, need as many"):
+        store.enable_embeddings(both)  # 3/1 alone: one layout for two models
+    store.enable_embeddings(both, window=[(2, 1), (3, 1)])
+    store.add_session("s")
+    store.add_messages("s", [{"role": "user", "content": f"m{i}"} for i in range(4)])
+    assert (concepts.calls, other.calls) == ([3], [2])  # 2/1: 3 windows; 3/1: 2 windows
+    _fill(store)
+    docs = SessionRecallRetriever(store=store, k=1).invoke("my workmates")
+    assert _ids(docs) == ["office"] and docs[0].metadata["signals"]["dense"] == pytest.approx(1.0)

@@ -48,3 +48,14 @@ def test_bad_weights_are_refused(weights: list[float]) -> None:
 def test_one_model_is_not_a_combination() -> None:
     with pytest.raises(InvalidArgumentError, match="two or more"):
         CombinedEmbeddings([DeterministicFakeEmbedding(size=4)])
+
+
+def test_one_model_alone_fills_its_place_and_zeros_the_others() -> None:
+    first, second = DeterministicFakeEmbedding(size=4), DeterministicFakeEmbedding(size=2)
+    both = CombinedEmbeddings([first, second], one_layout_each=True)
+    (vector,) = both.embed_documents_with(1, ["hello"])
+    assert vector[:4] == [0.0] * 4 and any(vector[4:])
+    assert both.embed_documents_with(0, []) == []
+    assert embedding_identity(both).split(":", 1)[1].startswith("per-layout:")
+    with pytest.raises(InvalidArgumentError, match="takes no weights"):
+        CombinedEmbeddings([first, second], [1, 1], one_layout_each=True)
