@@ -31,7 +31,8 @@ MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
 ROLES = frozenset({"user", "assistant", "tool", "system"})
 """Roles a stored message may have (the Hermes vocabulary)."""
 
-_ROLE_ALIASES = {"human": "user", "ai": "assistant", "function": "tool", "developer": "system"}
+ROLE_ALIASES = {"human": "user", "ai": "assistant", "function": "tool", "developer": "system"}
+"""Other names of the stored roles, as other tools write them."""
 _JSON_PREFIX = "\x00json:"
 
 
@@ -178,7 +179,7 @@ def _role_of(message: BaseMessage) -> str:
 def _normalize_role(role: Any) -> str:
     if not isinstance(role, str):
         raise InvalidMessageError(f"message role must be a string, got {type(role).__name__}")
-    norm = _ROLE_ALIASES.get(role.lower(), role.lower())
+    norm = ROLE_ALIASES.get(role.lower(), role.lower())
     if norm not in ROLES:
         raise InvalidMessageError(f"unknown message role {role!r}; expected one of {sorted(ROLES)}")
     return norm

@@ -211,8 +211,8 @@ class SessionRecallRetriever(BaseRetriever):
         embeddings = self.embeddings or self.store.embeddings
         if embeddings is None or self.dense_weight <= 0:
             return None
-        from langchain_session_recall.vectors.identity import embedding_identity
-        from langchain_session_recall.vectors.index import VectorIndex
+        from langchain_session_recall.backends.vectors.identity import embedding_identity
+        from langchain_session_recall.backends.vectors.index import VectorIndex
 
         index = self.store.vectors
         if index is None or index.identity != embedding_identity(embeddings):

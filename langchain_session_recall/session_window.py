@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
-from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = [
@@ -61,6 +61,70 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((low, high))
     return merged
+
+
+def _read_chain(
+    store: SessionBackend, session_id: str, user_id: str | None, clean: Callable[[str], str]
+) -> tuple[str, Session, list[StoredMessage]]:
+    """The root of ``session_id``'s chain, the session whose head is shown, and the chain's
+    messages (text cleaned); :class:`SessionNotFoundError` for another user's session."""
+    if not session_id:
+        raise InvalidArgumentError(
+            "session_id is empty: pass a session_id from session_search's results"
+        )
+    root = store.root_of(session_id, user_id=user_id)
+    sessions = store.get_sessions(dict.fromkeys([session_id, root]))
+    requested = sessions.get(session_id)
+    if requested is None or (user_id is not None and requested.user_id != user_id):
+        raise SessionNotFoundError(f"no session {session_id!r}")
+    messages = [
+        dataclasses.replace(m, content=clean(m.content or ""))
+        for m in store.chain_messages(root, user_id=user_id)
+    ]
+    return root, sessions.get(root) or requested, messages
+
+
+def _payload(
+    session_id: str,
+    root: str,
+    head: Session,
+    messages: Sequence[StoredMessage],
+    merged: Sequence[tuple[int, int]],
+    clean: Callable[[str], str],
+) -> dict[str, Any]:
+    """What the payload says of the session and of the windows shown."""
+    return {
+        "success": True,
+        "session_id": root,
+        "requested_session_id": session_id,
+        "title": clean(head.title) if head.title else head.title,
+        "when": format_when(head.started_at),
+        "source": head.source,
+        "model": head.model,
+        "sessions": list(dict.fromkeys(m.session_id for m in messages)) or [root],
+        "message_count": len(messages),
+        "first_message_id": messages[0].id if messages else None,
+        "last_message_id": messages[-1].id if messages else None,
+        "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi in merged],
+    }
+
+
+def _anchors(
+    messages: Sequence[StoredMessage], message_ids: Sequence[int], include_start: bool, root: str
+) -> tuple[list[int], list[int], list[int]]:
+    """Positions of the requested messages, the ids not found and the ids past the limit;
+    :class:`InvalidArgumentError` when none is found and there is no start to show instead."""
+    index = {m.id: i for i, m in enumerate(messages)}
+    wanted = list(dict.fromkeys(int(i) for i in message_ids))
+    ignored, wanted = wanted[SHOW_MAX_ANCHORS:], wanted[:SHOW_MAX_ANCHORS]
+    unknown = [i for i in wanted if i not in index]
+    anchors = [index[i] for i in wanted if i in index]
+    if wanted and not anchors and not include_start and messages:
+        raise InvalidArgumentError(
+            f"message id(s) {unknown} are not in session {root!r} (its messages are "
+            f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
+        )
+    return anchors, unknown, ignored
 
 
 def show_session(
@@ -120,56 +184,18 @@ def show_session(
          '[USER #11]: step 10', '...[9 later messages not shown]...']
     """
     session_id = str(session_id or "").strip()
-    if not session_id:
-        raise InvalidArgumentError(
-            "session_id is empty: pass a session_id from session_search's results"
-        )
-    root = store.root_of(session_id, user_id=user_id)
-    sessions = store.get_sessions(dict.fromkeys([session_id, root]))
-    requested = sessions.get(session_id)
-    if requested is None or (user_id is not None and requested.user_id != user_id):
-        raise SessionNotFoundError(f"no session {session_id!r}")
-    head = sessions.get(root) or requested
     clean = redact or (lambda text: text)
-    messages = [
-        dataclasses.replace(m, content=clean(m.content or ""))
-        for m in store.chain_messages(root, user_id=user_id)
-    ]
-    index = {m.id: i for i, m in enumerate(messages)}
+    root, head, messages = _read_chain(store, session_id, user_id, clean)
 
     context = _clamp(context, 0, SHOW_MAX_CONTEXT)
     max_chars = _clamp(max_chars, SHOW_MIN_CHARS, SHOW_MAX_CHARS)
-    wanted = list(dict.fromkeys(int(i) for i in message_ids))
-    ignored, wanted = wanted[SHOW_MAX_ANCHORS:], wanted[:SHOW_MAX_ANCHORS]
-    unknown = [i for i in wanted if i not in index]
-    anchors = [index[i] for i in wanted if i in index]
-    if wanted and not anchors and not include_start and messages:
-        raise InvalidArgumentError(
-            f"message id(s) {unknown} are not in session {root!r} (its messages are "
-            f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
-        )
+    anchors, unknown, ignored = _anchors(messages, message_ids, include_start, root)
 
     start = bool(messages) and (include_start or not anchors)
     used, merged, transcript, truncated = _fit(messages, anchors, start, context, root, max_chars)
 
-    payload: dict[str, Any] = {
-        "success": True,
-        "session_id": root,
-        "requested_session_id": session_id,
-        "title": clean(head.title) if head.title else head.title,
-        "when": format_when(head.started_at),
-        "source": head.source,
-        "model": head.model,
-        "sessions": list(dict.fromkeys(m.session_id for m in messages)) or [root],
-        "message_count": len(messages),
-        "first_message_id": messages[0].id if messages else None,
-        "last_message_id": messages[-1].id if messages else None,
-        "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi in merged],
-        "context": used,
-        "truncated": truncated,
-        "max_chars": max_chars,
-        "transcript": transcript,
-    }
+    payload = _payload(session_id, root, head, messages, merged, clean)
+    payload.update(context=used, truncated=truncated, max_chars=max_chars, transcript=transcript)
     if unknown:
         payload["unknown_message_ids"] = unknown
     if ignored:

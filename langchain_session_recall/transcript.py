@@ -4,31 +4,26 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from langchain_session_recall.core.cjk import CJK_RANGES
+from langchain_session_recall.core.text import clip_tool_output
 from langchain_session_recall.models import StoredMessage
 
 __all__ = [
     "EARLIER_MARKER",
     "LATER_MARKER",
-    "TOOL_CLIP_MARKER",
     "Transcript",
-    "clip_tool_output",
     "format_transcript",
     "format_when",
     "match_position",
-    "preview",
     "term_pattern",
     "window",
 ]
 
-TOOL_OUTPUT_LIMIT = 500
-TOOL_OUTPUT_KEEP = 250
-TOOL_CLIP_MARKER = "\n...[truncated]...\n"
 EARLIER_MARKER = "...[earlier conversation truncated]...\n\n"
 LATER_MARKER = "\n\n...[later conversation truncated]..."
-COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,20 +32,6 @@ class Transcript:
 
     text: str
     offsets: dict[int, int]
-
-
-def clip_tool_output(text: str) -> str:
-    """Keep the first and last 250 characters of tool output longer than 500.
-
-    Idempotent: text already clipped (by this function or by the store's SQL, which uses the
-    same marker) is returned unchanged.
-    """
-    if len(text) <= TOOL_OUTPUT_LIMIT:
-        return text
-    head = text[:TOOL_OUTPUT_KEEP]
-    if text[TOOL_OUTPUT_KEEP : TOOL_OUTPUT_KEEP + len(TOOL_CLIP_MARKER)] == TOOL_CLIP_MARKER:
-        return text
-    return head + TOOL_CLIP_MARKER + text[-TOOL_OUTPUT_KEEP:]
 
 
 def _tag(label: str, message_id: int, show_ids: bool) -> str:
@@ -145,22 +126,13 @@ def window(text: str, center: int, max_chars: int) -> tuple[str, bool]:
 
 # Tokens as the full-text index sees them: letters and digits ('_' and punctuation split).
 _TOKEN = re.compile(r"[^\W_]+")
-# Kana, CJK ideographs (and extension A), Hangul, compatibility ideographs. Checked by code point:
-# a regular expression of these ranges takes milliseconds to compile, on every start-up.
-_CJK_RANGES = (
-    (0x3040, 0x30FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xAC00, 0xD7AF),
-    (0xF900, 0xFAFF),
-)
 # Endings a stemmer strips: "painted" is found as "paint...", "errors" as "error...".
 _ENDINGS = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "er", "ly", "s")
 _MIN_STEM = 4
 
 
 def _token_pattern(token: str) -> str:
-    if any(low <= ord(c) <= high for c in token for low, high in _CJK_RANGES):
+    if any(low <= ord(c) <= high for c in token for low, high in CJK_RANGES):
         return re.escape(token)  # CJK is written without spaces: match it anywhere
     stem = token
     for ending in _ENDINGS:
@@ -215,14 +187,6 @@ def match_position(
             if hit is not None:
                 return hit.start()
     return ordered[0][0] if ordered else 0
-
-
-def preview(messages: Sequence[StoredMessage] | Sequence[str], limit: int = 200) -> str:
-    """First user message (or first text), whitespace-collapsed and cut to ``limit``."""
-    texts = [m if isinstance(m, str) else m.content for m in messages]
-    text = next((t for t in texts if t and not t.startswith(COMPACTION_PREFIXES)), "")
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def format_when(timestamp: float | None) -> str:

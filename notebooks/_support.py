@@ -33,7 +33,7 @@ def chat_model(**kwargs: Any) -> ChatOpenAI:
             max_retries=0,
             **kwargs,
         )
-    from tests.cassette_config import cassette_chat_model
+    from langchain_session_recall.testing.cassettes import cassette_chat_model
 
     chat: ChatOpenAI = cassette_chat_model(**kwargs)
     return chat
@@ -43,7 +43,7 @@ def max_tokens_param() -> str:
     """How the summarizer should pass its output limit to this server."""
     if LIVE:
         return "auto"
-    from tests.cassette_config import recording_settings
+    from langchain_session_recall.testing.cassettes import recording_settings
 
     return str(recording_settings()["max_tokens_param"])
 
@@ -64,7 +64,7 @@ def show_recaps(cassette: str, recaps: list[Any], extractive: list[Any]) -> None
     ``scripts/review_verdicts.py``."""
     import textwrap
 
-    from tests import recorded_verdicts
+    from langchain_session_recall.testing import recorded_verdicts
 
     recorded_verdicts.observe(cassette, recaps)
     print("recaps by", recaps[0].metadata["summary_model"] if recaps else "-", "\n")
@@ -99,7 +99,7 @@ def recorded(name: str) -> Iterator[None]:
     if LIVE:
         yield
         return
-    from tests.cassette_config import CASSETTE_DIR, RECORDING, use_cassette
+    from langchain_session_recall.testing.cassettes import CASSETTE_DIR, RECORDING, use_cassette
 
     path = CASSETTE_DIR / f"{name}.yaml.gz"
     if RECORDING and path.exists():

@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.recorded_verdicts import DUMP_VAR, UNREVIEWED, VERDICTS_FILE  # noqa: E402
+from langchain_session_recall.testing.recorded_verdicts import DUMP_VAR, UNREVIEWED, VERDICTS_FILE  # noqa: E402
 
 TESTS = (
     "tests/unit_tests/test_summarizer_cassettes.py",

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_session_recall.vectors.identity import embedding_identity
+from langchain_session_recall.backends.vectors.identity import embedding_identity
 
 
 class CachedEmbeddings(Embeddings):

@@ -39,6 +39,7 @@ from benchmarks.locomo.run import Measured, table
 from benchmarks.locomo.systems import K, db_bytes, load_store
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
+from langchain_session_recall.backends.vectors.windows import window_ranges
 from langchain_session_recall.core.query import ParsedQuery, parse_query
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.models import MessageHit, SearchFilters
@@ -50,7 +51,6 @@ from langchain_session_recall.search.time_hints import (
     parse_time_hint,
     remove_spans,
 )
-from langchain_session_recall.vectors.windows import window_ranges
 
 DateStyle = Literal["none", "raw", "words"]
 _FILTERS = SearchFilters(exclude_sources=("tool",))

@@ -39,8 +39,8 @@ from benchmarks.locomo.hybrid_models import models
 from benchmarks.locomo.metrics import Result
 from benchmarks.locomo.systems import K, load_store
 from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.backends.vectors.windows import Layouts, layout_text, parse_layouts
 from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.vectors.windows import Layouts, layout_text, parse_layouts
 
 DEFAULT_CACHE = Path("/tmp/hybrid-cache")
 

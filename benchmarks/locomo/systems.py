@@ -16,9 +16,9 @@ from benchmarks.locomo.data import Conversation
 from benchmarks.locomo.metrics import Ranker
 from langchain_session_recall import SessionBackend, SessionRecallRetriever, SessionStore
 from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.backends.vectors.windows import window_ranges
 from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.vectors.windows import window_ranges
 
 K = 5
 

@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -585,7 +586,7 @@ def replace_hold_section(document: str, section: list[str]) -> str:
 # ------------------------------------------------------------------ main
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dsn", required=True)
     ap.add_argument("--messages", type=int, default=100_000)
@@ -604,72 +605,97 @@ def main() -> int:
     ap.add_argument("--hold-ms", default="5,20", help="hold times in ms, comma-separated")
     ap.add_argument("--hold-seconds", type=float, default=10.0, help="length of one run")
     ap.add_argument("--hold-runs", type=int, default=3, help="runs per backend and hold time")
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-recall-"))
-    work.mkdir(parents=True, exist_ok=True)
 
-    def run_hold() -> list[str]:
-        res = hold_scenario(
-            args.dsn,
-            work,
-            messages=args.hold_messages,
-            holds_ms=[float(x) for x in args.hold_ms.split(",")],
-            seconds=args.hold_seconds,
-            runs=args.hold_runs,
-        )
-        Path(work, "hold-results.json").write_text(json.dumps(res))
-        return hold_markdown(res, separate=args.only == "hold")
+def _run_hold(args: argparse.Namespace, work: Path) -> list[str]:
+    res = hold_scenario(
+        args.dsn,
+        work,
+        messages=args.hold_messages,
+        holds_ms=[float(x) for x in args.hold_ms.split(",")],
+        seconds=args.hold_seconds,
+        runs=args.hold_runs,
+    )
+    Path(work, "hold-results.json").write_text(json.dumps(res))
+    return hold_markdown(res, separate=args.only == "hold")
 
-    if args.only == "hold":
-        t0 = time.monotonic()
-        section = run_hold()
-        print(f"held-transaction scenario: {time.monotonic() - t0:.0f} s", file=sys.stderr)
-        previous = Path(args.out).read_text(encoding="utf-8") if Path(args.out).is_file() else ""
-        text = replace_hold_section(previous, section)
-        print("\n".join(section))
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, encoding="utf-8")
-        return 0
-    sqlite_path = str(work / "bench.db")
 
+def _only_hold(args: argparse.Namespace, work: Path) -> int:
+    t0 = time.monotonic()
+    section = _run_hold(args, work)
+    print(f"held-transaction scenario: {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    previous = Path(args.out).read_text(encoding="utf-8") if Path(args.out).is_file() else ""
+    text = replace_hold_section(previous, section)
+    print("\n".join(section))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+@dataclass
+class _Measured:
+    """What one full run measured, for the report."""
+
+    sizes: dict[str, int]
+    counts: dict[str, int]
+    load_s: dict[str, float] | None
+    rows: list[tuple[str, str, list[float], list[float], tuple[int, int]]]
+    async_res: dict[str, dict[str, float]]
+    conc: dict[str, dict[str, float]]
+
+
+def _open_stores(
+    args: argparse.Namespace, sqlite_path: str
+) -> tuple[SessionStore, PostgresSessionStore, dict[str, float] | None]:
+    """Both stores, loaded with ``--messages`` messages (or as an earlier run left them)."""
     import psycopg
 
     reuse = Path(args.workdir or "", "load-times.json")
-    load_s: dict[str, float] | None = None
     if args.reuse and Path(sqlite_path).is_file():  # the stores of an earlier run, same size
         load_s = json.loads(reuse.read_text()) if reuse.is_file() else None
-        lite = SessionStore(sqlite_path)
-        pg = PostgresSessionStore(args.dsn, schema="bench")
-    else:
-        if os.path.exists(sqlite_path):
-            os.unlink(sqlite_path)
-        with psycopg.connect(args.dsn, autocommit=True) as conn:
-            conn.execute("DROP SCHEMA IF EXISTS bench CASCADE")
-        lite = SessionStore(sqlite_path)
-        pg = PostgresSessionStore(args.dsn, schema="bench")
-        print(f"loading {args.messages:,} messages into each backend ...", file=sys.stderr)
-        load_s = {"sqlite": load(lite, args.messages), "postgres": load(pg, args.messages)}
-        lite.optimize()
-        pg.optimize()
-        if args.workdir:
-            reuse.write_text(json.dumps(load_s))
+        return SessionStore(sqlite_path), PostgresSessionStore(args.dsn, schema="bench"), load_s
+    if os.path.exists(sqlite_path):
+        os.unlink(sqlite_path)
     with psycopg.connect(args.dsn, autocommit=True) as conn:
-        if load_s is not None or not args.reuse:
+        conn.execute("DROP SCHEMA IF EXISTS bench CASCADE")
+    lite = SessionStore(sqlite_path)
+    pg = PostgresSessionStore(args.dsn, schema="bench")
+    print(f"loading {args.messages:,} messages into each backend ...", file=sys.stderr)
+    load_s = {"sqlite": load(lite, args.messages), "postgres": load(pg, args.messages)}
+    lite.optimize()
+    pg.optimize()
+    if args.workdir:
+        reuse.write_text(json.dumps(load_s))
+    return lite, pg, load_s
+
+
+def _sizes(
+    args: argparse.Namespace, sqlite_path: str, analyze: bool
+) -> tuple[dict[str, int], dict[str, int]]:
+    """On-disk sizes and message counts of both stores."""
+    import psycopg
+
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        if analyze:
             conn.execute("VACUUM ANALYZE bench.messages")
         size_pg = conn.execute("SELECT pg_total_relation_size('bench.messages')").fetchone()[0]
-    size_lite = os.path.getsize(sqlite_path)
-    with psycopg.connect(args.dsn, autocommit=True) as conn:
         n_pg = conn.execute("SELECT count(*) FROM bench.messages").fetchone()[0]
     with sqlite3.connect(sqlite_path) as sconn:
         n_lite = sconn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    sizes = {"sqlite": os.path.getsize(sqlite_path), "postgres": size_pg}
+    return sizes, {"sqlite": n_lite, "postgres": n_pg}
 
+
+def _latencies(
+    lite: SessionStore, pg: PostgresSessionStore, repeats: int
+) -> list[tuple[str, str, list[float], list[float], tuple[int, int]]]:
     rows = []
     for label, text in QUERIES:
         for store in (lite, pg):  # warm both caches
             search_sessions(store, text)
-        lt = timed(lambda t=text: search_sessions(lite, t), args.repeats)
-        pt = timed(lambda t=text: search_sessions(pg, t), args.repeats)
+        lt = timed(lambda t=text: search_sessions(lite, t), repeats)
+        pt = timed(lambda t=text: search_sessions(pg, t), repeats)
         hits = (
             len(search_sessions(lite, text).sessions),
             len(search_sessions(pg, text).sessions),
@@ -680,6 +706,14 @@ def main() -> int:
             f"{statistics.median(pt):8.1f} ms",
             file=sys.stderr,
         )
+    return rows
+
+
+def _measure(args: argparse.Namespace, work: Path) -> _Measured:
+    sqlite_path = str(work / "bench.db")
+    lite, pg, load_s = _open_stores(args, sqlite_path)
+    sizes, counts = _sizes(args, sqlite_path, load_s is not None or not args.reuse)
+    rows = _latencies(lite, pg, args.repeats)
     print(f"{ASYNC_CLIENTS} async clients ...", file=sys.stderr)
     async_res = {
         "sqlite": async_clients(lite, ASYNC_CLIENTS, args.seconds),
@@ -687,13 +721,11 @@ def main() -> int:
     }
     lite.close()
     pg.close()
-
     print("concurrency ...", file=sys.stderr)
     conc = {
         "sqlite": concurrency("sqlite", sqlite_path, args.seconds),
         "postgres": concurrency("postgres", args.dsn, args.seconds),
     }
-
     if args.workdir:
         Path(args.workdir, "results.json").write_text(
             json.dumps(
@@ -701,13 +733,17 @@ def main() -> int:
                 ensure_ascii=False,
             )
         )
+    return _Measured(sizes, counts, load_s, rows, async_res, conc)
+
+
+def _report_head(args: argparse.Namespace, m: _Measured) -> list[str]:
     out = []
     out.append("# Benchmark: SQLite FTS5 vs PostgreSQL full-text search\n")
     out.append(
         f"Generated by `benchmarks/postgres/bench.py` ({args.messages:,} messages, "
         f"{args.messages // SESSION_SIZE:,} sessions of {SESSION_SIZE}; every tenth session a "
-        f"continuation of the previous one; stores holding {n_lite:,} (SQLite) and "
-        f"{n_pg:,} (PostgreSQL) messages when queried). Both backends ran in the same run "
+        f"continuation of the previous one; stores holding {m.counts['sqlite']:,} (SQLite) and "
+        f"{m.counts['postgres']:,} (PostgreSQL) messages when queried). Both backends ran in the same run "
         f"on the same "
         f"2-core machine (shared with other work: compare ratios, not absolute numbers). "
         f"PostgreSQL 15 on 127.0.0.1, default settings except shared_buffers=256MB and "
@@ -716,11 +752,11 @@ def main() -> int:
     out.append("## Load (public write path, one transaction per 50-message session)\n")
     out.append("| backend | load time | messages/s | on-disk size |")
     out.append("| --- | ---: | ---: | ---: |")
-    for kind, size in (("sqlite", size_lite), ("postgres", size_pg)):
-        if load_s is None:
+    for kind, size in m.sizes.items():
+        if m.load_s is None:
             out.append(f"| {kind} | not timed in this run | | {size / 2**20:,.0f} MiB |")
             continue
-        s = load_s[kind]
+        s = m.load_s[kind]
         out.append(f"| {kind} | {s:,.0f} s | {args.messages / s:,.0f} | {size / 2**20:,.0f} MiB |")
     out.append("")
     out.append(
@@ -731,18 +767,25 @@ def main() -> int:
         "pg / sqlite (p50) | sessions found (sqlite / pg) |"
     )
     out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for label, text, lt, pt, hits in rows:
+    for label, text, lt, pt, hits in m.rows:
         ratio = statistics.median(pt) / max(statistics.median(lt), 1e-6)
         out.append(
             f"| {label} | `{text}` | {statistics.median(lt):.1f} | {p95(lt):.1f} | "
             f"{statistics.median(pt):.1f} | {p95(pt):.1f} | {ratio:.2f}x | {hits[0]} / {hits[1]} |"
         )
-    ratios = [statistics.median(pt) / max(statistics.median(lt), 1e-6) for _, _, lt, pt, _ in rows]
+    ratios = [
+        statistics.median(pt) / max(statistics.median(lt), 1e-6) for _, _, lt, pt, _ in m.rows
+    ]
     out.append("")
     out.append(
-        f"PostgreSQL / SQLite p50 over the {len(rows)} queries: median {statistics.median(ratios):.2f}x, "
+        f"PostgreSQL / SQLite p50 over the {len(m.rows)} queries: median {statistics.median(ratios):.2f}x, "
         f"worst {max(ratios):.2f}x; goal: within 2x at 1M messages.\n"
     )
+    return out
+
+
+def _report_load(args: argparse.Namespace, m: _Measured) -> list[str]:
+    out: list[str] = []
     out.append(f"## {ASYNC_CLIENTS} concurrent async clients ({args.seconds:.0f} s, one process)\n")
     out.append(
         "asyncio tasks calling `SessionRecallRetriever.ainvoke` in a loop over the query mix: "
@@ -752,7 +795,7 @@ def main() -> int:
     out.append("| backend | queries/s | p50 ms | p95 ms | errors |")
     out.append("| --- | ---: | ---: | ---: | ---: |")
     for kind in ("sqlite", "postgres"):
-        a = async_res[kind]
+        a = m.async_res[kind]
         out.append(
             f"| {kind} | {a['queries_per_s']:,.1f} | {a['p50']:.1f} | {a['p95']:.1f} | "
             f"{a['errors']:.0f} |"
@@ -770,7 +813,7 @@ def main() -> int:
     )
     out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for kind in ("sqlite", "postgres"):
-        c = conc[kind]
+        c = m.conc[kind]
         out.append(
             f"| {kind} | {c['messages_per_s']:,.0f} | {c['write_p50']:.1f} | "
             f"{c['write_p95']:.1f} | {c['write_errors']:.0f} | "
@@ -778,7 +821,18 @@ def main() -> int:
             f"{c['read_errors']:.0f} |"
         )
     out.append("")
-    out.extend(run_hold())
+    return out
+
+
+def main() -> int:
+    args = _arguments()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-recall-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if args.only == "hold":
+        return _only_hold(args, work)
+    measured = _measure(args, work)
+    out = [*_report_head(args, measured), *_report_load(args, measured)]
+    out.extend(_run_hold(args, work))
     out.append("")
     text = "\n".join(out)
     print(text)

@@ -13,7 +13,12 @@ from collections.abc import Collection, Iterable
 
 from langchain_session_recall.models import MessageHit
 
-__all__ = ["best_hits", "budget_automation"]
+__all__ = ["MATCH_LIMIT", "best_hits", "budget_automation"]
+
+MATCH_LIMIT = 200
+"""Hits ``match_messages`` and ``match_sessions`` return when a direct caller gives no
+``limit`` (the search pipeline asks
+:data:`~langchain_session_recall.search.request.HIT_LIMIT` per term)."""
 
 
 def budget_automation(

@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_session_recall.errors import InvalidArgumentError
-from langchain_session_recall.messages import storable_text
-from langchain_session_recall.models import SearchFilters
-from langchain_session_recall.transcript import (
+from langchain_session_recall.core.text import (
     TOOL_CLIP_MARKER,
     TOOL_OUTPUT_KEEP,
     TOOL_OUTPUT_LIMIT,
 )
+from langchain_session_recall.errors import InvalidArgumentError
+from langchain_session_recall.messages import storable_text
+from langchain_session_recall.models import SearchFilters
 
 __all__ = [
     "SESSION_FIELDS",

@@ -801,8 +801,8 @@ def embed(state: State, db: str, spec: str, window: str, reindex: bool, as_json:
     Stores opened with an embedding model (SessionStore(embeddings=...)) write them as
     messages arrive; this command is for a store filled before, or after --reindex.
     """
-    from langchain_session_recall.vectors.spec import load_embeddings
-    from langchain_session_recall.vectors.windows import parse_layouts
+    from langchain_session_recall.backends.vectors.spec import load_embeddings
+    from langchain_session_recall.backends.vectors.windows import parse_layouts
 
     try:
         layouts = parse_layouts(window)

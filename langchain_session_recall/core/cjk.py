@@ -12,18 +12,46 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CJK_RUN", "CJK_STOP_BIGRAMS", "bigram_text", "has_cjk", "query_segments"]
+__all__ = [
+    "CJK_CHARS",
+    "CJK_RANGES",
+    "CJK_RUN",
+    "CJK_STOP_BIGRAMS",
+    "bigram_text",
+    "char_class",
+    "has_cjk",
+    "query_segments",
+]
 
-CJK_RUN = re.compile(
-    "["
-    "\u3040-\u30ff"  # Hiragana, Katakana (incl. the prolonged sound mark)
-    "\u3400-\u4dbf"  # CJK Extension A
-    "\u4e00-\u9fff"  # CJK Unified Ideographs
-    "\uac00-\ud7af"  # Hangul syllables
-    "\uf900-\ufaff"  # CJK Compatibility Ideographs
-    "\U00020000-\U0002a6df"  # CJK Extension B
-    "]+"
+# The one table of what counts as CJK: the index, the query, the highlighter, the integrity
+# check and the recap gate all read it.
+HIRAGANA = ((0x3040, 0x309F),)
+KATAKANA = ((0x30A0, 0x30FF),)  # with the prolonged sound mark
+HAN = (
+    (0x3400, 0x4DBF),  # CJK Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
+    (0x20000, 0x2A6DF),  # CJK Extension B
 )
+HANGUL = ((0xAC00, 0xD7AF),)  # Hangul syllables
+CJK_RANGES: tuple[tuple[int, int], ...] = (*HIRAGANA, *KATAKANA, *HAN, *HANGUL)
+"""Code point ranges (first, last) of the characters indexed as CJK bigrams."""
+
+
+def char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    """The inside of a regular expression's character class for ``ranges`` (Python's and
+    PostgreSQL's syntax alike).
+
+    Example:
+        >>> char_class(((0x41, 0x43),))
+        'A-C'
+    """
+    return "".join(f"{chr(first)}-{chr(last)}" for first, last in ranges)
+
+
+CJK_CHARS = char_class(CJK_RANGES)
+"""Every CJK character, as the inside of a character class: ``f"[{CJK_CHARS}]"``."""
+CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 
 
 def has_cjk(text: str) -> bool:
@@ -55,10 +83,10 @@ _ZH_BREAKS = "的了吗呢吧啊是在和把就都也还又与及或"
 # One segment per script: Han, Katakana (with the prolonged sound mark), Hiragana, Hangul,
 # anything else (Latin, digits). Japanese questions glue particles (hiragana) to words.
 _SEGMENT = re.compile(
-    "([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]+"
-    "|[\u30a0-\u30ff]+|[\u3040-\u309f]+|[\uac00-\ud7af]+)"
+    f"([{char_class(HAN)}]+|[{char_class(KATAKANA)}]+|[{char_class(HIRAGANA)}]+"
+    f"|[{char_class(HANGUL)}]+)"
 )
-_HIRAGANA = re.compile("[\u3040-\u309f]+")
+_HIRAGANA = re.compile(f"[{char_class(HIRAGANA)}]+")
 
 
 def query_segments(token: str) -> list[str]:

@@ -446,8 +446,12 @@ def _allowed_typos(word: str) -> int:
     return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
 
 
+MAX_CORRECTIONS = 2
+"""Indexed words a misspelt word is retried as, at most (see :func:`closest_words`)."""
+
+
 def closest_words(
-    word: str, vocabulary: Iterable[tuple[str, int]], *, max_results: int = 2
+    word: str, vocabulary: Iterable[tuple[str, int]], *, max_results: int = MAX_CORRECTIONS
 ) -> list[str]:
     """Indexed words (often stems) a misspelt ``word`` most likely means, most frequent first.
 

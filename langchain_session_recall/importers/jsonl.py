@@ -30,12 +30,11 @@ from langchain_session_recall.importers.base import (
     open_sources,
     write_sessions,
 )
-from langchain_session_recall.messages import ROLES, storable_text
+from langchain_session_recall.messages import ROLE_ALIASES, ROLES, storable_text
 
 __all__ = ["import_jsonl", "parse_jsonl_lines"]
 
 KIND = "jsonl"
-_ROLE_ALIASES = {"human": "user", "ai": "assistant", "function": "tool", "developer": "system"}
 
 
 def _timestamp(value: Any) -> float | None:
@@ -83,7 +82,7 @@ def _role(obj: Mapping[str, Any]) -> str | None:
     role = obj.get("role")
     if not isinstance(role, str):
         return None
-    role = _ROLE_ALIASES.get(role, role)
+    role = ROLE_ALIASES.get(role, role)
     return role if role in ROLES else None
 
 

@@ -2,7 +2,7 @@
 
 Blend, not fusion: each root session scores ``lexical / best lexical + weight x dense``, where
 ``dense`` is its dense score (its best windows' cosine similarities to the query, see
-:data:`~langchain_session_recall.vectors.index.WINDOW_DECAY`), min-max scaled over every
+:data:`~langchain_session_recall.backends.vectors.index.WINDOW_DECAY`), min-max scaled over every
 session the search may return (0 for the least similar, 1 for the most), times the same time
 prior the lexical score carries when the query names a time. An exact term the lexical ranking
 found keeps its lead (its part is up to 1 whatever the dense part says of others); a paraphrase
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from langchain_session_recall.search.ranking import RankedSession
 
 if TYPE_CHECKING:
-    from langchain_session_recall.vectors.index import VectorIndex
+    from langchain_session_recall.backends.vectors.index import VectorIndex
 
 __all__ = [
     "DEFAULT_DENSE_CANDIDATES",

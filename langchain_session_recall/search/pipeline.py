@@ -28,6 +28,7 @@ from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.cjk import has_cjk
 from langchain_session_recall.core.lineage import resolve_roots
 from langchain_session_recall.core.query import (
+    MAX_CORRECTIONS,
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
@@ -60,7 +61,8 @@ __all__ = [
 ]
 
 _NO_FILTERS = SearchFilters()
-_TRIES_PER_TERM = 7  # the term, the "indexed?" probe, 2 corrections (whole, prefix), its prefix
+# the term, the "indexed?" probe, each correction (as a word, as a prefix), the term's prefix
+_TRIES_PER_TERM = 3 + 2 * MAX_CORRECTIONS
 MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS
 """Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
 reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,

@@ -11,12 +11,12 @@ never dropped).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from langchain_session_recall.core.automation import AUTOMATION_WEIGHTS
 from langchain_session_recall.models import MessageHit, SessionHit
-from langchain_session_recall.search.time_hints import TimeHint, closeness
+from langchain_session_recall.search.time_hints import DAY_SECONDS, TimeHint, closeness
 
 __all__ = [
     "DEFAULT_ROLE_WEIGHTS",
@@ -306,43 +306,97 @@ def rank_by_terms(
     excluded = set(exclude_roots)
     term_weight = _term_weights(term_hits, session_hits, roots, weights.source_weights)
     total_weight = sum(term_weight.values()) or 1.0
-    mean_weight = total_weight / max(1, len(term_weight))
-    positions = _positions(h for hits in term_hits.values() for h in hits)
-    # root -> term -> message id -> (contribution, hit)
-    grouped: dict[str, dict[str, dict[int, tuple[float, MessageHit]]]] = {}
-    for term, hits in term_hits.items():
-        for hit in hits:
-            root = roots.get(hit.session_id, hit.session_id)
-            if root in excluded:
-                continue
-            c = _contribution(hit, weights.role_weights, weights.source_weights)
-            grouped.setdefault(root, {}).setdefault(term, {})[hit.message_id] = (c, hit)
-    # root -> session -> term -> header contribution
-    headers: dict[str, dict[str, dict[str, float]]] = {}
-    header_info: dict[str, SessionHit] = {}
-    for term, found in session_hits.items():
-        for sh in found:
-            root = roots.get(sh.session_id, sh.session_id)
-            if root in excluded:
-                continue
-            c = sh.relevance * weights.source_weights.get(sh.source, 1.0)
-            per = headers.setdefault(root, {}).setdefault(sh.session_id, {})
-            per[term] = max(per.get(term, 0.0), c)
-            header_info[sh.session_id] = sh
+    evidence = _Evidence(
+        grouped=_group_hits(term_hits, roots, excluded, weights),
+        headers={},
+        header_info={},
+        term_weight=term_weight,
+        total_weight=total_weight,
+        mean_weight=total_weight / max(1, len(term_weight)),
+        positions=_positions(h for hits in term_hits.values() for h in hits),
+        weights=weights,
+    )
+    _group_headers(evidence, session_hits, roots, excluded)
+    facts = {root: evidence.facts(root) for root in set(evidence.grouped) | set(evidence.headers)}
+    top_chain = max((f.chain_score for f in facts.values()), default=0.0) or 1.0
+    top_window = max((f.window_score for f in facts.values()), default=0.0) or 1.0
+    ranked: list[RankedSession] = []
+    sources: dict[str, str] = {}
+    for root, fact in facts.items():
+        score = _final_score(fact, top_window, top_chain, weights, now, time_hint)
+        sources[root] = fact.source
+        terms = set(evidence.grouped.get(root, {})) | {
+            t for per in evidence.headers.get(root, {}).values() for t in per
+        }
+        ranked.append(
+            RankedSession(
+                root_id=root,
+                score=round(score, 6),
+                message_ids=tuple(fact.order),
+                session_ids=tuple(dict.fromkeys(fact.matched)),
+                latest_match=fact.latest,
+                matched_terms=tuple(sorted(terms, key=lambda t: (-term_weight[t], t))),
+                coverage=round(fact.coverage, 4),
+            )
+        )
+    ranked.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
+    return _spread_repeats(ranked, sources, weights)
 
-    chain_scores: dict[str, float] = {}
-    window_scores: dict[str, float] = {}
-    facts: dict[str, tuple[list[int], list[str], float, float | None, str, float]] = {}
-    for root in set(grouped) | set(headers):
-        by_term = grouped.get(root, {})
-        root_headers = headers.get(root, {})
+
+# root -> term -> message id -> (contribution, hit)
+_Grouped = dict[str, dict[str, dict[int, tuple[float, MessageHit]]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _SessionFacts:
+    """What ranking found out about one root session (its chain)."""
+
+    chain_score: float
+    """Whole-chain evidence: decayed contributions x coverage x the together bonus."""
+    window_score: float
+    """The best passage window of one of the chain's sessions."""
+    order: list[int]
+    """Matched message ids, best first."""
+    matched: list[str]
+    """Sessions of the chain that matched: by their messages' order, then by header."""
+    coverage: float
+    """Weight of the query terms the chain matched / weight of all terms found anywhere."""
+    started: float | None
+    """When the root started (else a matched member), for the time prior."""
+    source: str
+    """The root's source (else a matched member's), for the automation demotion."""
+    latest: float
+    """Time of the newest matched message (recency, tie-break)."""
+
+
+@dataclass(slots=True)
+class _Evidence:
+    """Everything one ranking pass knows, by root session, and the weights it scores with."""
+
+    grouped: _Grouped
+    headers: dict[str, dict[str, dict[str, float]]]
+    """root -> session -> term -> header contribution."""
+    header_info: dict[str, SessionHit]
+    term_weight: dict[str, float]
+    total_weight: float
+    mean_weight: float
+    positions: dict[int, int]
+    weights: TermWeights
+
+    def facts(self, root: str) -> _SessionFacts:
+        """Score one root session's chain and its best window, and note its facts."""
+        weights, term_weight = self.weights, self.term_weight
+        by_term = self.grouped.get(root, {})
+        root_headers = self.headers.get(root, {})
         header_terms = {t for per in root_headers.values() for t in per}
         base = sum(
-            term_weight[t] / mean_weight * _decayed((c for c, _ in msgs.values()), weights.decay)
+            term_weight[t]
+            / self.mean_weight
+            * _decayed((c for c, _ in msgs.values()), weights.decay)
             for t, msgs in by_term.items()
         )
         chain_terms = set(by_term) | header_terms
-        coverage = sum(term_weight[t] for t in chain_terms) / total_weight
+        coverage = sum(term_weight[t] for t in chain_terms) / self.total_weight
         per_message: dict[int, float] = {}
         message_terms: dict[int, float] = {}
         hits_by_id: dict[int, MessageHit] = {}
@@ -355,19 +409,19 @@ def rank_by_terms(
                 hits_by_id[mid] = hit
                 per_session.setdefault(hit.session_id, {}).setdefault(term, {})[mid] = c
         together = (
-            max(message_terms.values()) / total_weight
+            max(message_terms.values()) / self.total_weight
             if len(by_term) > 1 and message_terms
             else 0.0
         )
-        chain_scores[root] = (
+        chain_score = (
             base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * together)
         )
         # the best window over the chain's sessions (a window never spans two sessions)
-        window_scores[root] = max(
+        window_score = max(
             best_window(
                 per_session.get(sid, {}),
                 root_headers.get(sid, {}),
-                positions,
+                self.positions,
                 term_weight,
                 size=weights.window_size,
                 decay=weights.window_decay,
@@ -377,8 +431,21 @@ def rank_by_terms(
         )
         order = sorted(per_message, key=lambda m: (-per_message[m], m))
         matched = [hits_by_id[m].session_id for m in order] + sorted(root_headers)
+        started, source = self._start_and_source(root, hits_by_id, root_headers)
+        latest = max((h.timestamp for h in hits_by_id.values()), default=started or 0.0)
+        return _SessionFacts(
+            chain_score, window_score, order, matched, coverage, started, source, latest
+        )
+
+    def _start_and_source(
+        self,
+        root: str,
+        hits_by_id: Mapping[int, MessageHit],
+        root_headers: Mapping[str, Mapping[str, float]],
+    ) -> tuple[float | None, str]:
+        """The root's own start and source when a hit says them, else a matched member's."""
+        header_info = self.header_info
         own = [h for h in hits_by_id.values() if h.session_id == root]
-        # the root's own start and source when a hit says them, else those of a matched member
         heads = [header_info[root]] if root in header_info else []
         heads += [header_info[s] for s in sorted(root_headers) if s != root]
         started = next((h.session_started for h in own if h.session_started is not None), None)
@@ -396,42 +463,66 @@ def rank_by_terms(
             if heads
             else next(iter(hits_by_id.values())).source
         )
-        latest = max((h.timestamp for h in hits_by_id.values()), default=started or 0.0)
-        facts[root] = (order, matched, coverage, started, source, latest)
+        return started, source
 
-    top_chain = max(chain_scores.values(), default=0.0) or 1.0
-    top_window = max(window_scores.values(), default=0.0) or 1.0
-    ranked: list[RankedSession] = []
-    sources: dict[str, str] = {}
-    for root, (order, matched, coverage, started, source, latest) in facts.items():
-        score = (
-            weights.window_weight * window_scores[root] / top_window
-            + weights.message_weight * chain_scores[root] / top_chain
+
+def _group_hits(
+    term_hits: Mapping[str, Sequence[MessageHit]],
+    roots: Mapping[str, str],
+    excluded: Collection[str],
+    weights: TermWeights,
+) -> _Grouped:
+    grouped: _Grouped = {}
+    for term, hits in term_hits.items():
+        for hit in hits:
+            root = roots.get(hit.session_id, hit.session_id)
+            if root in excluded:
+                continue
+            c = _contribution(hit, weights.role_weights, weights.source_weights)
+            grouped.setdefault(root, {}).setdefault(term, {})[hit.message_id] = (c, hit)
+    return grouped
+
+
+def _group_headers(
+    evidence: _Evidence,
+    session_hits: Mapping[str, Sequence[SessionHit]],
+    roots: Mapping[str, str],
+    excluded: Collection[str],
+) -> None:
+    source_weights = evidence.weights.source_weights
+    for term, found in session_hits.items():
+        for sh in found:
+            root = roots.get(sh.session_id, sh.session_id)
+            if root in excluded:
+                continue
+            c = sh.relevance * source_weights.get(sh.source, 1.0)
+            per = evidence.headers.setdefault(root, {}).setdefault(sh.session_id, {})
+            per[term] = max(per.get(term, 0.0), c)
+            evidence.header_info[sh.session_id] = sh
+
+
+def _final_score(
+    fact: _SessionFacts,
+    top_window: float,
+    top_chain: float,
+    weights: TermWeights,
+    now: float | None,
+    time_hint: TimeHint | None,
+) -> float:
+    """Window and chain blended (each against the best candidate's), then the optional
+    recency factor and the time prior."""
+    score = (
+        weights.window_weight * fact.window_score / top_window
+        + weights.message_weight * fact.chain_score / top_chain
+    )
+    if weights.recency_half_life and now is not None:
+        age_days = max(0.0, now - fact.latest) / DAY_SECONDS
+        score *= 1.0 + 0.1 * math.exp(-age_days * math.log(2) / weights.recency_half_life)
+    if time_hint is not None and fact.started is not None and weights.time_boost:
+        score *= 1.0 + weights.time_boost * closeness(
+            fact.started, time_hint, spread=weights.time_spread
         )
-        if weights.recency_half_life and now is not None:
-            age_days = max(0.0, now - latest) / 86_400.0
-            score *= 1.0 + 0.1 * math.exp(-age_days * math.log(2) / weights.recency_half_life)
-        if time_hint is not None and started is not None and weights.time_boost:
-            score *= 1.0 + weights.time_boost * closeness(
-                started, time_hint, spread=weights.time_spread
-            )
-        sources[root] = source
-        terms = set(grouped.get(root, {})) | {
-            t for per in headers.get(root, {}).values() for t in per
-        }
-        ranked.append(
-            RankedSession(
-                root_id=root,
-                score=round(score, 6),
-                message_ids=tuple(order),
-                session_ids=tuple(dict.fromkeys(matched)),
-                latest_match=latest,
-                matched_terms=tuple(sorted(terms, key=lambda t: (-term_weight[t], t))),
-                coverage=round(coverage, 4),
-            )
-        )
-    ranked.sort(key=lambda r: (-r.score, -r.latest_match, r.root_id))
-    return _spread_repeats(ranked, sources, weights)
+    return score
 
 
 def _spread_repeats(

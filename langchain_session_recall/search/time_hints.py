@@ -41,10 +41,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["TimeHint", "closeness", "parse_time_hint", "remove_spans"]
+__all__ = ["DAY_SECONDS", "TimeHint", "closeness", "parse_time_hint", "remove_spans"]
 
 _UTC = dt.timezone.utc
-_DAY = 86_400.0
+DAY_SECONDS = 86_400.0
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -79,7 +79,7 @@ def closeness(moment: float, hint: TimeHint, *, spread: float = 0.5) -> float:
     if hint.start <= moment < hint.end:
         return 1.0
     distance = hint.start - moment if moment < hint.start else moment - hint.end
-    half = max(_DAY, spread * (hint.end - hint.start))
+    half = max(DAY_SECONDS, spread * (hint.end - hint.start))
     return math.exp(-math.log(2) * distance / half)
 
 

@@ -434,6 +434,180 @@ def _near(sequence: Sequence[str], unit: str, window: int | None) -> set[str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """The transcript's messages indexed once, with what every sentence is aligned against:
+    word rarity, the context's words and specifics, the words that need no support."""
+
+    indexed: list[_Indexed]
+    known: set[int]
+    df: dict[str, int]
+    idf: dict[str, float]
+    strongest: float
+    context_lower: str
+    context_vocab: set[str]
+    context_units: set[str]
+    neutral: Collection[str]
+    transcript_languages: set[str]
+
+    @classmethod
+    def of(cls, messages: Sequence[SourceMessage], context: str, instructions: str) -> _Source:
+        indexed = [_index(m) for m in messages if m.text.strip()]
+        n = len(indexed)
+        df: dict[str, int] = {}
+        for m in indexed:
+            for unit in set(m.sequence) | m.vocab:
+                df[unit] = df.get(unit, 0) + 1
+        context_tokens = _tokens(context)
+        # Words of the prompt need no support, unless the transcript has them: then they are
+        # the session's own words (the query's and the title's usually are) and must match.
+        neutral_meta = _META_WORDS | {_stem(w) for w in _META_WORDS}
+        neutral = neutral_meta | set(_units(_tokens(instructions)))
+        neutral -= set(df) - neutral_meta
+        return cls(
+            indexed=indexed,
+            known={m.id for m in indexed},
+            df=df,
+            idf={u: math.log((n + 1) / (d + 0.5)) for u, d in df.items()},
+            strongest=math.log((n + 1) / 0.5),
+            context_lower=context.lower(),
+            context_vocab=_vocabulary(context_tokens),
+            context_units=set(_units(context_tokens)),
+            neutral=neutral,
+            transcript_languages=languages_present("\n".join(m.text for m in messages)) - {"latin"},
+        )
+
+    def support(
+        self, text: str, start: int, end: int, thresholds: GroundingThresholds
+    ) -> SentenceSupport:
+        """Align one sentence of the recap (``recap[start:end]``) with its messages."""
+        cited = [int(i) for i in _CITED_ID.findall(text)]
+        model_ids = tuple(dict.fromkeys(i for i in cited if i in self.known))
+        clean = _MARKUP.sub("", _LOOSE_CITATION.sub(" ", _GROUP.sub(" ", text)))
+        clean = clean[_LIST_MARK.match(clean).end() :]  # type: ignore[union-attr]
+        specifics = list(dict.fromkeys(_specifics(clean)))
+        sequence = [u for u in _units(_words(clean), self.neutral) if u not in self.neutral]
+        units = list(dict.fromkeys(sequence))
+        heading = clean.rstrip().endswith(":") and len(_words(clean)) <= _HEADING_WORDS
+        if heading or (not units and not specifics):
+            return SentenceSupport(text, start, end, "label")
+        language = detect_language(clean)
+        cross = bool(
+            language and self.transcript_languages and language not in self.transcript_languages
+        )
+        # Across languages only the words the transcript shares (names, commands) can align.
+        terms = [u for u in units if u in self.df] if cross else units
+        holders = {
+            s: [m for m in self.indexed if _mentions(m.lower, set(m.vocab), s)] for s in specifics
+        }
+        in_context = {s for s in specifics if _mentions(self.context_lower, self.context_vocab, s)}
+        missing = tuple(s for s in specifics if not holders[s] and s not in in_context)
+        chosen, covered, covers = self._cover(specifics, terms, holders, model_ids, thresholds)
+        misplaced = self._anchor(
+            specifics, sequence, holders, in_context, chosen, covered, covers, thresholds
+        )
+        cited_vocab: set[str] = (
+            set().union(*(set(m.vocab) | set(m.sequence) for m in self.indexed if m.id in chosen))
+            if chosen
+            else set()
+        )
+        hits = sum(1 for t in terms if t in cited_vocab or t in self.context_units)
+        coverage = hits / len(terms) if terms else 1.0
+        enough = coverage >= thresholds.min_coverage if len(terms) >= 3 else (hits > 0 or not terms)
+        ok = not missing and not misplaced and enough and (bool(chosen) or bool(in_context))
+        status: Literal["supported", "unsupported", "unchecked"] = (
+            "supported" if ok else "unsupported"
+        )
+        if cross and not specifics:
+            status = "unchecked"  # nothing to check; cited where its shared words are
+        return SentenceSupport(
+            text,
+            start,
+            end,
+            status,
+            citations=tuple(sorted(chosen)) if not model_ids else tuple(chosen),
+            cited_by="model" if model_ids else ("library" if chosen else "none"),
+            coverage=round(coverage, 3),
+            missing=missing,
+            misplaced=tuple(misplaced),
+        )
+
+    def _cover(
+        self,
+        specifics: Sequence[str],
+        terms: Sequence[str],
+        holders: dict[str, list[_Indexed]],
+        model_ids: tuple[int, ...],
+        thresholds: GroundingThresholds,
+    ) -> tuple[list[int], set[tuple[str, str]], dict[int, set[tuple[str, str]]]]:
+        """The messages a sentence cites: the model's, else a greedy cover in which specifics
+        weigh as much as the rarest word and words by their rarity."""
+        weight = {("s", s): self.strongest for s in specifics if holders[s]}
+        weight.update({("t", t): self.idf.get(t, 0.0) for t in terms if t in self.df})
+        covers = {
+            m.id: {
+                key
+                for key in weight
+                if (key[0] == "s" and m in holders[key[1]])
+                or (key[0] == "t" and (key[1] in m.vocab or key[1] in m.sequence))
+            }
+            for m in self.indexed
+        }
+        chosen: list[int] = list(model_ids)
+        covered: set[tuple[str, str]] = (
+            set().union(*(covers[i] for i in chosen)) if chosen else set()
+        )
+        total = sum(weight.values()) or 1.0
+        if not chosen:
+            while len(chosen) < thresholds.max_citations:
+                best, gain, adds_specific = None, 0.0, False
+                for m in self.indexed:
+                    if m.id in chosen:
+                        continue
+                    new = covers[m.id] - covered
+                    g = sum(weight[k] for k in new)
+                    if g > gain:
+                        best, gain = m.id, g
+                        adds_specific = any(k[0] == "s" for k in new)
+                if best is None or (
+                    chosen and not adds_specific and gain < thresholds.min_gain * total
+                ):
+                    break
+                chosen.append(best)
+                covered |= covers[best]
+        return chosen, covered, covers
+
+    @staticmethod
+    def _anchor(
+        specifics: Sequence[str],
+        sequence: Sequence[str],
+        holders: dict[str, list[_Indexed]],
+        in_context: set[str],
+        chosen: list[int],
+        covered: set[tuple[str, str]],
+        covers: dict[int, set[tuple[str, str]]],
+        thresholds: GroundingThresholds,
+    ) -> list[str]:
+        """A number must stand next to one of its sentence neighbours somewhere: the numbers
+        that do nowhere; a message where one does is cited (added to ``chosen``)."""
+        misplaced: list[str] = []
+        for s in specifics:
+            if not _anchorable(s) or not holders[s]:
+                continue
+            unit = s
+            around = _near(sequence, unit, thresholds.anchor_window)
+            if not around or not any(unit in m.sequence for m in holders[s]):
+                continue  # nothing to anchor it by, or written differently ("40" of "40.12s")
+            anchors = [m for m in holders[s] if _near(m.sequence, unit, None) & around]
+            if not anchors:
+                if s not in in_context:
+                    misplaced.append(s)
+            elif not set(chosen) & {m.id for m in anchors}:
+                chosen.append(anchors[0].id)
+                covered |= covers[anchors[0].id]
+        return misplaced
+
+
 def ground_recap(
     recap: str,
     messages: Sequence[SourceMessage],
@@ -459,127 +633,9 @@ def ground_recap(
     Returns:
         A :class:`RecapGrounding`, one :class:`SentenceSupport` per sentence in order.
     """
-    indexed = [_index(m) for m in messages if m.text.strip()]
-    known = {m.id for m in indexed}
-    n = len(indexed)
-    df: dict[str, int] = {}
-    for m in indexed:
-        for unit in set(m.sequence) | m.vocab:
-            df[unit] = df.get(unit, 0) + 1
-    idf = {u: math.log((n + 1) / (d + 0.5)) for u, d in df.items()}
-    strongest = math.log((n + 1) / 0.5)
-    context_tokens = _tokens(context)
-    context_lower = context.lower()
-    context_vocab = _vocabulary(context_tokens)
-    context_units = set(_units(context_tokens))
-    # Words of the prompt need no support, unless the transcript has them: then they are the
-    # session's own words (the query's and the title's usually are) and must match.
-    neutral_meta = _META_WORDS | {_stem(w) for w in _META_WORDS}
-    neutral = neutral_meta | set(_units(_tokens(instructions)))
-    neutral -= set(df) - neutral_meta
-    transcript_languages = languages_present("\n".join(m.text for m in messages)) - {"latin"}
-
-    sentences: list[SentenceSupport] = []
-    for start, end in split_sentences(recap):
-        text = recap[start:end]
-        cited = [int(i) for i in _CITED_ID.findall(text)]
-        model_ids = tuple(dict.fromkeys(i for i in cited if i in known))
-        clean = _MARKUP.sub("", _LOOSE_CITATION.sub(" ", _GROUP.sub(" ", text)))
-        clean = clean[_LIST_MARK.match(clean).end() :]  # type: ignore[union-attr]
-        specifics = list(dict.fromkeys(_specifics(clean)))
-        sequence = [u for u in _units(_words(clean), neutral) if u not in neutral]
-        units = list(dict.fromkeys(sequence))
-        heading = clean.rstrip().endswith(":") and len(_words(clean)) <= _HEADING_WORDS
-        if heading or (not units and not specifics):
-            sentences.append(SentenceSupport(text, start, end, "label"))
-            continue
-        language = detect_language(clean)
-        cross = bool(language and transcript_languages and language not in transcript_languages)
-        # Across languages only the words the transcript shares (names, commands) can align.
-        terms = [u for u in units if u in df] if cross else units
-
-        def found_in(m: _Indexed, spec: str) -> bool:
-            return _mentions(m.lower, set(m.vocab), spec)
-
-        holders = {s: [m for m in indexed if found_in(m, s)] for s in specifics}
-        in_context = {s for s in specifics if _mentions(context_lower, context_vocab, s)}
-        missing = tuple(s for s in specifics if not holders[s] and s not in in_context)
-
-        # Greedy cover: specifics weigh as much as the rarest word; words by their rarity.
-        weight = {("s", s): strongest for s in specifics if holders[s]}
-        weight.update({("t", t): idf.get(t, 0.0) for t in terms if t in df})
-        covers = {
-            m.id: {
-                key
-                for key in weight
-                if (key[0] == "s" and m in holders[key[1]])
-                or (key[0] == "t" and (key[1] in m.vocab or key[1] in m.sequence))
-            }
-            for m in indexed
-        }
-        chosen: list[int] = list(model_ids)
-        covered = set().union(*(covers[i] for i in chosen)) if chosen else set()
-        total = sum(weight.values()) or 1.0
-        if not chosen:
-            while len(chosen) < thresholds.max_citations:
-                best, gain, adds_specific = None, 0.0, False
-                for m in indexed:
-                    if m.id in chosen:
-                        continue
-                    new = covers[m.id] - covered
-                    g = sum(weight[k] for k in new)
-                    if g > gain:
-                        best, gain = m.id, g
-                        adds_specific = any(k[0] == "s" for k in new)
-                if best is None or (
-                    chosen and not adds_specific and gain < thresholds.min_gain * total
-                ):
-                    break
-                chosen.append(best)
-                covered |= covers[best]
-
-        # A number must stand next to one of its sentence neighbours somewhere.
-        misplaced: list[str] = []
-        for s in specifics:
-            if not _anchorable(s) or not holders[s]:
-                continue
-            unit = s
-            around = _near(sequence, unit, thresholds.anchor_window)
-            if not around or not any(unit in m.sequence for m in holders[s]):
-                continue  # nothing to anchor it by, or written differently ("40" of "40.12s")
-            anchors = [m for m in holders[s] if _near(m.sequence, unit, None) & around]
-            if not anchors:
-                if s not in in_context:
-                    misplaced.append(s)
-            elif not set(chosen) & {m.id for m in anchors}:
-                chosen.append(anchors[0].id)
-                covered |= covers[anchors[0].id]
-
-        cited_vocab: set[str] = (
-            set().union(*(set(m.vocab) | set(m.sequence) for m in indexed if m.id in chosen))
-            if chosen
-            else set()
-        )
-        hits = sum(1 for t in terms if t in cited_vocab or t in context_units)
-        coverage = hits / len(terms) if terms else 1.0
-        enough = coverage >= thresholds.min_coverage if len(terms) >= 3 else (hits > 0 or not terms)
-        ok = not missing and not misplaced and enough and (bool(chosen) or bool(in_context))
-        status: Literal["supported", "unsupported", "unchecked"] = (
-            "supported" if ok else "unsupported"
-        )
-        if cross and not specifics:
-            status = "unchecked"  # nothing to check; cited where its shared words are
-        sentences.append(
-            SentenceSupport(
-                text,
-                start,
-                end,
-                status,
-                citations=tuple(sorted(chosen)) if not model_ids else tuple(chosen),
-                cited_by="model" if model_ids else ("library" if chosen else "none"),
-                coverage=round(coverage, 3),
-                missing=missing,
-                misplaced=tuple(misplaced),
-            )
-        )
+    source = _Source.of(messages, context, instructions)
+    sentences = [
+        source.support(recap[start:end], start, end, thresholds)
+        for start, end in split_sentences(recap)
+    ]
     return RecapGrounding(recap, tuple(sentences))

@@ -96,7 +96,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from langchain_session_recall.summarize.language import (
@@ -524,6 +524,226 @@ def _mentions(source: str, source_vocab: set[str], specific: str) -> bool:
 # -- the gate ------------------------------------------------------------------------------------
 
 
+@dataclass
+class _Reading:
+    """The recap and its sources read once (tokens, vocabularies), and what the checks found:
+    each check of :data:`CHECKS` reads it and adds its reason, its detail and its measures."""
+
+    recap: str
+    transcript: str
+    context: str
+    prompt: str
+    finish_reason: str | None
+    thresholds: RecapThresholds
+    clean: str
+    words: list[str]
+    around: str
+    transcript_clean: str
+    transcript_tokens: list[str]
+    around_tokens: list[str]
+    source_vocab: set[str]
+    neutral: set[str]
+    reasons: list[str] = field(default_factory=list)
+    details: dict[str, str] = field(default_factory=dict)
+    leaked: tuple[str, ...] = ()
+    copied: float = 0.0
+    from_transcript: float = 0.0
+    from_prompt: float = 0.0
+    prompt_words: float = 0.0
+    repetition: float = 0.0
+    language: str | None = None
+    allowed: set[str] = field(default_factory=set)
+    cross_lingual: bool = False
+    grounded: float | None = None
+    content_words: int = 0
+    invented_why: str = ""
+    specifics: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    invented: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls,
+        recap: str,
+        transcript: str,
+        prompt: str,
+        context: str,
+        finish_reason: str | None,
+        thresholds: RecapThresholds,
+    ) -> _Reading:
+        clean = _strip_markup(recap)
+        around = f"{prompt.replace(transcript, ' ') if transcript else prompt}\n{context}"
+        transcript_clean = _strip_markup(transcript)
+        transcript_tokens = _tokens(transcript_clean)
+        around_tokens = _tokens(_strip_markup(around))
+        source_vocab = _vocabulary(transcript_tokens)
+        return cls(
+            recap=recap,
+            transcript=transcript,
+            context=context,
+            prompt=prompt,
+            finish_reason=finish_reason,
+            thresholds=thresholds,
+            clean=clean,
+            words=_tokens(clean),
+            around=around,
+            transcript_clean=transcript_clean,
+            transcript_tokens=transcript_tokens,
+            around_tokens=around_tokens,
+            source_vocab=source_vocab,
+            neutral=_vocabulary(around_tokens) - source_vocab,
+        )
+
+    def fail(self, reason: str, why: str) -> None:
+        self.reasons.append(reason)
+        self.details[reason] = why
+
+
+def _check_form(r: _Reading) -> None:
+    """Empty, template tokens leaked, or written as a transcript (its tags, or new turns)."""
+    r.leaked = tuple(
+        dict.fromkeys(
+            m.group(0).strip()
+            for m in _TEMPLATE_TOKEN.finditer(r.recap)
+            if m.group(0).strip() not in r.transcript
+        )
+    )
+    recap_tags = _TAG_LINE.findall(r.recap)
+    tag_lines = len(recap_tags)
+    known_ids = set(_TAG_LINE.findall(r.transcript)) - {""}
+    new_turns = [i for i in recap_tags if i and known_ids and i not in known_ids]
+    if not r.words:
+        r.fail(EMPTY, "no words once citations, tags and template tokens are removed")
+    if r.leaked:
+        r.fail(TEMPLATE_TOKENS, "leaked " + ", ".join(r.leaked[:5]))
+    if tag_lines >= r.thresholds.transcript_lines:
+        r.fail(TRANSCRIPT_FORMAT, f"{tag_lines} lines start with a transcript tag")
+    elif new_turns:
+        r.fail(TRANSCRIPT_FORMAT, f"writes a turn the transcript does not have: #{new_turns[0]}")
+
+
+def _check_echo(r: _Reading) -> None:
+    """Copied verbatim (from the transcript or the prompt), or made of the prompt's words."""
+    thresholds, words = r.thresholds, r.words
+    n = thresholds.echo_ngram
+    transcript_grams = _copy_grams(r.transcript_tokens, n)
+    prompt_grams = _copy_grams(r.around_tokens, n) - transcript_grams if r.prompt else set()
+    r.from_transcript = _coverage(words, transcript_grams, n)
+    r.from_prompt = _coverage(words, prompt_grams, n)
+    r.copied = _coverage(words, transcript_grams | prompt_grams, n)
+    plain = [w for w in words if len(w) >= 3 and w not in _FUNCTION_WORDS and w.isalpha()]
+    r.prompt_words = sum(_stem(w) in r.neutral for w in plain) / len(plain) if plain else 0.0
+    if words and r.copied >= thresholds.echo:
+        source = "the prompt" if r.from_prompt > r.from_transcript else "the transcript"
+        r.fail(ECHO, f"{r.copied:.0%} of the words copied verbatim, mostly from {source}")
+    elif (
+        len(plain) >= thresholds.min_content_words
+        and r.prompt_words >= thresholds.echo_prompt_words
+    ):
+        r.fail(
+            ECHO, f"{r.prompt_words:.0%} of the content words are the prompt's, not the session's"
+        )
+
+
+def _check_loop(r: _Reading) -> None:
+    """Word trigrams, a line or a sentence repeated."""
+    thresholds = r.thresholds
+    r.repetition = _repetition(r.words) if len(r.words) >= thresholds.min_loop_words else 0.0
+    repeated_line = _most_repeated_line(r.clean)
+    repeated_sentence = _repeated_sentence(r.clean, thresholds.loop_sentence_words)
+    if r.repetition >= thresholds.loop:
+        r.fail(LOOP, f"{r.repetition:.0%} of word trigrams are repeats")
+    elif repeated_line >= thresholds.loop_lines:
+        r.fail(LOOP, f"one line occurs {repeated_line} times")
+    elif repeated_sentence is not None:
+        r.fail(LOOP, f"sentence repeated: {repeated_sentence[:80]!r}")
+
+
+def _check_truncation(r: _Reading) -> None:
+    """Stopped mid-sentence, or at the output budget."""
+    cut = _truncation(r.recap, r.finish_reason) if r.words else None
+    if cut is not None:
+        r.fail(TRUNCATED, cut)
+
+
+def _check_language(r: _Reading) -> None:
+    """Written in a language neither the source nor the prompt uses."""
+    r.language = detect_language(r.clean)
+    # "latin": Latin text with too few stop words to tell (often code). It allows any Latin
+    # language only when the source has no decided language at all.
+    source_languages = languages_present(f"{r.transcript}\n{r.context}")
+    decided = source_languages - {"latin"}
+    r.allowed = set(decided) or (set(STOPWORDS) if source_languages else set())
+    if r.prompt:
+        r.allowed |= languages_present(r.around, share=0.3) - {"latin"}
+    if r.language is not None and r.allowed and r.language not in r.allowed:
+        r.fail(LANGUAGE, f"written in {r.language}; allowed: {', '.join(sorted(r.allowed))}")
+    r.cross_lingual = r.language is not None and bool(decided) and r.language not in decided
+
+
+def _check_invented(r: _Reading) -> None:
+    """Content words or specifics (names, numbers, paths) the sources do not have."""
+    thresholds = r.thresholds
+    units = _content_units(r.words, r.neutral)
+    r.content_words = len(units)
+    if len(units) >= thresholds.min_content_words and not r.cross_lingual:
+        r.grounded = sum(u in r.source_vocab for u in units) / len(units)
+        if r.grounded < thresholds.grounded:
+            r.invented_why = (
+                f"only {r.grounded:.0%} of {len(units)} content words are in the transcript"
+            )
+    source_lower = r.transcript_clean.lower()
+    around_lower = r.around.lower()
+    around_vocab = _vocabulary(r.around_tokens)
+    r.specifics = list(dict.fromkeys(_specifics(r.clean)))
+    in_source = [s for s in r.specifics if _mentions(source_lower, r.source_vocab, s)]
+    in_around = {s for s in r.specifics if _mentions(around_lower, around_vocab, s)}
+    r.new = [s for s in in_source if s not in in_around]
+    r.invented = [s for s in r.specifics if s not in in_source and s not in in_around]
+    numbers = [s for s in r.invented if sum(c.isdigit() for c in s) >= 2]
+    many = len(r.invented) >= thresholds.invented_specifics
+    most = len(r.invented) >= thresholds.invented_specifics_share * len(r.specifics)
+    if (many and most) or (
+        thresholds.invented_numbers and len(numbers) >= thresholds.invented_numbers
+    ):
+        shown = ", ".join([*numbers, *(s for s in r.invented if s not in numbers)][:4])
+        r.invented_why = "; ".join(
+            filter(
+                None, [r.invented_why, f"{len(r.invented)} specifics not in the source: {shown}"]
+            )
+        )
+    if r.invented_why:
+        r.fail(INVENTED, r.invented_why)
+
+
+def _check_vague(r: _Reading) -> None:
+    """Names none of the transcript's specifics beyond what the query and title say."""
+    if not r.words or r.new:
+        return
+    around_lower = r.around.lower()
+    around_vocab = _vocabulary(r.around_tokens)
+    offered = {
+        s for s in _specifics(r.transcript_clean) if not _mentions(around_lower, around_vocab, s)
+    }
+    if len(offered) >= r.thresholds.vague_source_specifics:
+        r.fail(
+            VAGUE,
+            f"names none of the transcript's {len(offered)} specifics beyond the query and title",
+        )
+
+
+CHECKS: tuple[Callable[[_Reading], None], ...] = (
+    _check_form,
+    _check_echo,
+    _check_loop,
+    _check_truncation,
+    _check_language,
+    _check_invented,
+    _check_vague,
+)
+"""The gate's checks, in :data:`REASONS` order; each adds its reason to the reading."""
+
+
 def assess_recap(
     recap: str,
     *,
@@ -559,157 +779,26 @@ def assess_recap(
         ...              finish_reason="length").reasons
         ('truncated',)
     """
-    reasons: list[str] = []
-    details: dict[str, str] = {}
-    clean = _strip_markup(recap)
-    words = _tokens(clean)
-    around = f"{prompt.replace(transcript, ' ') if transcript else prompt}\n{context}"
-
-    # -- form ------------------------------------------------------------------------------
-    leaked = tuple(
-        dict.fromkeys(
-            m.group(0).strip()
-            for m in _TEMPLATE_TOKEN.finditer(recap)
-            if m.group(0).strip() not in transcript
-        )
-    )
-    recap_tags = _TAG_LINE.findall(recap)
-    tag_lines = len(recap_tags)
-    known_ids = set(_TAG_LINE.findall(transcript)) - {""}
-    new_turns = [i for i in recap_tags if i and known_ids and i not in known_ids]
-    if not words:
-        reasons.append(EMPTY)
-        details[EMPTY] = "no words once citations, tags and template tokens are removed"
-    if leaked:
-        reasons.append(TEMPLATE_TOKENS)
-        details[TEMPLATE_TOKENS] = "leaked " + ", ".join(leaked[:5])
-    if tag_lines >= thresholds.transcript_lines:
-        reasons.append(TRANSCRIPT_FORMAT)
-        details[TRANSCRIPT_FORMAT] = f"{tag_lines} lines start with a transcript tag"
-    elif new_turns:
-        reasons.append(TRANSCRIPT_FORMAT)
-        details[TRANSCRIPT_FORMAT] = f"writes a turn the transcript does not have: #{new_turns[0]}"
-
-    # -- echo --------------------------------------------------------------------------------
-    n = thresholds.echo_ngram
-    transcript_clean = _strip_markup(transcript)
-    transcript_tokens = _tokens(transcript_clean)
-    transcript_grams = _copy_grams(transcript_tokens, n)
-    around_tokens = _tokens(_strip_markup(around))
-    prompt_grams = _copy_grams(around_tokens, n) - transcript_grams if prompt else set()
-    from_transcript = _coverage(words, transcript_grams, n)
-    from_prompt = _coverage(words, prompt_grams, n)
-    copied = _coverage(words, transcript_grams | prompt_grams, n)
-    source_vocab = _vocabulary(transcript_tokens)
-    neutral = _vocabulary(around_tokens) - source_vocab
-    plain = [w for w in words if len(w) >= 3 and w not in _FUNCTION_WORDS and w.isalpha()]
-    prompt_words = sum(_stem(w) in neutral for w in plain) / len(plain) if plain else 0.0
-    if words and copied >= thresholds.echo:
-        reasons.append(ECHO)
-        source = "the prompt" if from_prompt > from_transcript else "the transcript"
-        details[ECHO] = f"{copied:.0%} of the words copied verbatim, mostly from {source}"
-    elif (
-        len(plain) >= thresholds.min_content_words and prompt_words >= thresholds.echo_prompt_words
-    ):
-        reasons.append(ECHO)
-        details[ECHO] = (
-            f"{prompt_words:.0%} of the content words are the prompt's, not the session's"
-        )
-
-    # -- loop --------------------------------------------------------------------------------
-    repetition = _repetition(words) if len(words) >= thresholds.min_loop_words else 0.0
-    repeated_line = _most_repeated_line(clean)
-    repeated_sentence = _repeated_sentence(clean, thresholds.loop_sentence_words)
-    if repetition >= thresholds.loop:
-        details[LOOP] = f"{repetition:.0%} of word trigrams are repeats"
-    elif repeated_line >= thresholds.loop_lines:
-        details[LOOP] = f"one line occurs {repeated_line} times"
-    elif repeated_sentence is not None:
-        details[LOOP] = f"sentence repeated: {repeated_sentence[:80]!r}"
-    if LOOP in details:
-        reasons.append(LOOP)
-
-    # -- truncation --------------------------------------------------------------------------
-    cut = _truncation(recap, finish_reason) if words else None
-    if cut is not None:
-        reasons.append(TRUNCATED)
-        details[TRUNCATED] = cut
-
-    # -- language ----------------------------------------------------------------------------
-    language = detect_language(clean)
-    # "latin": Latin text with too few stop words to tell (often code). It allows any Latin
-    # language only when the source has no decided language at all.
-    source_languages = languages_present(f"{transcript}\n{context}")
-    decided = source_languages - {"latin"}
-    allowed = set(decided) or (set(STOPWORDS) if source_languages else set())
-    if prompt:
-        allowed |= languages_present(around, share=0.3) - {"latin"}
-    if language is not None and allowed and language not in allowed:
-        reasons.append(LANGUAGE)
-        details[LANGUAGE] = f"written in {language}; allowed: {', '.join(sorted(allowed))}"
-    cross_lingual = language is not None and bool(decided) and language not in decided
-
-    # -- invented: content words ------------------------------------------------------------
-    units = _content_units(words, neutral)
-    grounded: float | None = None
-    invented_why = ""
-    if len(units) >= thresholds.min_content_words and not cross_lingual:
-        grounded = sum(u in source_vocab for u in units) / len(units)
-        if grounded < thresholds.grounded:
-            invented_why = (
-                f"only {grounded:.0%} of {len(units)} content words are in the transcript"
-            )
-
-    # -- invented and vague: specifics ------------------------------------------------------
-    source_lower = transcript_clean.lower()
-    around_lower = around.lower()
-    around_vocab = _vocabulary(around_tokens)
-    specifics = list(dict.fromkeys(_specifics(clean)))
-    in_source = [s for s in specifics if _mentions(source_lower, source_vocab, s)]
-    in_around = {s for s in specifics if _mentions(around_lower, around_vocab, s)}
-    new = [s for s in in_source if s not in in_around]
-    invented = [s for s in specifics if s not in in_source and s not in in_around]
-    numbers = [s for s in invented if sum(c.isdigit() for c in s) >= 2]
-    many = len(invented) >= thresholds.invented_specifics
-    most = len(invented) >= thresholds.invented_specifics_share * len(specifics)
-    if (many and most) or (
-        thresholds.invented_numbers and len(numbers) >= thresholds.invented_numbers
-    ):
-        shown = ", ".join([*numbers, *(s for s in invented if s not in numbers)][:4])
-        invented_why = "; ".join(
-            filter(None, [invented_why, f"{len(invented)} specifics not in the source: {shown}"])
-        )
-    if invented_why:
-        reasons.append(INVENTED)
-        details[INVENTED] = invented_why
-    if words and not new:
-        offered = {
-            s for s in _specifics(transcript_clean) if not _mentions(around_lower, around_vocab, s)
-        }
-        if len(offered) >= thresholds.vague_source_specifics:
-            reasons.append(VAGUE)
-            details[VAGUE] = (
-                f"names none of the transcript's {len(offered)} specifics "
-                "beyond the query and title"
-            )
-
+    r = _Reading.of(recap, transcript, prompt, context, finish_reason, thresholds)
+    for check in CHECKS:
+        check(r)
     return RecapVerdict(
-        ok=not reasons,
-        reasons=tuple(reasons),
-        words=len(words),
-        copied=copied,
-        copied_from_transcript=from_transcript,
-        copied_from_prompt=from_prompt,
-        prompt_words=prompt_words,
-        repetition=repetition,
-        grounded=grounded,
-        content_words=len(units),
-        specifics=len(specifics),
-        new_specifics=len(new),
-        invented_specifics=len(invented),
-        language=language,
-        allowed_languages=tuple(sorted(allowed)),
-        template_tokens=leaked,
+        ok=not r.reasons,
+        reasons=tuple(r.reasons),
+        words=len(r.words),
+        copied=r.copied,
+        copied_from_transcript=r.from_transcript,
+        copied_from_prompt=r.from_prompt,
+        prompt_words=r.prompt_words,
+        repetition=r.repetition,
+        grounded=r.grounded,
+        content_words=r.content_words,
+        specifics=len(r.specifics),
+        new_specifics=len(r.new),
+        invented_specifics=len(r.invented),
+        language=r.language,
+        allowed_languages=tuple(sorted(r.allowed)),
+        template_tokens=r.leaked,
         finish_reason=finish_reason,
-        details=details,
+        details=r.details,
     )

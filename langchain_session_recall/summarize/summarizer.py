@@ -251,11 +251,12 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
     timeout: float | None = Field(default=DEFAULT_TIMEOUT, gt=0)
     """Overall deadline in seconds for the whole map; unfinished sessions get the fallback."""
     cache: bool | Any = True
-    """``True``: the store's summary cache (``store=`` or found through the Documents'
-    ``store_id``), else an in-memory one kept by this summarizer. ``False``: off. Or any object
+    """``True``: the summary cache of ``store`` when given, else an in-memory one kept by this
+    summarizer. ``False``: off. Or any object
     with ``get(key)`` / ``put(key, summary, *, session_id, model)``."""
     store: SessionBackend | None = None
-    """The store whose summary cache to use (default: the one the Documents came from)."""
+    """The store whose summary cache to use (``create_session_search_tool`` and
+    ``create_session_recall_chain`` pass the retriever's); ``None``: a cache in memory."""
     cache_path: str | None = None
     """Side file (JSON) for summaries of read-only stores; by default they stay in memory."""
     redact: bool = True
@@ -377,7 +378,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             return None
         if self.cache is not True:
             return self.cache  # type: ignore[no-any-return]
-        store = self.store if self.store is not None else _lookup_store(doc.metadata)
+        store = self.store
         if store is not None and not store.read_only:
             return StoreSummaryCache(store)
         # No store, or a read-only one: never write into a database we must not touch.
@@ -886,12 +887,6 @@ def _documents(value: Any) -> list[Document]:
                 f"{type(d).__name__}"
             )
     return docs
-
-
-def _lookup_store(metadata: Mapping[str, Any]) -> SessionBackend | None:
-    """The open store a Document came from (its ``store_id``), on either backend."""
-    store_id = metadata.get("store_id")
-    return SessionBackend.lookup(store_id) if isinstance(store_id, str) else None
 
 
 def _safe_cache_get(cache: SummaryCache, key: str) -> CachedSummary | None:

@@ -323,7 +323,7 @@ def test_several_window_layouts_are_written_and_searched_together(
 
 
 def test_a_combination_of_models_is_one_model_to_the_store(store_factory: StoreFactory) -> None:
-    from langchain_session_recall.vectors.combined import CombinedEmbeddings
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
 
     concepts, other = ConceptEmbeddings(), OtherModel()
     both = CombinedEmbeddings([concepts, other], [0.6, 0.4])
@@ -340,8 +340,8 @@ def test_a_combination_of_models_is_one_model_to_the_store(store_factory: StoreF
 def test_one_layout_each_embeds_each_layout_with_its_own_model(
     store_factory: StoreFactory,
 ) -> None:
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
     from langchain_session_recall.errors import InvalidArgumentError
-    from langchain_session_recall.vectors.combined import CombinedEmbeddings
 
     concepts, other = ConceptEmbeddings(), OtherModel()
     both = CombinedEmbeddings([concepts, other], one_layout_each=True)

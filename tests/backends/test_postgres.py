@@ -217,3 +217,18 @@ def test_cli_import_sqlite_into_a_dsn(default_schema: str, tmp_path: Path) -> No
     assert "(0 new), 0 messages imported, 145 already present" in again.getvalue()
     with open_store(PG_DSN) as store:
         assert store.stats()["sessions"] == 18
+
+
+@pytest.mark.parametrize("text", ["豈更車", "𠀀𠀁𠀂"], ids=["compatibility", "extension-b"])
+def test_check_sees_every_cjk_message_without_its_bigram_vector(pg, text: str) -> None:  # type: ignore[no-untyped-def]
+    """The integrity check reads the one CJK table the index uses: a message of compatibility
+    ideographs or Extension B that another client wrote without its bigram vector is reported
+    (the check's own copy of the ranges once left Extension B out: that case failed)."""
+    pg.add_session("s")
+    pg.add_messages("s", [{"role": "user", "content": text}])
+    assert pg.check().ok
+    with pg._read() as conn:
+        conn.execute("UPDATE messages SET cjk_tsv = NULL")
+    found = pg.check()
+    assert not found.ok
+    assert "1 message(s) have no full-text vector" in found.problems[0]

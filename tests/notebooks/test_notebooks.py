@@ -10,7 +10,7 @@ import nbclient
 import nbformat
 import pytest
 
-from tests import recorded_verdicts
+from langchain_session_recall.testing import recorded_verdicts
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 

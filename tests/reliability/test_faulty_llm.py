@@ -212,9 +212,9 @@ def test_the_stub_is_bounded() -> None:
 def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
     store_factory: StoreFactory, record: list[FaultyLLMServer]
 ) -> None:
-    """The summary cache lives in the store (both backends): a 40%-faulty model fills it with
-    the sessions it did summarize, each under its own session, and never with a fallback; a
-    fresh store object (a new process) is then served from it with no request at all, while a
+    """The summary cache lives in the store it is given (both backends): a 40%-faulty model
+    fills it with the sessions it did summarize, each under its own session, and never with a
+    fallback; a fresh store object (a new process) is then served from it with no request at all, while a
     dead model gets requests only for the sessions not cached."""
     backend = store_factory.backend
     target = store_factory.target()
@@ -239,7 +239,7 @@ def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
     assert len(docs) == 8
     with FaultyLLMServer(default="500", reply=echo, max_hang=5.0) as server:
         record.append(server)
-        out = make_summarizer(server, request_timeout=0.5, cache=True).invoke(docs)
+        out = make_summarizer(server, request_timeout=0.5, cache=True, store=store).invoke(docs)
     assert {d.metadata["summary_status"] for d in out} == {"fallback"}
     assert cached_rows() == []  # a fallback is never cached
 
@@ -248,7 +248,9 @@ def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
 
     with FaultyLLMServer(flaky, reply=echo, max_hang=5.0) as server:
         record.append(server)
-        summarizer = make_summarizer(server, request_timeout=0.5, cache=True, max_attempts=1)
+        summarizer = make_summarizer(
+            server, request_timeout=0.5, cache=True, max_attempts=1, store=store
+        )
         out = summarizer.invoke(docs)
     summarized = {
         d.metadata["session_id"] for d in out if d.metadata["summary_status"] == "summarized"
@@ -263,7 +265,8 @@ def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
         docs = SessionRecallRetriever(store=fresh, k=5, max_k=8).invoke("deploy", k=8)
         with FaultyLLMServer(default="500", reply=echo, max_hang=5.0) as server:
             record.append(server)
-            out = make_summarizer(server, request_timeout=0.5, cache=True).invoke(docs)
+            summarizer = make_summarizer(server, request_timeout=0.5, cache=True, store=fresh)
+            out = summarizer.invoke(docs)
             served = server.served
     statuses = {d.metadata["session_id"]: d.metadata["summary_status"] for d in out}
     assert {s for s, status in statuses.items() if status == "cached"} == summarized

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from pytest_socket import disable_socket, enable_socket
 
-from tests.cassette_config import RECORDING
+from langchain_session_recall.testing.cassettes import RECORDING
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ import math
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
+from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
+from langchain_session_recall.backends.vectors.identity import embedding_identity
 from langchain_session_recall.errors import InvalidArgumentError
-from langchain_session_recall.vectors.combined import CombinedEmbeddings
-from langchain_session_recall.vectors.identity import embedding_identity
 
 
 def _cos(a: list[float], b: list[float]) -> float:

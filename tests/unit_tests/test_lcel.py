@@ -25,8 +25,8 @@ from langchain_session_recall import (
     SessionSummarizer,
     create_session_recall_chain,
 )
-from tests import recorded_verdicts
-from tests.cassette_config import (
+from langchain_session_recall.testing import recorded_verdicts
+from langchain_session_recall.testing.cassettes import (
     CASSETTE_DIR,
     RECORDING,
     cassette_chat_model,

@@ -29,7 +29,7 @@ from benchmarks.locomo.data import (  # noqa: E402
 )
 from benchmarks.locomo.metrics import Result, Scores, any_at, recall_at  # noqa: E402
 from benchmarks.locomo.systems import library, or_keywords, window_index  # noqa: E402
-from langchain_session_recall.vectors.windows import window_ranges as windows  # noqa: E402
+from langchain_session_recall.backends.vectors.windows import window_ranges as windows  # noqa: E402
 
 
 def _turns(n: int, lines: list[tuple[str, str]]) -> list[dict[str, Any]]:

@@ -394,8 +394,14 @@ def test_cache_in_the_store_makes_a_repeat_free(store: SessionStore) -> None:
     assert [d.page_content for d in again] == [d.page_content for d in first]
 
 
-def test_store_is_found_through_the_documents_store_id(store: SessionStore) -> None:
+def test_the_store_cache_is_used_only_when_given(store: SessionStore) -> None:
+    """No process-wide registry: a Document naming a store by ``store_id`` does not make the
+    summarizer write into that store; ``store=`` does."""
     summarizer(ScriptedChatModel(script=echo_summary)).invoke(
+        sample_documents(store_id=store.store_id)
+    )
+    assert _cached_rows(store.path) == []
+    summarizer(ScriptedChatModel(script=echo_summary), store=store).invoke(
         sample_documents(store_id=store.store_id)
     )
     assert len(_cached_rows(store.path)) == 5

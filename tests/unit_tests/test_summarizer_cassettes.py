@@ -26,8 +26,13 @@ from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI
 
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
-from tests import recorded_verdicts
-from tests.cassette_config import CASSETTE_DIR, RECORDING, recording_settings, use_cassette
+from langchain_session_recall.testing import recorded_verdicts
+from langchain_session_recall.testing.cassettes import (
+    CASSETTE_DIR,
+    RECORDING,
+    recording_settings,
+    use_cassette,
+)
 from tests.fault_proxy import Fault, FaultProxy
 from tests.summarizer_support import SECRETS, sample_documents
 

@@ -1,9 +1,8 @@
+from langchain_session_recall.core.text import TOOL_CLIP_MARKER, clip_tool_output
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.transcript import (
     EARLIER_MARKER,
     LATER_MARKER,
-    TOOL_CLIP_MARKER,
-    clip_tool_output,
     format_transcript,
     format_when,
     window,

@@ -16,6 +16,7 @@ from langchain_session_recall.backends.sql import (
     filter_clauses,
     session_filter_clauses,
 )
+from langchain_session_recall.core.cjk import CJK_CHARS
 from langchain_session_recall.models import SearchFilters
 
 __all__ = ["INSERT_MESSAGES", "PostgresDialect", "match_query"]
@@ -136,9 +137,11 @@ def header_match_query(d: PostgresDialect, filters: SearchFilters) -> tuple[str,
     return sql, params
 
 
+OUR_TABLES = ("sessions", "messages", "session_recall_meta")
+"""The tables whose presence makes a schema a session store."""
 HAS_TABLES = (
     "SELECT count(*) FROM pg_tables WHERE schemaname = %s "
-    "AND tablename IN ('sessions', 'messages', 'session_recall_meta')"
+    f"AND tablename IN ({', '.join(repr(t) for t in OUR_TABLES)})"
 )
 GET_VERSION = "SELECT value FROM {}.session_recall_meta WHERE key = 'schema_version'"
 GET_META = "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
@@ -154,7 +157,7 @@ SIZE = (
 )
 UNINDEXED = (
     "SELECT count(*) FROM messages WHERE tsv IS NULL OR "
-    "(cjk_tsv IS NULL AND content ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]')"
+    f"(cjk_tsv IS NULL AND content ~ '[{CJK_CHARS}]')"
 )
 """Messages the full-text index misses (a search would never find them)."""
 ANALYZE = ("ANALYZE sessions", "ANALYZE messages")

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.hits import best_hits, budget_automation
+from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
@@ -29,6 +29,7 @@ from langchain_session_recall.backends.postgres.schema import (
     rank_weights,
 )
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
+from langchain_session_recall.backends.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 from langchain_session_recall.core.cjk import bigram_text, has_cjk
 from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import ParsedQuery
@@ -40,14 +41,13 @@ from langchain_session_recall.errors import (
 )
 from langchain_session_recall.messages import MessageRow
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
-from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
 if TYPE_CHECKING:
     import psycopg
     from langchain_core.embeddings import Embeddings
     from psycopg_pool import ConnectionPool
 
-    from langchain_session_recall.vectors.windows import WindowSpec
+    from langchain_session_recall.backends.vectors.windows import WindowSpec
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresSessionStore"]
 
@@ -233,7 +233,7 @@ class PostgresSessionStore(SessionBackend):
 
         if self.read_only:
             (count,) = conn.execute(st.HAS_TABLES, (self.schema,)).fetchone() or (0,)
-            if count < 3:
+            if count < len(st.OUR_TABLES):
                 raise NotASessionDatabaseError(
                     f"schema {self.schema!r} holds no session store; open it once without "
                     "read_only=True to create it, or pass the right schema="
@@ -264,7 +264,7 @@ class PostgresSessionStore(SessionBackend):
 
     def _schema_version(self, conn: psycopg.Connection[Any]) -> int | None:
         (count,) = conn.execute(st.HAS_TABLES, (self.schema,)).fetchone() or (0,)
-        if count < 3:
+        if count < len(st.OUR_TABLES):
             return None
         from psycopg import sql
 
@@ -355,7 +355,7 @@ class PostgresSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from both tsvector columns.
@@ -392,7 +392,7 @@ class PostgresSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
     ) -> list[SessionHit]:
         """Sessions whose header (title, start date in words) matches, best first."""
         statement, params = st.header_match_query(self.dialect, filters)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.hits import best_hits, budget_automation
+from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
 from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -39,6 +39,7 @@ from langchain_session_recall.backends.sqlite.schema import (
     schema_objects,
     setup_needed,
 )
+from langchain_session_recall.backends.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 from langchain_session_recall.core.cjk import bigram_text, has_cjk
 from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
@@ -55,12 +56,11 @@ from langchain_session_recall.models import (
     SessionHit,
     as_float,
 )
-from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from langchain_session_recall.vectors.windows import WindowSpec
+    from langchain_session_recall.backends.vectors.windows import WindowSpec
 
 __all__ = ["SessionStore", "SqliteSessionStore"]
 
@@ -651,7 +651,7 @@ class SqliteSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
         automation: Sequence[str] = (),
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from every index.
@@ -721,7 +721,7 @@ class SqliteSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = 200,
+        limit: int = MATCH_LIMIT,
     ) -> list[SessionHit]:
         """Sessions whose header (title, start date in words) matches, best first.
 

@@ -1,5 +1,6 @@
 """What a store does with an embedding model: the glue between its writes and its
-:class:`~langchain_session_recall.vectors.index.VectorIndex` (a mixin of ``SessionBackend``).
+:class:`~langchain_session_recall.backends.vectors.index.VectorIndex` (a mixin of
+``SessionBackend``).
 
 A write's vectors are made after its transaction commits, never inside it (an embedding call
 may take seconds; the write lock must not wait for it). If the model fails, the messages stay
@@ -19,8 +20,8 @@ from langchain_session_recall.errors import InvalidArgumentError
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from langchain_session_recall.vectors.index import Progress, VectorIndex
-    from langchain_session_recall.vectors.windows import WindowSpec
+    from langchain_session_recall.backends.vectors.index import Progress, VectorIndex
+    from langchain_session_recall.backends.vectors.windows import WindowSpec
 
 __all__ = ["StoreVectors"]
 
@@ -91,11 +92,11 @@ class StoreVectors:
             EmbeddingMismatchError: the store holds vectors of another model or window
                 layout and ``reindex`` is false.
         """
-        from langchain_session_recall.backends.base import SessionBackend
-        from langchain_session_recall.vectors.index import VectorIndex
-        from langchain_session_recall.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
+        from langchain_session_recall.backends.common.core import StoreCore
+        from langchain_session_recall.backends.vectors.index import VectorIndex
+        from langchain_session_recall.backends.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 
-        assert isinstance(self, SessionBackend)
+        assert isinstance(self, StoreCore)
         index = VectorIndex(self, embeddings, windows=window or (DEFAULT_SIZE, DEFAULT_OVERLAP))
         if not self.read_only:  # a read-only store is searched with the vectors it has
             index.prepare(reindex=reindex)

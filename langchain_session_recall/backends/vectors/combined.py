@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_session_recall.backends.vectors.identity import embedding_identity
 from langchain_session_recall.errors import InvalidArgumentError
-from langchain_session_recall.vectors.identity import embedding_identity
 
 __all__ = ["CombinedEmbeddings"]
 

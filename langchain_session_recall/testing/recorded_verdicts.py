@@ -17,14 +17,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from langchain_core.documents import Document
 
+from langchain_session_recall.testing.cassettes import CASSETTE_DIR
+
 __all__ = ["VERDICTS_FILE", "check", "expected", "observe", "verdict"]
 
-VERDICTS_FILE = Path(__file__).resolve().parent.parent / "cassettes" / "verdicts.json"
+VERDICTS_FILE = CASSETTE_DIR / "verdicts.json"
 DUMP_VAR = "SESSION_RECALL_VERDICTS_DUMP"
 UNREVIEWED = "UNREVIEWED"
 

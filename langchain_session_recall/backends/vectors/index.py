@@ -24,17 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_session_recall.errors import (
-    EmbeddingMismatchError,
-    InvalidArgumentError,
-    MissingFeatureError,
-    NoVectorsError,
-)
-from langchain_session_recall.models import SearchFilters
-from langchain_session_recall.vectors import statements as vs
-from langchain_session_recall.vectors.combined import CombinedEmbeddings
-from langchain_session_recall.vectors.identity import embedding_identity
-from langchain_session_recall.vectors.windows import (
+from langchain_session_recall.backends.vectors import statements as vs
+from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
+from langchain_session_recall.backends.vectors.identity import embedding_identity
+from langchain_session_recall.backends.vectors.windows import (
     DEFAULT_OVERLAP,
     DEFAULT_SIZE,
     Layouts,
@@ -44,9 +37,16 @@ from langchain_session_recall.vectors.windows import (
     parse_layouts,
     passage_windows,
 )
+from langchain_session_recall.errors import (
+    EmbeddingMismatchError,
+    InvalidArgumentError,
+    MissingFeatureError,
+    NoVectorsError,
+)
+from langchain_session_recall.models import SearchFilters
 
 if TYPE_CHECKING:
-    from langchain_session_recall.backends.base import SessionBackend
+    from langchain_session_recall.backends.common.core import StoreCore
 
 __all__ = ["SESSION_WINDOWS", "WINDOW_DECAY", "DenseHit", "DenseResult", "VectorIndex", "numpy"]
 
@@ -122,7 +122,7 @@ class VectorIndex:
 
     def __init__(
         self,
-        backend: SessionBackend,
+        backend: StoreCore,
         embeddings: Embeddings,
         *,
         windows: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
@@ -144,7 +144,7 @@ class VectorIndex:
         self._matrix: _Matrix | None = None
 
     @classmethod
-    def for_search(cls, backend: SessionBackend, embeddings: Embeddings) -> VectorIndex:
+    def for_search(cls, backend: StoreCore, embeddings: Embeddings) -> VectorIndex:
         """The index of ``backend``'s vectors, searched with ``embeddings`` (a store opened
         without a model, or read-only): the window layout is the one recorded.
 

@@ -1,0 +1,105 @@
+"""The import ledger: each external key imported once per source kind."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from langchain_session_recall.backends import sql
+from langchain_session_recall.backends.common.validation import (
+    ledger_key,
+)
+from langchain_session_recall.backends.common.writes import SessionWrites
+from langchain_session_recall.messages import (
+    MessageLike,
+    MessageRow,
+    to_row,
+)
+
+_LEDGER_CHUNK = 500  # keys looked up per ledger query
+
+
+class ImportLedger(SessionWrites):
+    """The import ledger: each external key imported once per source kind."""
+
+    def import_messages(
+        self,
+        session_id: str,
+        messages: Sequence[tuple[str, MessageLike]],
+        *,
+        source_kind: str,
+    ) -> list[int]:
+        """Add ``(external_key, message)`` pairs not imported before, with their ledger rows.
+
+        Messages and ledger rows go in one transaction, so an import killed half-way leaves a
+        consistent store and re-running it adds exactly what is missing. Pairs whose key the
+        ledger already holds for ``source_kind`` (in any session) are skipped. Returns the ids
+        of the messages added. A key must be text both backends can store as given (no NUL,
+        no lone surrogate), else :class:`~langchain_session_recall.errors.InvalidMessageError`
+        and nothing of the batch is stored.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> pairs = [("line-1", {"role": "user", "content": "hi"})]
+            >>> len(store.import_messages("s1", pairs, source_kind="jsonl"))
+            1
+            >>> store.import_messages("s1", pairs, source_kind="jsonl")
+            []
+        """
+        now = time.time()
+        converted = [(ledger_key(key), to_row(m, now=now)) for key, m in messages]
+        d = self.dialect
+        self._before_batch()
+        with self._write() as conn:
+            keys = list(dict.fromkeys(key for key, _ in converted))
+            seen: set[str] = set()
+            for start in range(0, len(keys), _LEDGER_CHUNK):
+                chunk = keys[start : start + _LEDGER_CHUNK]
+                params = {"kind": source_kind, "keys": d.array(chunk)}
+                seen.update(r[0] for r in conn.execute(sql.ledger_keys(d), params))
+            fresh: dict[str, MessageRow] = {}
+            for key, row in converted:
+                if key not in seen and key not in fresh:
+                    fresh[key] = row
+            ids = self._append(conn, session_id, list(fresh.values()))
+            if ids:
+                conn.cursor().executemany(
+                    sql.insert_ledger(d),
+                    [
+                        {
+                            "source_kind": source_kind,
+                            "external_key": key,
+                            "session_id": session_id,
+                            "message_id": mid,
+                            "imported_at": now,
+                        }
+                        for key, mid in zip(fresh, ids, strict=True)
+                    ],
+                )
+        if ids:
+            self._wrote([session_id], in_block=self._in_block())
+        return ids
+
+    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
+        """External keys already imported into ``session_id`` from ``source_kind``."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sql.imported_keys(self.dialect), {"kind": source_kind, "sid": session_id}
+            ).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def release_forgotten(self, source_kind: str, session_id: str) -> int:
+        """Let an import add a forgotten session's messages again: drop its ledger rows from
+        ``source_kind`` that name no message (see :meth:`delete_sessions`); returns how many.
+        Importers call it for ``reimport=True``.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+        """
+        with self._write() as conn:
+            cur = conn.execute(
+                sql.release_forgotten(self.dialect), {"kind": source_kind, "sid": session_id}
+            )
+            return int(cur.rowcount)

@@ -1,0 +1,173 @@
+"""Sessions and messages written: checked first, one transaction each."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_session_recall.backends import sql
+from langchain_session_recall.backends.common.core import StoreCore
+from langchain_session_recall.backends.common.rows import (
+    count_of,
+    session_of,
+)
+from langchain_session_recall.backends.common.validation import (
+    DEFAULT_SOURCE,
+    session_updates,
+    validate_session_args,
+)
+from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.errors import (
+    LineageCycleError,
+    SessionNotFoundError,
+)
+from langchain_session_recall.messages import (
+    MessageLike,
+    MessageRow,
+    to_row,
+)
+from langchain_session_recall.models import (
+    Session,
+)
+
+
+class SessionWrites(StoreCore):
+    """Sessions and messages written: checked first, one transaction each."""
+
+    def add_session(
+        self,
+        session_id: str,
+        *,
+        source: str | None = None,
+        parent_session_id: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+        user_id: str | None = None,
+        started_at: float | None = None,
+        end_reason: str | None = None,
+    ) -> Session:
+        """Create a session, or update the given fields of an existing one.
+
+        A new session without a ``source`` gets :data:`DEFAULT_SOURCE` (``"cli"``); on an
+        existing session a field left ``None`` keeps its value, and any value given, ``"cli"``
+        included, replaces it.
+
+        Raises:
+            ValueError: ``session_id`` or ``source`` is empty, or ``started_at`` is not a
+                finite number (:class:`~langchain_session_recall.errors.InvalidSessionError`).
+            SessionNotFoundError: ``parent_session_id`` does not exist.
+            LineageCycleError: the parent would make the session its own ancestor.
+        """
+        validate_session_args(
+            session_id,
+            DEFAULT_SOURCE if source is None else source,
+            started_at,
+            user_id=user_id,
+            parent_session_id=parent_session_id,
+        )
+        d = self.dialect
+        with self._write() as conn:
+            exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+            if parent_session_id is not None:
+                self._check_parent(conn, session_id, parent_session_id)
+            if not exists:
+                inserted = conn.execute(
+                    sql.insert_session(d),
+                    {
+                        "id": session_id,
+                        "source": d.text(DEFAULT_SOURCE if source is None else source),
+                        "user_id": d.text(user_id),
+                        "model": d.text(model),
+                        "title": d.text(title),
+                        "parent_session_id": parent_session_id,
+                        "started_at": time.time() if started_at is None else float(started_at),
+                        "end_reason": d.text(end_reason),
+                    },
+                )
+                exists = inserted.rowcount == 0  # created meanwhile by another writer
+            if exists:
+                updates = session_updates(
+                    source=d.text(source),
+                    parent_session_id=parent_session_id,
+                    model=d.text(model),
+                    title=d.text(title),
+                    user_id=d.text(user_id),
+                    started_at=started_at,
+                    end_reason=d.text(end_reason),
+                )
+                if updates:
+                    conn.execute(
+                        sql.update_session(d, list(updates)), {**updates, "id": session_id}
+                    )
+            session = session_of(conn.execute(sql.session_by_id(d), {"id": session_id}).fetchone())
+            self._put_header(conn, session_id, session_header(session.title, session.started_at))
+        return session
+
+    def _check_parent(self, conn: Any, session_id: str, parent: str) -> None:
+        if parent == session_id:
+            raise LineageCycleError(f"session {session_id!r} cannot be its own parent")
+        d = self.dialect
+        if not conn.execute(sql.session_exists(d), {"id": parent}).fetchone():
+            raise SessionNotFoundError(
+                f"parent session {parent!r} does not exist; add it before its children"
+            )
+        rows = conn.execute(
+            sql.ancestors(d, user_scoped=False), {"ids": d.array([parent])}
+        ).fetchall()
+        if session_id in {r[0] for r in rows}:
+            raise LineageCycleError(
+                f"making {parent!r} the parent of {session_id!r} would create a cycle: "
+                f"{session_id!r} is already an ancestor of {parent!r}"
+            )
+
+    def add_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
+        """Append messages to a session in one transaction; returns their ids.
+
+        Every message is validated before anything is written: an invalid one raises
+        :class:`~langchain_session_recall.errors.InvalidMessageError` and nothing of the batch
+        is stored.
+
+        Raises:
+            SessionNotFoundError: the session does not exist (call :meth:`add_session`).
+        """
+        now = time.time()
+        rows = [to_row(m, now=now) for m in messages]
+        self._before_batch()
+        with self._write() as conn:
+            ids = self._append(conn, session_id, rows)
+        self._wrote([session_id], in_block=self._in_block())
+        return ids
+
+    def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
+        d = self.dialect
+        found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+        if not found:
+            raise SessionNotFoundError(
+                f"session {session_id!r} does not exist; call add_session() first"
+            )
+        if not rows:
+            return []
+        ids = self._insert_messages(conn, session_id, rows, count_of(found[0]))
+        conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        return ids
+
+    def end_session(
+        self, session_id: str, *, end_reason: str | None = None, ended_at: float | None = None
+    ) -> None:
+        """Mark a session ended (``ended_at`` defaults to now).
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        with self._write() as conn:
+            cur = conn.execute(
+                sql.end_session(self.dialect),
+                {
+                    "ended_at": time.time() if ended_at is None else float(ended_at),
+                    "end_reason": self.dialect.text(end_reason),
+                    "id": session_id,
+                },
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(f"session {session_id!r} does not exist")

@@ -1,0 +1,53 @@
+"""Imports point one way: each layer of docs/design.md uses the ones below it, never one above."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "langchain_session_recall"
+SURFACES = ("retriever", "tool", "chain", "cli", "mcp_server", "session_window")
+PRESENTATION = ("transcript", "results")
+NEVER = {
+    # a module under this prefix ... may not import a module under any of these
+    "core": ("backends", "search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
+    "backends": ("search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
+    "search": ("results", "summarize", "importers", "recorder", *SURFACES),
+    "summarize": ("importers", "recorder", "results", *SURFACES),
+    "results": ("summarize", *SURFACES),
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules of this package that ``path`` imports, as dotted names under the package."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name.startswith("langchain_session_recall."):
+                found.add(name.removeprefix("langchain_session_recall."))
+    return found
+
+
+def _layer(dotted: str) -> str:
+    return dotted.split(".")[0]
+
+
+def test_no_module_imports_a_layer_above_it() -> None:
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        banned = NEVER.get(_layer(module), ())
+        wrong += [(module, target) for target in _imports(path) if _layer(target) in banned]
+    assert wrong == []
+
+
+def test_the_rule_sees_an_import_that_breaks_it(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from langchain_session_recall.search.pipeline import search_sessions\n")
+    assert _layer(next(iter(_imports(bad)))) in NEVER["backends"]
