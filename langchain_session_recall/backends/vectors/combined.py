@@ -45,7 +45,7 @@ class CombinedEmbeddings(Embeddings):
         ... )
         >>> both.weights, len(both.embed_query("hi"))
         ((0.75, 0.25), 6)
-        >>> round(sum(x * x for x in both.embed_query("hi")), 6)
+        >>> float(round(sum(x * x for x in both.embed_query("hi")), 6))
         1.0
     """
 
