@@ -38,6 +38,7 @@ from langchain_session_recall.search.request import (
     DEFAULT_MAX_K,
     HIDDEN_SOURCES,
     HIT_LIMIT,
+    HITS_PER_SESSION,
     SearchRequest,
     role_list,
 )
@@ -100,7 +101,11 @@ class SessionRecallRetriever(BaseRetriever):
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
-    """Message hits gathered per index before sessions are ranked."""
+    """Message hits gathered per index and query term before sessions are ranked, the best
+    over the whole store (besides ``hits_per_session`` of every other session)."""
+    hits_per_session: int = Field(default=HITS_PER_SESSION, ge=1)
+    """Message hits gathered of every other session with a match (its best, per index and
+    query term): every session competes, however many matches another one has."""
     now: float | datetime.datetime | str | None = None
     """The moment relative time words in a query ("last week", "yesterday") refer to: Unix
     seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)
@@ -240,6 +245,7 @@ class SessionRecallRetriever(BaseRetriever):
             now=to_timestamp(options.get("now", self.now)),
             max_chars=self.max_chars,
             hit_limit=self.hit_limit,
+            hits_per_session=self.hits_per_session,
             show_message_ids=self.show_message_ids,
             collapse_automation=self.collapse_automation,
         )

@@ -37,6 +37,7 @@ if __package__ in (None, ""):  # run as a script
 from benchmarks.locomo.data import HOW_TO_GET, Conversation, Question, Session, load, locate, split
 from benchmarks.locomo.run import Measured, table
 from benchmarks.locomo.systems import K, db_bytes, load_store
+from langchain_session_recall.backends.hits import best_hits
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.backends.vectors.windows import window_ranges
@@ -101,19 +102,22 @@ class WindowIndex:
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _FILTERS,
-        limit: int = 200,
+        limit: int | None = 200,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
+        every = per_session is not None or limit is None  # best_hits settles the shape
         rows = self.conn.execute(
             "SELECT rowid, -rank FROM w WHERE w MATCH ? ORDER BY rank LIMIT ?",
-            (to_fts5(query, reading), limit),
+            (to_fts5(query, reading), -1 if every else limit),
         ).fetchall()
-        return [
+        hits = [
             MessageHit(
                 WINDOW_IDS + r, self.where[r].id, "user", rel, "cli", self.where[r].started_at
             )
             for r, rel in rows
         ]
+        return best_hits(hits, limit, per_session=per_session)
 
     def parents_of(self, session_ids: Sequence[str], **_: Any) -> dict[str, str | None]:
         return dict.fromkeys(session_ids)

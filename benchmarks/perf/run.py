@@ -6,6 +6,7 @@ Usage (from the repository root)::
     python benchmarks/perf/run.py --quick         # 10k only, under a minute (CI smoke test;
                                                   # writes its report beside the cache)
     python benchmarks/perf/run.py --sizes 10k,100k --repeats 5
+    python benchmarks/perf/run.py --sizes 10k,100k --compare-with ../main   # search, before/after
 
 Prints tables and writes ``docs/benchmarks-perf.md`` and ``docs/perf-latency.png``. Databases are
 generated once into ``--cache-dir`` (default ``/tmp/lsr-perf``), keyed by seed and size, and
@@ -405,9 +406,11 @@ def worker_main(args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- orchestration
 
 
-def _spawn(*argv: str) -> dict[str, Any]:
+def _spawn(*argv: str, code: Path = ROOT) -> dict[str, Any]:
+    """Run a worker of this script in a fresh process; ``code``: the checkout whose package it
+    imports (another one for a before/after comparison)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), *argv]
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{HERE}"}
+    env = {**os.environ, "PYTHONPATH": f"{code}:{HERE}"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"worker {argv} failed:\n{proc.stderr[-4000:]}")
@@ -489,6 +492,43 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         _log(f"{label}: BM25Retriever")
         res["bm25"] = _spawn("--worker", "bm25", "--db", str(db), "--repeats", "3")
     return res
+
+
+def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
+    """Search latency of this checkout and of ``before`` (another checkout of the package), on
+    the same cached databases, in one run: per size, the search worker of each, alternating
+    ``rounds`` times; CPU p50/p95 of ours and the reference, medians over the rounds."""
+    rows = [
+        "| messages | code | ours p50 | ours p95 | reference p50 | ours / reference (p50) "
+        "| floor p50 | ours / floor (p50) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size in sizes:
+        label = _size_label(size)
+        db = Path(args.cache_dir) / f"corpus-seed{args.seed}-{label}.db"
+        if not db.exists():
+            _log(f"{label}: building the database")
+            _build(db, size, args.seed)
+        repeats = args.repeats if size < 1_000_000 else max(3, args.repeats // 2 + 1)
+        runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+        for n in range(args.rounds):
+            order = [("after", ROOT), ("before", before)]
+            for name, code in order if n % 2 == 0 else order[::-1]:
+                _log(f"{label}: search latency, {name} (round {n + 1}/{args.rounds})")
+                found = _spawn("--worker", "search", "--db", str(db), "--repeats", str(repeats),
+                               code=code)  # fmt: skip
+                runs[name].append(summarize({"search": found})["cpu"])
+        for name in ("before", "after"):
+            cpu = {
+                algo: {q: statistics.median(r[algo][q] for r in runs[name]) for q in ("p50", "p95")}
+                for algo in ("ours", "reference", "floor")
+            }
+            ours, ref, floor = (cpu[a]["p50"] for a in ("ours", "reference", "floor"))
+            rows.append(
+                f"| {label} | {name} | {_ms(ours)} | {_ms(cpu['ours']['p95'])} | {_ms(ref)} "
+                f"| {ours / ref:.2f} | {_ms(floor)} | {ours / floor:.2f} |"
+            )
+    return "\n".join(rows)
 
 
 def _schema_key() -> str:
@@ -794,7 +834,8 @@ and asks the session headers (title, date words) too; it then ranks root session
 transcripts. Three kinds of work make up its time, and they grow differently:
 
 * **Fixed per-query work** (parsing, a probe and a ranked query per term and index, the header
-  query, ranking up to 100 hits per term in Python, lineage, three chains loaded and
+  query, ranking up to 100 hits per term (and one per other matching session) in Python,
+  lineage, three chains loaded and
   formatted): a few milliseconds whatever the size. At 10k messages it is nearly all of our
   time, while the bare FTS5 query costs well under a millisecond and the reference algorithm
   (50 rows of one query, one parent lookup per row, three sessions) about three: that is why we
@@ -909,7 +950,22 @@ def main() -> None:
         default=100,
         help="sessions per store.transaction() in the bulk-load figure (as the importers write)",
     )
+    p.add_argument(
+        "--compare-with",
+        metavar="CHECKOUT",
+        help="search latency only: this checkout against another one (e.g. a git worktree of "
+        "main) on the same databases, in one run; prints a table (and writes it to --out)",
+    )
+    p.add_argument("--rounds", type=int, default=2, help="alternations of --compare-with")
     args = p.parse_args()
+    if args.compare_with:
+        table = compare(
+            [_parse_size(x) for x in args.sizes.split(",")], Path(args.compare_with), args
+        )
+        print(table)
+        if args.out:
+            Path(args.out).write_text(table + "\n")
+        return
     if args.worker:
         worker_main(args)
         return

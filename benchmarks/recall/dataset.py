@@ -5,6 +5,8 @@
 * the hand-written sessions of :mod:`corpus_en` and :mod:`corpus_cjk`, each with questions
   whose answer lives in that session's chain (sub-agent runs and compression continuations
   are child sessions, so the expected answer is always the root);
+* the crowding cases of :mod:`corpus_crowding`: long sessions of short lines that repeat the
+  words of a question whose answer is in another session;
 * near-duplicate automation sessions (``source="cron"``): nightly backups, certificate and
   uptime checks, disk reports and a Chinese daily report, one per job per day, written with
   the same words the questions use, so they flood keyword hits;
@@ -24,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.recall import corpus_cjk, corpus_en
+from benchmarks.recall import corpus_cjk, corpus_crowding, corpus_en
 from benchmarks.recall.holdout import HOLDOUT
 from benchmarks.recall.holdout import SESSIONS as HOLDOUT_SESSIONS
 
@@ -45,6 +47,7 @@ CATEGORIES = (
     "zh",
     "ja",
     "mixed",
+    "crowding",
 )
 CJK_CATEGORIES = frozenset({"zh", "ja", "mixed"})
 
@@ -137,7 +140,9 @@ def _messages(spec: list[tuple[str, ...]], start: float, tag: str) -> tuple[dict
 def _authored(rng: random.Random) -> tuple[list[SessionSpec], list[Question]]:
     sessions: list[SessionSpec] = []
     questions: list[Question] = []
-    authored = [(False, s) for s in [*corpus_en.SESSIONS, *corpus_cjk.SESSIONS]]
+    authored = [
+        (False, s) for s in [*corpus_en.SESSIONS, *corpus_cjk.SESSIONS, *corpus_crowding.SESSIONS]
+    ]
     for held_out, raw in [*authored, *((True, s) for s in HOLDOUT_SESSIONS)]:
         key = raw["key"]
         start = EPOCH + raw["day"] * DAY + rng.randint(8, 20) * 3600.0

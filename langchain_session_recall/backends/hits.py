@@ -59,20 +59,27 @@ def _best_first(hit: MessageHit) -> tuple[float, int]:
 
 
 def best_hits(
-    found: Iterable[MessageHit], limit: int | None = None, automation: Collection[str] = ()
+    found: Iterable[MessageHit],
+    limit: int | None = None,
+    automation: Collection[str] = (),
+    per_session: int | None = None,
 ) -> list[MessageHit]:
     """Hits gathered from several indexes or passes, as ``match_messages`` returns them: each
-    message once (with its best relevance), best first (relevance descending, then message id),
-    and with ``limit`` at most ``limit`` of them, or with ``automation`` the budget of
-    :func:`budget_automation`.
+    message once (with its best relevance), best first (relevance descending, then message id);
+    with ``limit`` the best ``limit`` of them, or with ``automation`` the budget of
+    :func:`budget_automation`; with ``per_session`` also the best ``per_session`` of every
+    session (complete at session level, see ``SessionBackend.match_messages``).
 
     Example:
-        >>> hit = lambda i, rel: MessageHit(i, "s", "user", rel, "cli", 0.0)
+        >>> hit = lambda i, rel, s="s": MessageHit(i, s, "user", rel, "cli", 0.0)
         >>> merged = best_hits([hit(2, 1.0), hit(1, 0.5), hit(2, 3.0)])
         >>> [(h.message_id, h.relevance) for h in merged]
         [(2, 3.0), (1, 0.5)]
         >>> [h.message_id for h in best_hits([hit(3, 1.0), hit(1, 1.0), hit(2, 2.0)], limit=2)]
         [2, 1]
+        >>> found = [hit(1, 3.0), hit(2, 2.0), hit(3, 1.0, "t")]
+        >>> [h.message_id for h in best_hits(found, limit=1, per_session=1)]
+        [1, 3]
     """
     best: dict[int, MessageHit] = {}
     for hit in found:
@@ -80,6 +87,28 @@ def best_hits(
         if prev is None or hit.relevance > prev.relevance:
             best[hit.message_id] = hit
     ordered = sorted(best.values(), key=_best_first)
-    if automation and limit is not None:
-        return sorted(budget_automation(ordered, limit, automation), key=_best_first)
-    return ordered if limit is None else ordered[: max(0, limit)]
+    top = ordered
+    if limit is not None:
+        top = (
+            budget_automation(ordered, limit, automation)
+            if automation
+            else ordered[: max(0, limit)]
+        )
+    if per_session is None:
+        return sorted(top, key=_best_first) if automation else top
+    keep = {h.message_id for h in _session_best(ordered, per_session)}
+    if limit is not None:
+        keep.update(h.message_id for h in top)
+    return [h for h in ordered if h.message_id in keep]
+
+
+def _session_best(ordered: Iterable[MessageHit], per_session: int) -> list[MessageHit]:
+    """The first ``per_session`` hits of each session, in the order given (best first)."""
+    taken: dict[str, int] = {}
+    kept: list[MessageHit] = []
+    for hit in ordered:
+        n = taken.get(hit.session_id, 0)
+        if n < per_session:
+            taken[hit.session_id] = n + 1
+            kept.append(hit)
+    return kept

@@ -46,7 +46,12 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
-from langchain_session_recall.search.request import HIT_LIMIT, SearchRequest, as_request
+from langchain_session_recall.search.request import (
+    HIT_LIMIT,
+    HITS_PER_SESSION,
+    SearchRequest,
+    as_request,
+)
 from langchain_session_recall.search.time_hints import TimeHint, closeness, parse_time_hint
 
 if TYPE_CHECKING:
@@ -105,7 +110,9 @@ def search_sessions(
     ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
     query text of one with its defaults; ``changes`` set its fields (``user_id=...``).
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has nothing
-    searchable. ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
+    searchable. The best ``hit_limit`` message hits per term compete, and every other session
+    with a match with its best ``hits_per_session`` (see ``SessionBackend.match_messages``).
+    ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
     ``dense`` (a hybrid search) blends each session's dense score into the ranking
@@ -123,6 +130,7 @@ def search_sessions(
     """
     request = as_request(request, **changes)
     text, user_id, hit_limit, now = request.query, request.user_id, request.hit_limit, request.now
+    hits_per_session = request.hits_per_session
     query = parse_query(text)
     excluded: tuple[str, ...] = ()
     current_root: str | None = None
@@ -134,14 +142,23 @@ def search_sessions(
     exclude = [current_root] if current_root else []
     any_of = _any_of(query)
     if query.explicit and not any_of:
-        hits = backend.match_messages(query, "strict", filters=filters, limit=hit_limit)
+        hits = backend.match_messages(
+            query, "strict", filters=filters, limit=hit_limit, per_session=hits_per_session
+        )
         if hits:
             roots = _roots(backend, hits, user_id)
             ranked = rank_sessions(hits, roots, exclude_roots=exclude)
             if ranked:
                 return SearchOutcome(query=query, reading="strict", sessions=ranked)
     expansions: dict[str, str] = {}
-    term_hits = match_terms(backend, query, filters=filters, limit=hit_limit, expansions=expansions)
+    term_hits = match_terms(
+        backend,
+        query,
+        filters=filters,
+        limit=hit_limit,
+        per_session=hits_per_session,
+        expansions=expansions,
+    )
     header_hits = match_headers(backend, query, filters=filters, limit=hit_limit)
     moment = time.time() if now is None else now
     hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
@@ -291,11 +308,13 @@ def match_terms(
     query: ParsedQuery,
     *,
     filters: SearchFilters = _NO_FILTERS,
-    limit: int = HIT_LIMIT,
+    limit: int | None = HIT_LIMIT,
+    per_session: int | None = HITS_PER_SESSION,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
     expansions: dict[str, str] | None = None,
 ) -> dict[str, list[MessageHit]]:
-    """Message hits of each search term matched alone (terms that match nothing are absent).
+    """Message hits of each search term matched alone (terms that match nothing are absent):
+    the best ``limit`` of them and the best ``per_session`` of every session with a match.
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
     ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`): hundreds of
@@ -321,7 +340,12 @@ def match_terms(
     def match(term: Term) -> list[MessageHit]:
         single = single_term_query(term)
         return backend.match_messages(
-            single, "relaxed", filters=filters, limit=limit, automation=automation
+            single,
+            "relaxed",
+            filters=filters,
+            limit=limit,
+            automation=automation,
+            per_session=per_session,
         )
 
     terms = search_terms(query, limit=MAX_QUERY_TERMS)
@@ -336,7 +360,7 @@ def match_terms(
                 if found:
                     hits.extend(found)
                     used.append(_term_key(correction))
-            hits = best_hits(hits)  # two corrections may match the same message
+            hits = best_hits(hits, per_session=per_session)  # corrections may share a message
         if not hits and (prefix := _prefix_term(term)) is not None:
             hits = match(prefix)
             used = [_term_key(prefix)] if hits else []
@@ -354,7 +378,9 @@ def match_terms(
             relaxed=rest,
             explicit=False,
         )
-        hits = backend.match_messages(together, "relaxed", filters=filters, limit=limit)
+        hits = backend.match_messages(
+            together, "relaxed", filters=filters, limit=limit, per_session=per_session
+        )
         if hits:
             out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
     return out

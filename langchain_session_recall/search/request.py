@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_K",
     "HIDDEN_SOURCES",
+    "HITS_PER_SESSION",
     "HIT_LIMIT",
     "SearchRequest",
     "as_request",
@@ -32,8 +33,15 @@ DEFAULT_MAX_K = 5
 DEFAULT_MAX_CHARS = 100_000
 """Transcript characters per result unless asked otherwise (cut around the first match)."""
 HIT_LIMIT = 100
-"""Message hits fetched per index and per search term (or per strict query) before ranking
-sessions (reference: 50 for the whole query)."""
+"""Message hits fetched per index and per search term (or per strict query) over the whole
+store, the best first (reference: 50 for the whole query)."""
+HITS_PER_SESSION = 1
+"""Message hits fetched, besides those, of every other session with a match (its best, per
+index and per term): candidates are complete at session level, so a session of many short
+lines that repeat a word cannot crowd out the one with the answer, and each session costs a
+bounded number of hits (see ``SessionBackend.match_messages``). A word found in more than
+``rank_window`` messages is ranked over its newest ``rank_window`` matches, which bounds the
+whole."""
 
 
 def role_list(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -84,7 +92,11 @@ class SearchRequest:
     max_chars: int = DEFAULT_MAX_CHARS
     """Transcript characters per result, cut around the first match."""
     hit_limit: int = HIT_LIMIT
-    """Message hits gathered per index and per term before sessions are ranked."""
+    """Message hits gathered per index and per term before sessions are ranked, the best over
+    the whole store (besides ``hits_per_session`` of every other session)."""
+    hits_per_session: int = HITS_PER_SESSION
+    """Message hits gathered of every other session with a match (its best, per index and
+    term): every session competes, however many matches another one has."""
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     collapse_automation: bool = True

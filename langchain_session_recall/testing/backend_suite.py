@@ -3,11 +3,12 @@
 Every method of the contract, checked through the contract alone: writes and their errors,
 transactions, read-only stores, the import ledger, reads and their order, lineage (cycles
 included), recent sessions (filters, tenants, automation collapsed across pages), full-text
-search (one hit per message, best first, ``limit``, readings, filters, the automation budget,
-``rank_window``), session headers, vocabulary, forgetting (``delete_sessions`` and its async
-twin, ``sessions_to_forget``, ``release_forgotten``), the summary cache, statistics, ``check``
-and ``optimize``. A backend that passes it works under the retriever, the summarizer, the tool,
-the recorder, the importers and the CLI.
+search (one hit per message, best first, ``limit``, hits complete at session level with
+``per_session``, readings, filters, the automation budget, ``rank_window``), session headers,
+vocabulary, forgetting (``delete_sessions`` and its async twin, ``sessions_to_forget``,
+``release_forgotten``), the summary cache, statistics, ``check`` and ``optimize``. A backend
+that passes it works under the retriever, the summarizer, the tool, the recorder, the importers
+and the CLI.
 
 Subclass :class:`SessionBackendTests` in a test module and give it an ``open_store`` fixture.
 """
@@ -647,6 +648,44 @@ class SessionBackendTests:
             assert [h.message_id for h in hits] == [h.message_id for h in every[:limit]]
         for text in ("部署 OR deploy", "deploy 部署"):
             assert len(_match(store, text, limit=1)) == 1
+
+    def test_per_session_hits_are_complete_at_session_level(self, store: SessionBackend) -> None:
+        # a long session of short lines outranks (bm25 favours short messages) and outnumbers
+        # the others: with a global limit alone it takes every hit
+        with store.transaction():
+            _say(store, "long", *[f"kafka poll {n}" for n in range(30)], started_at=100.0)
+            for sid in ("a", "b", "c"):
+                lag = "kafka lag grew while the consumers kept rebalancing"
+                _say(store, sid, lag, f"kafka consumer {sid} restarted, lag down", started_at=200.0)
+        _say(store, "zh", "部署 kafka 集群", started_at=300.0)  # the CJK index finds it too
+        assert _sessions(_match(store, "kafka", limit=10)) == {"long"}
+        hits = _match(store, "kafka", limit=10, per_session=1)
+        _assert_contract_order(hits)
+        assert _sessions(hits) == {"long", "a", "b", "c", "zh"}
+        every = _match(store, "kafka", limit=None)
+        for sid in ("a", "b", "c", "zh"):  # each session's best match, the best 10 overall
+            best = [h.message_id for h in every if h.session_id == sid][:1]
+            assert [h.message_id for h in hits if h.session_id == sid] == best, sid
+        assert [h.message_id for h in hits if h.session_id == "long"] == [
+            h.message_id for h in every[:10]
+        ]
+        two = _match(store, "kafka", limit=None, per_session=2)
+        _assert_contract_order(two)
+        assert sorted(h.session_id for h in two) == [
+            "a",
+            "a",
+            "b",
+            "b",
+            "c",
+            "c",
+            "long",
+            "long",
+            "zh",
+        ]
+        assert len(_match(store, '"kafka lag"', "strict", limit=1, per_session=1)) == 3
+        budgeted = _match(store, "kafka", limit=4, per_session=1, automation=("cli",))
+        _assert_contract_order(budgeted)
+        assert _sessions(budgeted) == {"long", "a", "b", "c", "zh"}
 
     def test_a_hit_says_where_the_message_is(self, store: SessionBackend) -> None:
         store.add_session("s", source="telegram", started_at=50.0)

@@ -241,3 +241,26 @@ def test_an_any_of_query_is_ranked_by_coverage(store: SessionStore) -> None:
     outcome = search_sessions(store, "CORS OR nginx OR OPTIONS")
     assert outcome.reading == "strict"
     assert outcome.sessions[0].root_id == "cors"
+
+
+def test_a_session_of_many_short_lines_does_not_crowd_out_the_answer() -> None:
+    # bm25 favours short messages: 150 log lines that say "kafka" used to take all 100 hits of
+    # the word, and the session with the fix never reached the ranking (issue 23 §1)
+    store = SessionStore(":memory:")
+    lines = [("tool", f"kafka consumer poll {n}: ok") for n in range(150)]
+    _add(store, "old-debug", [("user", "tail the consumer logs"), *lines], day=-60)
+    _add(store, "kafka-fix", [
+        ("user", "the kafka lag keeps growing on the orders consumer"),
+        ("assistant", "Fixed: max.poll.records lowered to 100, the kafka lag is back to zero."),
+    ], day=-2)  # fmt: skip
+    assert "kafka-fix" in _roots(store, "kafka")
+    assert _roots(store, "how did we fix the kafka lag?")[0] == "kafka-fix"
+    assert _roots(store, '"kafka" OR "consumer"')[:2] == ["old-debug", "kafka-fix"]
+
+
+def test_every_session_with_a_match_competes_for_a_shared_word() -> None:
+    store = SessionStore(":memory:")
+    for n in range(4):  # four equal 60-message sessions
+        _add(store, f"s{n}", [("user", f"kafka broker {n} check {i}") for i in range(60)], day=n)
+    assert sorted(_roots(store, "kafka")) == ["s0", "s1", "s2", "s3"]
+    assert len(SessionRecallRetriever(store=store, k=3).invoke("kafka")) == 3

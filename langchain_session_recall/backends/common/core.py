@@ -131,8 +131,9 @@ class StoreCore(ABC):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = MATCH_LIMIT,
+        limit: int | None = MATCH_LIMIT,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, with every filter applied
         inside the full-text query.
@@ -140,10 +141,16 @@ class StoreCore(ABC):
         The contract every backend honours (``langchain_session_recall.testing`` checks it):
         each message at most once, however many indexes found it (with its best relevance);
         best first, i.e. relevance descending (positive, higher is better; comparable only
-        within one call), equal relevance in ascending message id; at most ``limit`` hits.
-        Messages of ``automation`` sources get a budget of their own
+        within one call), equal relevance in ascending message id; at most ``limit`` hits
+        (``None``: no cap). Messages of ``automation`` sources get a budget of their own
         (:func:`~langchain_session_recall.backends.hits.budget_automation`): at most ``limit``
         hits of other sources plus at most ``max(1, limit // 4)`` of automation sources.
+
+        ``per_session`` makes the hits complete at session level: besides the best ``limit``
+        (with their budget), every other session with a ranked match comes back with its best
+        ``per_session`` matches, however many matches other sessions have; so a long session
+        of short lines cannot crowd out another, and each session costs a bounded number of
+        hits. With ``limit=None`` only each session's best ``per_session`` come back.
         A word matched by more than :attr:`rank_window` messages is ranked over its newest
         ``rank_window`` matches only. :func:`~langchain_session_recall.backends.hits.best_hits`
         merges what several indexes found into this shape."""

@@ -52,7 +52,12 @@ class PostgresDialect(Dialect):
 
 
 def match_query(
-    d: PostgresDialect, filters: SearchFilters, *, cjk: bool, automation: bool = False
+    d: PostgresDialect,
+    filters: SearchFilters,
+    *,
+    cjk: bool,
+    automation: bool = False,
+    per_session: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """Message hits of one tsvector column, best first, every filter inside the query.
 
@@ -63,10 +68,13 @@ def match_query(
     ``window`` messages (the store passes ``SessionBackend.rank_window``, as SQLite bounds its
     ranking).
 
-    Bound: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``window``, ``limit``, the
-    filters', and with ``automation`` the ``automation`` sources: then the best ``limit`` hits
-    of those sources and the best ``limit`` of the others come back (one ranking pass), for
-    :func:`~langchain_session_recall.backends.hits.budget_automation` to settle.
+    Bound: ``tsquery`` (text for ``to_tsquery``), ``weights``, ``window``, ``limit`` (``NULL``:
+    no limit), the filters', and with ``automation`` the ``automation`` sources: then the best
+    ``limit`` hits of those sources and the best ``limit`` of the others come back (one
+    ranking pass), for :func:`~langchain_session_recall.backends.hits.budget_automation` to
+    settle. With ``per_session`` (bound: ``per_session``) each session's best ``per_session``
+    come back too (``limit`` 0: only those): a superset of what
+    :func:`~langchain_session_recall.backends.hits.best_hits` keeps.
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = filter_clauses(d, filters)
@@ -84,16 +92,28 @@ def match_query(
         f"FROM (SELECT to_tsquery('{TS_CONFIG}', %(tsquery)s) AS q) q "
         f"CROSS JOIN LATERAL ({newest}) w"
     )
+    if per_session:
+        flag = "PARTITION BY r.source = ANY(%(automation)s) " if automation else ""
+        sql = (
+            f"SELECT {_HIT_COLUMNS} FROM (SELECT r.*, row_number() OVER "
+            "(PARTITION BY r.session_id ORDER BY r.relevance DESC, r.id) AS nth, "
+            f"row_number() OVER ({flag}ORDER BY r.relevance DESC, r.id) AS place "
+            f"FROM ({ranked}) r) x WHERE x.nth <= %(per_session)s OR x.place <= %(limit)s "
+            "ORDER BY x.relevance DESC, x.id"
+        )
+        return sql, params
     if not automation:
         return f"{ranked} ORDER BY relevance DESC, id LIMIT %(limit)s", params
     sql = (
-        "SELECT x.id, x.session_id, x.role, x.relevance, x.source, x.timestamp, x.seq, "
-        "x.started_at FROM ("
+        f"SELECT {_HIT_COLUMNS} FROM ("
         "SELECT r.*, row_number() OVER (PARTITION BY r.source = ANY(%(automation)s) "
         f"ORDER BY r.relevance DESC, r.id) AS n FROM ({ranked}) r"
         ") x WHERE x.n <= %(limit)s ORDER BY x.relevance DESC, x.id"
     )
     return sql, params
+
+
+_HIT_COLUMNS = "x.id, x.session_id, x.role, x.relevance, x.source, x.timestamp, x.seq, x.started_at"
 
 
 RAISE_WORK_MEM = (

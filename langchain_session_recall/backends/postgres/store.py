@@ -355,8 +355,9 @@ class PostgresSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = MATCH_LIMIT,
+        limit: int | None = MATCH_LIMIT,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from both tsvector columns.
 
@@ -367,24 +368,32 @@ class PostgresSessionStore(SessionBackend):
         (:func:`~langchain_session_recall.backends.hits.budget_automation`).
         """
         hits: list[MessageHit] = []
+        budget = bool(automation) and limit is not None
         with self._read() as conn:
             for cjk in (False, True):
                 statement, params = st.match_query(
-                    self.dialect, filters, cjk=cjk, automation=bool(automation)
+                    self.dialect,
+                    filters,
+                    cjk=cjk,
+                    automation=budget,
+                    per_session=per_session is not None,
                 )
                 params.update(
                     tsquery=to_tsquery_text(query, reading, cjk=cjk),
                     weights=rank_weights(),
                     window=self.rank_window,
-                    limit=limit,
+                    limit=limit if per_session is None else limit or 0,
                     automation=list(automation),
+                    per_session=per_session,
                 )
                 # Never a prepared (generic) plan: without the tsquery value the planner may
                 # pick a sequential scan over every message.
                 rows = conn.execute(statement, params, prepare=False).fetchall()
                 found = [MessageHit.from_row(r) for r in rows]
-                hits += budget_automation(found, limit, set(automation)) if automation else found
-        return best_hits(hits, limit, set(automation))
+                if budget and limit is not None and per_session is None:
+                    found = budget_automation(found, limit, set(automation))
+                hits += found
+        return best_hits(hits, limit, set(automation), per_session)
 
     def match_sessions(
         self,

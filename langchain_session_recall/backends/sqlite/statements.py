@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_session_recall.backends.sql import (
@@ -21,7 +22,7 @@ from langchain_session_recall.backends.sqlite.schema import Layout
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.models import SearchFilters
 
-__all__ = ["SqliteDialect", "match_query", "window_probe_query"]
+__all__ = ["SqliteDialect", "match_query", "session_best_query", "window_probe_query"]
 
 
 class SqliteDialect(Dialect):
@@ -84,6 +85,41 @@ def match_query(
         f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
         "JOIN sessions s ON s.id = m.session_id "
         f"WHERE {' AND '.join([*head, d.visibility, *where])} ORDER BY rank LIMIT :limit"
+    )
+    return sql, params
+
+
+def session_best_query(
+    d: SqliteDialect, fts_table: str, filters: SearchFilters, *, bounded: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """The best ``per_session`` hits of every session with a match in one FTS5 table, every
+    filter applied (bound: ``expr``, ``bound`` as in :func:`match_query`, ``per_session``).
+
+    The matches are numbered per session (a window function over the ranked matches joined to
+    their message only, at most ``rank_window`` rows); the session and its filters are joined
+    to the few rows kept: a session-level filter holds for all of a session's messages or for
+    none, so it may come after the choice.
+    """
+    message_level = SearchFilters(
+        role_filter=filters.role_filter, exclude_session_ids=filters.exclude_session_ids
+    )
+    session_level = replace(filters, role_filter=(), exclude_session_ids=())
+    inner_where, params = filter_clauses(d, message_level)
+    outer_where, outer_params = filter_clauses(d, session_level)
+    params.update(outer_params)
+    head = [f"{fts_table} MATCH :expr"]
+    if bounded:
+        head.append(f"{fts_table}.rowid > :bound")
+    chosen = (
+        "SELECT m.id AS id, -rank AS relevance, "
+        "row_number() OVER (PARTITION BY m.session_id ORDER BY rank, m.id) AS nth "
+        f"FROM {fts_table} JOIN messages m ON m.id = {fts_table}.rowid "
+        f"WHERE {' AND '.join([*head, d.visibility, *inner_where])}"
+    )
+    sql = (
+        f"SELECT {hit_columns(d, 'x.relevance')} FROM ({chosen}) x "
+        "JOIN messages m ON m.id = x.id JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(['x.nth <= :per_session', *outer_where])}"
     )
     return sql, params
 

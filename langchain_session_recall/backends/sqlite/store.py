@@ -10,6 +10,8 @@ shared :class:`~langchain_session_recall.backends.base.SessionBackend`.
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import logging
 import os
 import random
@@ -70,6 +72,37 @@ T = TypeVar("T")
 _NO_FILTERS = SearchFilters()
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _NOTHING = -1  # a probe's answer: no row matches
+
+
+class _Counted:
+    """Reads hits best first for the best-``limit`` query and says whether it read them all
+    (then each session's best is among them already)."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.done = False
+
+    def _count(self, hits: Iterator[MessageHit]) -> Iterator[MessageHit]:
+        for hit in hits:
+            self.rows += 1
+            yield hit
+        self.done = True
+
+    def taking(
+        self, limit: int, automation: Sequence[str], budget: bool
+    ) -> Callable[[Iterator[MessageHit]], list[MessageHit]]:
+        """What to read: the automation budget's rows, else one row past ``limit`` (so that
+        ``done`` tells whether there were more)."""
+
+        def take(hits: Iterator[MessageHit]) -> list[MessageHit]:
+            counted = self._count(hits)
+            if budget:
+                return budget_automation(counted, limit, set(automation))
+            return list(itertools.islice(counted, limit + 1))
+
+        return take
+
+
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 _MAX_HAND_OVER = 0.15  # seconds: longer than SQLite's longest sleep between two lock attempts
 _BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (_begin)
@@ -651,8 +684,9 @@ class SqliteSessionStore(SessionBackend):
         reading: Literal["strict", "relaxed"],
         *,
         filters: SearchFilters = _NO_FILTERS,
-        limit: int = MATCH_LIMIT,
+        limit: int | None = MATCH_LIMIT,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from every index.
 
@@ -679,14 +713,14 @@ class SqliteSessionStore(SessionBackend):
             for table, cjk in targets:
                 found: set[int] = set()
                 for expression, bound in self._rank_plans(conn, table, query, reading, cjk=cjk):
-                    if len(found) >= limit:
-                        break
+                    if per_session is None and limit is not None and len(found) >= limit:
+                        break  # (with per_session every plan adds the sessions it finds)
                     ranked = self._ranked(
-                        conn, table, expression, bound, filters, limit, automation
+                        conn, table, expression, bound, filters, limit, automation, per_session
                     )
                     found.update(hit.message_id for hit in ranked)
                     hits += ranked
-        return best_hits(hits, limit, set(automation))
+        return best_hits(hits, limit, set(automation), per_session)
 
     def _ranked(
         self,
@@ -695,22 +729,58 @@ class SqliteSessionStore(SessionBackend):
         expression: str,
         bound: int | None,
         filters: SearchFilters,
-        limit: int,
+        limit: int | None,
         automation: Sequence[str] = (),
+        per_session: int | None = None,
     ) -> list[MessageHit]:
-        statement, params = st.match_query(self.dialect, table, filters, bounded=bound is not None)
-        # With an automation budget the ranked rows are read lazily (no LIMIT) until the
-        # budget is settled: FTS5 has sorted its matches already, so reading on costs only the
-        # joins of the rows read.
-        params.update(expr=expression, bound=bound, limit=-1 if automation else limit)
+        budget = bool(automation) and limit is not None
+        # The best rows are read lazily (no LIMIT) when a budget or the per-session hits need
+        # to know how far to read: FTS5 has sorted its matches already, so reading on costs
+        # only the joins of the rows read.
+        lazy = budget or limit is None or per_session is not None
+        params = {"expr": expression, "bound": bound, "limit": -1 if lazy else limit}
+        statement, extra = st.match_query(self.dialect, table, filters, bounded=bound is not None)
+        params.update(extra)
+        if limit is None and per_session is not None:
+            top: list[MessageHit] = []
+        elif per_session is None or limit is None:
+            return self._hits(conn, statement, params, self._taker(limit, automation, budget))
+        else:
+            read = _Counted()
+            top = self._hits(conn, statement, params, read.taking(limit, automation, budget))
+            if read.done and len(top) == read.rows:
+                return top  # every match is in: nothing left for the per-session query
+            top = top if budget else top[:limit]
+        # each session's best, in a query of its own
+        statement, extra = st.session_best_query(
+            self.dialect, table, filters, bounded=bound is not None
+        )
+        params.update(extra, per_session=per_session)
+        return top + self._hits(conn, statement, params, list)
+
+    @staticmethod
+    def _taker(
+        limit: int | None, automation: Sequence[str], budget: bool
+    ) -> Callable[[Iterator[MessageHit]], list[MessageHit]]:
+        if budget and limit is not None:
+            return functools.partial(budget_automation, limit=limit, automation=set(automation))
+        return list
+
+    def _hits(
+        self,
+        conn: sqlite3.Connection,
+        statement: str,
+        params: dict[str, Any],
+        take: Callable[[Iterator[MessageHit]], list[MessageHit]],
+    ) -> list[MessageHit]:
+        """Run a full-text query; ``take`` reads what it needs of its hits (lazily)."""
         cursor = conn.cursor()
         try:
-            hits = map(MessageHit.from_row, cursor.execute(statement, params))
-            return budget_automation(hits, limit, set(automation)) if automation else list(hits)
+            return take(map(MessageHit.from_row, cursor.execute(statement, params)))
         except sqlite3.OperationalError as exc:
             # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
             raise SessionRecallError(
-                f"full-text query {expression!r} was rejected by SQLite: {exc}"
+                f"full-text query {params['expr']!r} was rejected by SQLite: {exc}"
             ) from exc
         finally:
             cursor.close()
