@@ -29,8 +29,9 @@ class SecretPattern(NamedTuple):
 
     ``hints``: the rule runs only where one of these occurs (a hint with an upper-case letter
     is looked for as written, an all-lower-case one in any case), and only on the lines that
-    hold one unless ``whole_text``; no hints: on the whole text, always. A substring search
-    costs a fraction of a regex scan, and most lines hold no hint.
+    hold one unless ``whole_text``; no hints: on the whole text, always. Which rules have a hint
+    is found in one pass over the text for all of them (a regex of every hint), and most texts
+    hold none.
     """
 
     name: str

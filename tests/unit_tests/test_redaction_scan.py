@@ -23,6 +23,7 @@ from langchain_session_recall.demo import demo_sessions
 from langchain_session_recall.summarize.redaction import (
     DEFAULT_SECRET_PATTERNS,
     SecretPattern,
+    _apply,
     _hint_scan,
     redact_secrets,
 )
@@ -32,42 +33,17 @@ from tests.unit_tests.test_redaction import LOOKALIKES, SECRET_CORPUS
 
 
 def _reference_redact(text: str, patterns: Sequence[SecretPattern] | None = None) -> str:
-    """``redact_secrets`` as it was before the hint scan (frozen copy)."""
+    """``redact_secrets`` as it was before the hint scan (frozen copy): every rule through
+    ``_apply``, which looks for each of its hints with ``str.find`` (``_apply`` itself is
+    unchanged; the scan only decides which rules to skip)."""
     lowered: str | None = None
     for rule in DEFAULT_SECRET_PATTERNS if patterns is None else patterns:
         if rule.hints and lowered is None:
             lowered = text.lower()
-        redacted = _reference_apply(rule, text, lowered)
+        redacted = _apply(rule, text, lowered)
         if redacted is not text:
             text, lowered = redacted, None
     return text
-
-
-def _reference_apply(rule: SecretPattern, text: str, lowered: str | None) -> str:
-    if not rule.hints or lowered is None or len(lowered) != len(text):
-        return rule.pattern.sub(rule.replacement, text)
-    lines: dict[int, int] = {}
-    for hint in rule.hints:
-        hay = lowered if hint.islower() else text
-        found = hay.find(hint)
-        while found != -1:
-            start = text.rfind("\n", 0, found) + 1
-            end = text.find("\n", found)
-            end = len(text) if end == -1 else end
-            lines[start] = end
-            found = hay.find(hint, end)
-    if not lines:
-        return text
-    if rule.whole_text:
-        return rule.pattern.sub(rule.replacement, text)
-    parts, done = [], 0
-    for start in sorted(lines):
-        end = lines[start]
-        parts += [text[done:start], rule.pattern.sub(rule.replacement, text[start:end])]
-        done = end
-    parts.append(text[done:])
-    redacted = "".join(parts)
-    return text if redacted == text else redacted
 
 
 def _perf_messages() -> list[dict[str, object]]:
