@@ -344,3 +344,60 @@ def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> N
     assert [p.name for p in tmp_path.iterdir()] == ["state.db"]
     count("concurrency.concurrent_reads", reads[0], backend="sqlite")
     count("concurrency.messages_written", 3 * 40 * BATCH, backend="sqlite")
+
+
+BULK_SECONDS = 4.0
+
+
+def test_searches_on_fresh_connections_while_bulk_loads_write(
+    store_factory: StoreFactory,
+) -> None:
+    """Readers that open the store for every search (as the CLI does) while another thread
+    bulk-loads groups of sessions: every search is served. Before schema 4 a bulk load dropped
+    and re-created the index trigger (a schema change), and a reader connecting an FTS5 table
+    meanwhile failed with ``vtable constructor failed: messages_cjk_fts`` (SQLITE_SCHEMA)."""
+    target = store_factory.target("bulk")
+    target.open().close()
+    stop = threading.Event()
+    errors: list[str] = []
+    searches = itertools.count()
+    blocks = itertools.count()
+
+    def bulk_loader() -> None:
+        with target.open() as store:
+            while not stop.is_set():
+                n = next(blocks)
+                with store.transaction():
+                    for s in range(4):  # the second batch on defers indexing to the end
+                        store.add_session(f"b{n}-{s}")
+                        store.add_messages(
+                            f"b{n}-{s}",
+                            [
+                                {"role": "user", "content": f"nginx 东京天气 {n} {i}"}
+                                for i in range(8)
+                            ],
+                        )
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                with target.open() as store:
+                    for query in ("东京", "nginx"):
+                        search_sessions(store, query)
+                next(searches)
+            except Exception as exc:  # every failure counts; the assertion lists them
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=bulk_loader)]
+    threads += [threading.Thread(target=reader) for _ in range(READERS)]
+    for thread in threads:
+        thread.start()
+    stop.wait(BULK_SECONDS)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors[:5]
+    served, loaded = next(searches), next(blocks)
+    assert served > READERS and loaded > 1, (served, loaded)  # the mix did run
+    target.assert_intact()
+    count("bulk_mix.searches_served", served, backend=store_factory.backend)

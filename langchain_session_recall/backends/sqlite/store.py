@@ -30,9 +30,10 @@ from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_bus
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
+    FTS_DEFER,
     FTS_INDEX_SINCE,
-    FTS_INSERT_TRIGGER,
     FTS_INSERT_TRIGGER_NAME,
+    FTS_RESUME,
     SCHEMA_VERSION,
     Layout,
     create_or_migrate,
@@ -516,16 +517,24 @@ class SqliteSessionStore(SessionBackend):
             yield
         finally:
             self._local.block = None
+        self._index_deferred(conn, block)
+
+    @staticmethod
+    def _index_deferred(conn: sqlite3.Connection, block: _Block) -> None:
+        """Index the messages whose indexing ``block`` deferred, and index on insert again."""
         if block.indexed_through is not None:
             conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
-            conn.execute(FTS_INSERT_TRIGGER)
+            conn.execute(FTS_RESUME)
+        block.indexed_through, block.batches = None, 0
 
     def _before_batch(self) -> None:
         """Inside :meth:`transaction`, from its second batch of messages on, leave indexing to
-        the end of the block: the insert trigger is dropped for the block's duration (inside
-        its transaction, so no other connection ever sees it missing, and a rollback restores
-        it). Called before the batch's own savepoint opens, so undoing a failed batch keeps it
-        dropped. A single batch keeps the trigger: the drop and re-create would cost more.
+        the end of the block: a meta row that the insert trigger checks (see
+        :data:`~langchain_session_recall.backends.sqlite.schema.FTS_DEFER`) is written in the
+        block's transaction, so no other connection ever sees it, a rollback removes it, and
+        the schema never changes (a schema change would make other connections' searches
+        fail). Called before the batch's own savepoint opens, so undoing a failed batch keeps
+        indexing deferred. A single batch indexes on insert: deferring would cost more.
         """
         block: _Block | None = getattr(self._local, "block", None)
         if block is None or block.indexed_through is not None or not self.layout.own:
@@ -537,20 +546,16 @@ class SqliteSessionStore(SessionBackend):
         if not conn.execute(st.HAS_TRIGGER, {"name": FTS_INSERT_TRIGGER_NAME}).fetchone():
             return  # someone removed it: index nothing behind their back
         (block.indexed_through,) = conn.execute(st.MAX_MESSAGE_ID).fetchone()
-        conn.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER_NAME}")
+        conn.execute(FTS_DEFER, (block.indexed_through,))
 
     def _before_delete(self) -> None:
         """Inside :meth:`transaction` with indexing left to the end of the block, index the
-        block's messages now (and restore the trigger): deleting a message the index does
+        block's messages now (and index on insert again): deleting a message the index does
         not hold yet would damage the index. Done in the block's own transaction, before the
         delete's savepoint, so a failed delete keeps it."""
         block: _Block | None = getattr(self._local, "block", None)
-        if block is None or block.indexed_through is None:
-            return
-        conn = self._conn()
-        conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
-        conn.execute(FTS_INSERT_TRIGGER)
-        block.indexed_through, block.batches = None, 0
+        if block is not None and block.indexed_through is not None:
+            self._index_deferred(self._conn(), block)
 
     @contextmanager
     def _deleting(self, conn: sqlite3.Connection, session_ids: Sequence[str]) -> Iterator[None]:
