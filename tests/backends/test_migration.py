@@ -63,10 +63,16 @@ def test_a_version_3_sqlite_file_gets_the_insert_trigger_that_bulk_loads_defer(
         (old,) = conn.execute(
             "SELECT sql FROM sqlite_master WHERE name = 'messages_fts_ai'"
         ).fetchone()
-        assert "WHEN" not in old
+        assert "session_recall_meta" not in old
         conn.execute("UPDATE session_recall_meta SET value = '3' WHERE key = 'schema_version'")
     with SessionStore(path) as store:
         assert store.layout.version == SCHEMA_VERSION
+        (new,) = (
+            store._conn()
+            .execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts_ai'")
+            .fetchone()
+        )
+        assert "session_recall_meta WHERE key = 'fts_deferred_after'" in new
         (version,) = store._conn().execute("PRAGMA schema_version").fetchone()
         with store.transaction():
             for n in range(3):
