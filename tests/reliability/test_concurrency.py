@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -401,3 +402,50 @@ def test_searches_on_fresh_connections_while_bulk_loads_write(
     assert served > READERS and loaded > 1, (served, loaded)  # the mix did run
     target.assert_intact()
     count("bulk_mix.searches_served", served, backend=store_factory.backend)
+
+
+def test_searches_survive_another_clients_schema_changes(tmp_path: Path) -> None:
+    """Another client changes the schema again and again (a table made and dropped, as a
+    migration on open or a first ANALYZE does once) while readers open the store for every
+    search: every search is served. SQLite reports such a change met while it connects an
+    FTS5 table as ``vtable constructor failed`` (SQLITE_SCHEMA); the store runs the statement
+    again against the new schema."""
+    path = tmp_path / "recall.db"
+    with SessionStore(path) as store:
+        store.add_session("s")
+        store.add_messages("s", [{"role": "user", "content": "nginx 东京天气 ok"}])
+    stop = threading.Event()
+    errors: list[str] = []
+    served = itertools.count()
+    changes = itertools.count()
+
+    def other_client() -> None:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        while not stop.is_set():
+            conn.execute("CREATE TABLE other_client_scratch (x)")
+            conn.execute("DROP TABLE other_client_scratch")
+            next(changes)
+            time.sleep(0.01)
+        conn.close()
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                with SessionStore(path) as store:
+                    for query in ("东京", "nginx"):
+                        search_sessions(store, query)
+                next(served)
+            except Exception as exc:  # every failure counts; the assertion lists them
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=other_client)]
+    threads += [threading.Thread(target=reader) for _ in range(READERS)]
+    for thread in threads:
+        thread.start()
+    stop.wait(BULK_SECONDS)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors[:5]
+    assert next(served) > READERS and next(changes) > 10  # the mix did run
+    count("schema_changes.searches_served", next(served) - 1)
