@@ -134,22 +134,94 @@ def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> 
     }
 
 
+_PLAIN_INSERT_SESSION = (
+    "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, started_at, "
+    "end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_PLAIN_INSERT_HEADER = "INSERT INTO session_headers (session_id, header) VALUES (?, ?)"
+_PLAIN_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
+    "timestamp, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_PLAIN_INSERT_CJK = "INSERT INTO messages_cjk (message_id, text) VALUES (?, ?)"
+_PLAIN_COUNT = "UPDATE sessions SET message_count = ? WHERE id = ?"
+
+
+class _PlainSessionWriter:
+    """One session written with plain SQL, as a careful user writes it by hand: one ``INSERT``
+    for the session and one for its header, ``executemany`` for the messages and their CJK
+    copies, the session's message count. The rows are the library's own (``to_row``,
+    ``bigram_text``, ``session_header``), computed here as the library computes them inside its
+    calls."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        from langchain_session_recall.core.cjk import bigram_text, has_cjk
+        from langchain_session_recall.core.headers import session_header
+        from langchain_session_recall.messages import to_row
+
+        self.conn = conn
+        self.bigram_text, self.has_cjk = bigram_text, has_cjk
+        self.session_header, self.to_row = session_header, to_row
+
+    def write(self, spec: Any) -> None:
+        conn, kw = self.conn, spec.kwargs
+        started = kw.get("started_at", time.time())
+        conn.execute(
+            _PLAIN_INSERT_SESSION,
+            (
+                spec.session_id,
+                kw.get("source", "cli"),
+                kw.get("user_id"),
+                kw.get("model"),
+                kw.get("title"),
+                kw.get("parent_session_id"),
+                started,
+                kw.get("end_reason"),
+            ),
+        )
+        conn.execute(
+            _PLAIN_INSERT_HEADER, (spec.session_id, self.session_header(kw.get("title"), started))
+        )
+        rows = [self.to_row(m) for m in spec.messages]
+        conn.executemany(
+            _PLAIN_INSERT_MESSAGE,
+            [
+                (
+                    spec.session_id,
+                    r.role,
+                    r.content,
+                    r.tool_call_id,
+                    r.tool_calls,
+                    r.tool_name,
+                    r.timestamp,
+                    n,
+                )
+                for n, r in enumerate(rows)
+            ],
+        )
+        last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+        first = last - len(rows) + 1
+        conn.executemany(
+            _PLAIN_INSERT_CJK,
+            [
+                (first + n, self.bigram_text(r.content))
+                for n, r in enumerate(rows)
+                if r.content and not r.content.isascii() and self.has_cjk(r.content)
+            ],
+        )
+        conn.execute(_PLAIN_COUNT, (len(rows), spec.session_id))
+
+
 def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[str, Any]:
     """The baseline of the ingest ratios: the same rows written with plain SQL into the same
     schema with the same triggers (a store creates the file, then closes).
 
-    What a careful user writes by hand: one ``INSERT`` per session and its header,
-    ``executemany`` for the messages and their CJK copies, the session's message count, one
-    commit per session (``batch`` 1) or per ``batch`` sessions. The rows are the library's own
-    (``to_row``, ``bigram_text``, ``session_header``), computed inside the timed section as the
-    library computes them inside its calls.
+    Each session as :class:`_PlainSessionWriter` writes it, one commit per session (``batch``
+    1) or per ``batch`` sessions.
     """
     import corpus
 
     from langchain_session_recall import SessionStore
-    from langchain_session_recall.core.cjk import bigram_text, has_cjk
-    from langchain_session_recall.core.headers import session_header
-    from langchain_session_recall.messages import to_row
 
     for suffix in ("", "-wal", "-shm"):
         Path(path + suffix).unlink(missing_ok=True)
@@ -157,14 +229,7 @@ def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
-    insert_session = (
-        "INSERT INTO sessions (id, source, user_id, model, title, parent_session_id, started_at, "
-        "end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-    )
-    insert_message = (
-        "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, "
-        "timestamp, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-    )
+    writer = _PlainSessionWriter(conn)
     api = cpu = 0.0
     messages = 0
     specs = corpus.generate(seed, size)
@@ -172,55 +237,7 @@ def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[
         t0, c0 = time.perf_counter(), time.process_time()
         conn.execute("BEGIN IMMEDIATE")
         for spec in group:
-            kw = spec.kwargs
-            started = kw.get("started_at", time.time())
-            conn.execute(
-                insert_session,
-                (
-                    spec.session_id,
-                    kw.get("source", "cli"),
-                    kw.get("user_id"),
-                    kw.get("model"),
-                    kw.get("title"),
-                    kw.get("parent_session_id"),
-                    started,
-                    kw.get("end_reason"),
-                ),
-            )
-            conn.execute(
-                "INSERT INTO session_headers (session_id, header) VALUES (?, ?)",
-                (spec.session_id, session_header(kw.get("title"), started)),
-            )
-            rows = [to_row(m) for m in spec.messages]
-            conn.executemany(
-                insert_message,
-                [
-                    (
-                        spec.session_id,
-                        r.role,
-                        r.content,
-                        r.tool_call_id,
-                        r.tool_calls,
-                        r.tool_name,
-                        r.timestamp,
-                        n,
-                    )
-                    for n, r in enumerate(rows)
-                ],
-            )
-            last = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
-            first = last - len(rows) + 1
-            conn.executemany(
-                "INSERT INTO messages_cjk (message_id, text) VALUES (?, ?)",
-                [
-                    (first + n, bigram_text(r.content))
-                    for n, r in enumerate(rows)
-                    if r.content and not r.content.isascii() and has_cjk(r.content)
-                ],
-            )
-            conn.execute(
-                "UPDATE sessions SET message_count = ? WHERE id = ?", (len(rows), spec.session_id)
-            )
+            writer.write(spec)
             if batch == 1:
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
@@ -580,6 +597,23 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.Namespace) -> str:
+    """The markdown of docs/benchmarks-perf.md: one section after another."""
+    lines = [
+        *_header_lines(mach, args),
+        *_ingest_lines(results, args),
+        *_latency_lines(results),
+        *_cpu_lines(results),
+        *_per_kind_lines(results),
+        *_bm25_lines(results),
+        *_rss_lines(results),
+        *_targets(results),
+        *NOTES.splitlines(),
+    ]
+    return "\n".join(lines)
+
+
+def _header_lines(mach: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    """The title and the machine the run was measured on."""
     lines: list[str] = []
     add = lines.append
     add("# Performance at scale")
@@ -593,6 +627,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
         f"{args.repeats} repeats (fewer at 1M), then p50/p95 over the fixed 100-query mix. "
         f"Command: `python benchmarks/perf/run.py {mach.get('argv', '')}`."
     )
+    return lines
+
+
+def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
+    """Ingest rates and sizes, a row per corpus size."""
+    lines: list[str] = []
+    add = lines.append
     add("")
     add("## Ingest and size")
     add("")
@@ -639,6 +680,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
             f"{_mb(raw)} | {_mb(st['file_bytes'])} | {st['file_bytes'] / raw:.2f} | "
             f"{g['fts'] / raw:.2f} | {(g['fts'] + g['btree_indexes']) / raw:.2f} |"
         )
+    return lines
+
+
+def _latency_lines(results: list[dict[str, Any]]) -> list[str]:
+    """Search latency (wall clock): ours against the FTS5 floor and the reference."""
+    lines: list[str] = []
+    add = lines.append
     add("")
     add("## Search latency (ms), end to end and against the alternatives")
     add("")
@@ -662,6 +710,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
     if loads:
         add("")
         add(f"1-minute load average on the 2 cores during the search runs: {', '.join(loads)}.")
+    return lines
+
+
+def _cpu_lines(results: list[dict[str, Any]]) -> list[str]:
+    """The same runs in CPU time of the search process."""
+    lines: list[str] = []
+    add = lines.append
     add("")
     add(
         "The same runs in CPU time of the search process (what the query costs, without the "
@@ -681,6 +736,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
             f"{_ms(f['p95'])} | {o['p50'] / f['p50']:.2f} | {_ms(ref['p50'])} | "
             f"{_ms(ref['p95'])} | {o['p50'] / ref['p50']:.2f} |"
         )
+    return lines
+
+
+def _per_kind_lines(results: list[dict[str, Any]]) -> list[str]:
+    """CPU p50 per query kind."""
+    lines: list[str] = []
+    add = lines.append
     add("")
     add(
         "Per query kind (CPU p50 ms, ours / floor / reference; the floor and the reference "
@@ -698,6 +760,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
             for k in kinds
         ]
         add(f"| {r['label']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _bm25_lines(results: list[dict[str, Any]]) -> list[str]:
+    """BM25Retriever beside ours, when the run measured it."""
+    lines: list[str] = []
+    add = lines.append
     if all("bm25" in r for r in results):
         add("")
         add("## What a user would pick instead: `BM25Retriever`, one Document per root session")
@@ -730,6 +799,13 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
             + "); the BM25 index must be rebuilt from scratch for every new message, ours is "
             "updated incrementally on insert."
         )
+    return lines
+
+
+def _rss_lines(results: list[dict[str, Any]]) -> list[str]:
+    """Peak RSS of a search process, and the latency plot."""
+    lines: list[str] = []
+    add = lines.append
     add("")
     add("## Peak RSS of a search process")
     add("")
@@ -740,9 +816,7 @@ def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.N
     add("")
     add("![latency vs size](perf-latency.png)")
     add("")
-    lines.extend(_targets(results))
-    lines.extend(NOTES.splitlines())
-    return "\n".join(lines)
+    return lines
 
 
 def _targets(results: list[dict[str, Any]]) -> list[str]:

@@ -16,15 +16,17 @@ Two readings of the same query:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from langchain_session_recall.core.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
+from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_words, edit_distance
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
 
 __all__ = [
+    "MAX_CORRECTIONS",
     "MAX_EXCLUDED_TERMS",
     "MAX_PREFIX_TERMS",
     "MAX_QUERY_CHARS",
@@ -42,7 +44,6 @@ __all__ = [
     "parse_query",
     "query_echo",
     "search_terms",
-    "single_term_query",
 ]
 
 Reading = Literal["strict", "relaxed"]
@@ -146,6 +147,18 @@ class ParsedQuery:
                 f"{query_echo(self.text)} only leaves sessions out: add what to look for "
                 "('deploy NOT python'), or search it as a whole to list recent sessions"
             )
+
+    @property
+    def any_of(self) -> bool:
+        """``a OR b OR "c d"``: the strict reading means any of the terms, as the relaxed one
+        does (it is ranked by term coverage, as a natural query is).
+
+        Example:
+            >>> parse_query("docker OR kubernetes").any_of, parse_query("docker AND k8s").any_of
+            (True, False)
+        """
+        ops = [op for op, _ in self.strict[1:]]
+        return bool(ops) and all(op == "OR" for op in ops)
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -427,103 +440,3 @@ def highlight_words(
             if word.strip().rstrip("*"):
                 out.setdefault(word.strip().rstrip("*"), None)
     return tuple(out)
-
-
-def single_term_query(term: Term) -> ParsedQuery:
-    """A query made of one term, to match it alone (any backend renders it).
-
-    Example:
-        >>> single_term_query(Term(("cors",))).relaxed
-        (Term(tokens=('cors',), prefix=False, quoted=False),)
-    """
-    text = " ".join(term.tokens) + ("*" if term.prefix else "")
-    return ParsedQuery(text=text, strict=((None, term),), relaxed=(term,), explicit=False)
-
-
-def edit_distance(a: str, b: str, limit: int = 3) -> int:
-    """Optimal-string-alignment distance (a transposition costs 1), capped at ``limit + 1``.
-
-    Example:
-        >>> edit_distance("kubernte", "kubernet"), edit_distance("cros", "cors")
-        (1, 1)
-    """
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return min(prev[-1], limit + 1)
-
-
-# Endings a stemmer strips: a word ending so is compared with a shorter index word by its head
-# (``cros`` ~ ``cor``, the stem of *CORS*), any other ending is not (``painted`` !~ ``pain``).
-_SUFFIXES = frozenset(
-    "s es ed d ing ings er ers e y ies ied ly ion ions ation ations ment ments ness al".split()  # noqa: SIM905
-)
-
-
-def _allowed_typos(word: str) -> int:
-    return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
-
-
-MAX_CORRECTIONS = 2
-"""Indexed words a misspelt word is retried as, at most (see :func:`closest_words`)."""
-
-
-def closest_words(
-    word: str, vocabulary: Iterable[tuple[str, int]], *, max_results: int = MAX_CORRECTIONS
-) -> list[str]:
-    """Indexed words (often stems) a misspelt ``word`` most likely means, most frequent first.
-
-    ``vocabulary`` holds ``(indexed_word, document_count)`` pairs. Index words are stems
-    (``kubernet`` for *kubernetes*, ``cor`` for *CORS*), so a word longer than a candidate is
-    also compared by its prefix of the candidate's length. Among equally close candidates, one
-    with the same letters (a swap) wins over the most frequent. Words under 4 letters are never
-    corrected.
-
-    Example:
-        >>> closest_words("kuberntes", [("kubernet", 5), ("kubectl", 9)])
-        ['kubernet']
-        >>> closest_words("dashbaord", [("dashboard", 3), ("dash", 1)])
-        ['dashboard']
-        >>> closest_words("cros", [("cron", 400), ("cor", 3)])
-        ['cor']
-        >>> closest_words("painted", [("pain", 3)])
-        []
-    """
-    word = word.lower()
-    allowed = _allowed_typos(word)
-    if allowed == 0:
-        return []
-    scored: list[tuple[int, bool, int, str]] = []
-    for candidate, docs in vocabulary:
-        if candidate == word or len(candidate) < 3:
-            continue
-        d = edit_distance(word, candidate, allowed)
-        same_letters = sorted(candidate) == sorted(word)
-        head = word[: len(candidate)]
-        # A stem: compare the word's head. A short head only through swapped letters (``cros``
-        # -> ``cor``): one edit reaches too much (``working`` -> ``work`` is one from ``word``).
-        if word[len(candidate) :] in _SUFFIXES and (
-            len(candidate) >= 5 or sorted(head) == sorted(candidate)
-        ):
-            d_head = edit_distance(head, candidate, allowed) + (1 if allowed > 1 else 0)
-            if d_head < d or (d_head == d and not same_letters):
-                d, same_letters = d_head, sorted(candidate) == sorted(head)
-        if d <= allowed:
-            # Swapped letters are the commonest slip: prefer a candidate with the same letters.
-            scored.append((d, not same_letters, -docs, candidate))
-    scored.sort()
-    if not scored:
-        return []
-    best = scored[0][:2]
-    return [s[3] for s in scored if s[:2] == best][:max_results]

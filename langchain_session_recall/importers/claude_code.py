@@ -18,17 +18,17 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.importers.base import (
+from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
-    ImportReport,
-    ImportSession,
     bounded_lines,
     identifier,
     json_objects,
-    open_sources,
-    write_sessions,
 )
+from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.importers.sources import open_sources
 from langchain_session_recall.messages import storable_text
 
 __all__ = ["default_claude_dir", "import_claude_code", "parse_claude_code_lines"]

@@ -14,14 +14,11 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.backends.sqlite import SessionStore
-from langchain_session_recall.errors import NotASessionDatabaseError
-from langchain_session_recall.importers.base import (
-    ImportReport,
-    ImportSession,
-    ImportSourceError,
-    check_regular_file,
-    write_sessions,
-)
+from langchain_session_recall.errors import ImportSourceError, NotASessionDatabaseError
+from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.importers.sources import check_regular_file
 from langchain_session_recall.messages import is_finite_number
 from langchain_session_recall.models import StoredMessage
 

@@ -19,18 +19,17 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.importers.base import (
+from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
-    UNDATED,
     BadEntry,
-    ImportReport,
-    ImportSession,
     bounded_lines,
     identifier,
     json_objects,
-    open_sources,
-    write_sessions,
 )
+from langchain_session_recall.importers.records import UNDATED, ImportSession
+from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.importers.sources import open_sources
 from langchain_session_recall.messages import ROLE_ALIASES, ROLES, storable_text
 
 __all__ = ["import_jsonl", "parse_jsonl_lines"]
@@ -141,7 +140,7 @@ class _Sessions:
         """Give each message without a timestamp its previous neighbour's time in its session
         (the next one's at the session's start), so the session keeps the file's order; a
         session with no time at all takes ``default_time`` (the file's). Each is marked
-        (:data:`~langchain_session_recall.importers.base.UNDATED`): the report counts those
+        (:data:`~langchain_session_recall.importers.records.UNDATED`): the report counts those
         imported and says so."""
         for session in self.by_id.values():
             messages = [m for _, m in session.messages if isinstance(m, dict)]  # ours: dicts
@@ -282,7 +281,7 @@ def import_jsonl(
     A line longer than ``max_line_bytes`` (64 MB) is skipped and reported as too long; memory
     stays bounded whatever the size of a line. Under a directory only regular files inside it
     are read: symlinks leading out of it are skipped and reported unless ``follow_symlinks``
-    (see :func:`~langchain_session_recall.importers.base.source_files`). A FIFO or a device
+    (see :func:`~langchain_session_recall.importers.sources.source_files`). A FIFO or a device
     raises :class:`ImportSourceError` ("not a regular file"), without blocking.
 
     A session imported before and forgotten since (``delete_sessions``) is left out and

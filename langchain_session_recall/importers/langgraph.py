@@ -26,13 +26,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.importers.base import (
-    ImportReport,
-    ImportSession,
-    ImportSourceError,
-    check_regular_file,
-    write_sessions,
-)
+from langchain_session_recall.errors import ImportSourceError
+from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.importers.sources import check_regular_file
 
 __all__ = ["import_langgraph"]
 

@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DAY_SECONDS", "TimeHint", "closeness", "parse_time_hint", "remove_spans"]
+__all__ = ["DAY_SECONDS", "TimeHint", "closeness", "parse_time_hint", "remove_spans", "time_prior"]
 
 _UTC = dt.timezone.utc
 DAY_SECONDS = 86_400.0
@@ -81,6 +81,27 @@ def closeness(moment: float, hint: TimeHint, *, spread: float = 0.5) -> float:
     distance = hint.start - moment if moment < hint.start else moment - hint.end
     half = max(DAY_SECONDS, spread * (hint.end - hint.start))
     return math.exp(-math.log(2) * distance / half)
+
+
+def time_prior(
+    hint: TimeHint | None, *, boost: float, spread: float = 0.5
+) -> Callable[[float], float]:
+    """The factor a session started at a given moment gets for fitting ``hint``: ``1 + boost x``
+    :func:`closeness` (``1.0`` for every moment when there is no hint or no boost).
+
+    Example:
+        >>> hint = TimeHint(0.0, 7 * 86_400.0, "last week", ((0, 9),), ("last", "week"))
+        >>> prior = time_prior(hint, boost=1.0)
+        >>> prior(86_400.0), round(prior(10.5 * 86_400.0), 3), time_prior(None, boost=1.0)(5.0)
+        (2.0, 1.5, 1.0)
+    """
+
+    def prior(started: float) -> float:
+        if hint is None or not boost:
+            return 1.0
+        return 1.0 + boost * closeness(started, hint, spread=spread)
+
+    return prior
 
 
 def remove_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:

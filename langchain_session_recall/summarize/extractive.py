@@ -395,12 +395,7 @@ def extractive_recap(
     matched = [b.message_id is not None and b.message_id in wanted for b in blocks]
     values = message_values(message_scores(texts, weights, matched), max(0, neighbours))
     if not any(v > 0 for v in values):
-        # Nothing located: the opening request and the last answer frame the session best.
-        first_user = next((i for i, b in enumerate(blocks) if b.tag == "USER"), 0)
-        last_assistant = max(
-            (i for i, b in enumerate(blocks) if b.tag == "ASSISTANT"), default=len(blocks) - 1
-        )
-        values = [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(blocks))]
+        values = _frame_values(blocks)
 
     # only messages that may be shown are clipped (a transcript can hold thousands)
     pieces = {
@@ -410,12 +405,34 @@ def extractive_recap(
     }
     sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(blocks))]
     chosen = select_messages(values, sizes, max_chars)
+    lines += _in_order(chosen, pieces, worth_showing=sum(1 for v in values if v > 0))
+    return "\n".join(lines)
+
+
+def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
+    """Nothing located: the opening request and the last answer frame the session best."""
+    first_user = next((i for i, b in enumerate(blocks) if b.tag == "USER"), 0)
+    last_assistant = max(
+        (i for i, b in enumerate(blocks) if b.tag == "ASSISTANT"), default=len(blocks) - 1
+    )
+    return [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(blocks))]
+
+
+def _in_order(chosen: Sequence[int], pieces: Mapping[int, str], *, worth_showing: int) -> list[str]:
+    """The chosen pieces in transcript order, a gap marked ``…``, and a last ``…`` when the
+    budget left out messages worth showing.
+
+    Example:
+        >>> _in_order([0, 2, 3], {0: "a", 2: "b", 3: "c"}, worth_showing=4)
+        ['a', '…', 'b', 'c', '…']
+    """
+    lines: list[str] = []
     previous = None
     for i in chosen:
         if previous is not None and i != previous + 1:
             lines.append("…")
         lines.append(pieces[i])
         previous = i
-    if sum(1 for v in values if v > 0) > len(chosen):
-        lines.append("…")  # the budget left out messages worth showing
-    return "\n".join(lines)
+    if worth_showing > len(chosen):
+        lines.append("…")
+    return lines

@@ -151,3 +151,27 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     monkeypatch.setenv("SESSION_RECALL_DEBUG", "1")
     with pytest.raises(RuntimeError):
         run_cli("stats", "--db", demo_db)
+
+
+def test_postgres_without_its_extra_is_a_missing_feature_with_the_install_command(
+    tmp_path: Path,
+) -> None:
+    # psycopg made unimportable in a child process: the store says which extra brings it (a
+    # MissingFeatureError, like the hybrid extras) and the CLI exits 2 with that command.
+    code = (
+        "import sys; sys.modules['psycopg'] = None; sys.modules['psycopg_pool'] = None\n"
+        "from langchain_session_recall import MissingFeatureError, open_store\n"
+        "try:\n"
+        "    open_store('postgresql://u@127.0.0.1:1/x')\n"
+        "except MissingFeatureError as exc:\n"
+        "    print('missing:', exc)\n"
+        "from langchain_session_recall.cli import main\n"
+        "sys.exit(main(['stats', '--db', 'postgresql://u@127.0.0.1:1/x']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.stdout.startswith("missing: the PostgreSQL backend needs psycopg 3"), done
+    assert 'pip install "langchain-session-recall[postgres]"' in done.stdout
+    assert done.returncode == EXIT_USAGE, done
+    assert "langchain-session-recall[postgres]" in done.stderr and "Traceback" not in done.stderr

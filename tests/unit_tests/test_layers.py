@@ -51,3 +51,46 @@ def test_the_rule_sees_an_import_that_breaks_it(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from langchain_session_recall.search.pipeline import search_sessions\n")
     assert _layer(next(iter(_imports(bad)))) in NEVER["backends"]
+
+
+# Inside a layer: the module that joins the others sits above them, never below.
+JOINED_BY = {
+    # the stages of a search never import the pipeline that runs them in order
+    "search.pipeline": (
+        "search.candidates",
+        "search.ranking",
+        "search.blend",
+        "search.time_hints",
+        "search.request",
+    ),
+    # the commands never import the group that joins them, nor its entry point
+    "cli.commands": (
+        "cli.state",
+        "cli.search",
+        "cli.show",
+        "cli.importing",
+        "cli.maintenance",
+        "cli.demo",
+        "cli.serve",
+        "cli.options",
+        "cli.output",
+    ),
+    # what importers share never imports the driver that re-exports it
+    "importers.base": (
+        "importers.records",
+        "importers.report",
+        "importers.sources",
+        "importers.lines",
+    ),
+}
+
+
+def test_no_stage_imports_the_module_that_joins_it() -> None:
+    wrong = []
+    for top, parts in JOINED_BY.items():
+        for part in parts:
+            path = PACKAGE.joinpath(*part.split(".")).with_suffix(".py")
+            assert path.exists(), part
+            above = {top, top.split(".")[0]}  # ``cli`` is the package whose __init__ runs main
+            wrong += [(part, t) for t in _imports(path) if t in above]
+    assert wrong == []

@@ -16,9 +16,9 @@ from langchain_session_recall.core.query import (
     edit_distance,
     parse_query,
     search_terms,
-    single_term_query,
 )
 from langchain_session_recall.errors import EmptyQueryError
+from langchain_session_recall.search.candidates import single_term_query
 
 
 def words(text: str) -> list[str]:

@@ -35,8 +35,8 @@ from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.errors import (
     InvalidArgumentError,
+    MissingFeatureError,
     NotASessionDatabaseError,
-    SessionRecallError,
     StoreUnavailableError,
 )
 from langchain_session_recall.messages import MessageRow
@@ -75,7 +75,7 @@ def _import_psycopg() -> Any:
         import psycopg
         import psycopg_pool
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise SessionRecallError(
+        raise MissingFeatureError(
             "the PostgreSQL backend needs psycopg 3 and psycopg-pool: "
             'pip install "langchain-session-recall[postgres]"'
         ) from exc

@@ -1,0 +1,95 @@
+"""What every ``session-recall`` command shares: the exit codes, the :class:`State` handed to
+each command (where output goes, strict JSON), opening the store, the JSON form of results."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+import click
+
+from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.results import Result
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+__all__ = [
+    "DEMO_SHOW_ID",
+    "EXIT_DB",
+    "EXIT_EMPTY",
+    "EXIT_OK",
+    "EXIT_PARTIAL",
+    "EXIT_USAGE",
+    "State",
+    "json_results",
+    "open_db",
+    "pass_state",
+    "plural",
+]
+
+EXIT_OK, EXIT_EMPTY, EXIT_USAGE, EXIT_DB, EXIT_PARTIAL = 0, 1, 2, 3, 4
+
+DEMO_SHOW_ID = "20261105_112048_f00d42"
+"""A session of the demo database, for the examples of ``--help``."""
+
+
+@dataclass
+class State:
+    """What every command gets from :func:`~langchain_session_recall.cli.main`."""
+
+    out: TextIO
+
+    def console(self) -> Console:
+        from langchain_session_recall.cli.output import make_console
+
+        return make_console(self.out)
+
+    def json(self, payload: Any) -> None:
+        """Write ``payload`` as strict JSON: a non-finite number (a NaN or infinite timestamp
+        another program stored) becomes ``null``, never ``NaN``/``Infinity``."""
+        json.dump(_finite(payload), self.out, ensure_ascii=False, indent=2, default=str)
+        self.out.write("\n")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float inside it replaced by ``None``.
+
+    Example:
+        >>> _finite({"started_at": float("nan"), "scores": [1.5, float("inf")]})
+        {'started_at': None, 'scores': [1.5, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def open_db(db: str, read_only: bool) -> SessionBackend:
+    """The store ``--db`` names, as every command but ``import`` opens it (never created)."""
+    return open_store(db, read_only=read_only, create=False)
+
+
+def json_results(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """Results as ``--json`` prints them: each one's text and metadata."""
+    return [{"content": r.page_content, "metadata": r.metadata} for r in results]
+
+
+def plural(n: int, noun: str) -> str:
+    """``"1 session"``, ``"2 sessions"``.
+
+    Example:
+        >>> plural(1, "session"), plural(2, "message")
+        ('1 session', '2 messages')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -1,0 +1,157 @@
+"""What an import tells: the :class:`ImportReport` (counts, skipped items with reasons, the
+first problems in detail) and the progress bar drawn while sessions are written."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO, TypeVar
+
+__all__ = ["ImportReport", "progress"]
+
+T = TypeVar("T")
+_MAX_PROBLEMS = 50  # details kept per report; counts are always complete
+
+
+@dataclass
+class ImportReport:
+    """Outcome of one import run.
+
+    ``skipped`` counts malformed or invalid items left out, by reason; ``problems`` keeps the
+    first details (``"file.jsonl:12: not valid JSON"``) so they can be found and fixed.
+    ``ignored`` counts entries that are not conversation by design (e.g. Claude Code's file
+    snapshots): nothing is lost by leaving them out. ``forgotten`` lists the sessions left out
+    because they were imported before and then forgotten (``delete_sessions``,
+    ``session-recall forget``); ``reimport=True`` imports them again.
+
+    Example:
+        >>> r = ImportReport("jsonl")
+        >>> r.skip("not valid JSON", "a.jsonl:3")
+        >>> r.summary()
+        'jsonl: 0 sessions (0 new), 0 messages imported; skipped 1 (1 not valid JSON)'
+    """
+
+    kind: str
+    sessions: int = 0
+    new_sessions: int = 0
+    messages: int = 0
+    already_imported: int = 0
+    orphans: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    ignored: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
+    undated: Counter[str] = field(default_factory=Counter)
+    """Messages imported without a time of their own (an importer marks them with the
+    :data:`~langchain_session_recall.importers.records.UNDATED` key): ``"neighbour"``, dated by
+    their neighbours in their session; ``"file"``, in a session without any time, dated by the
+    file's."""
+    label: str = ""
+    """What the source was, when the summary should name it otherwise than ``kind`` (the
+    import ledger's name): ``"sqlite"`` for a store of ours read by the Hermes importer."""
+
+    def ignore(self, reason: str) -> None:
+        """Count an entry that is not conversation by design (metadata, snapshots, ...)."""
+        self.ignored[reason] += 1
+
+    def skip(self, reason: str, where: str | None = None, count: int = 1) -> None:
+        """Count ``count`` items skipped for ``reason`` (``where`` says which)."""
+        self.skipped[reason] += count
+        if where is not None and len(self.problems) < _MAX_PROBLEMS:
+            self.problems.append(f"{where}: {reason}")
+
+    @property
+    def skipped_total(self) -> int:
+        """Items skipped for any reason."""
+        return sum(self.skipped.values())
+
+    def summary(self) -> str:
+        """One line for humans: what was imported and what was skipped, with reasons."""
+        line = (
+            f"{self.label or self.kind}: {self.sessions} sessions ({self.new_sessions} new), "
+            f"{self.messages} messages imported"
+        )
+        if self.already_imported:
+            line += f", {self.already_imported} already present"
+        if self.skipped:
+            reasons = ", ".join(f"{n} {why}" for why, n in self.skipped.most_common())
+            line += f"; skipped {self.skipped_total} ({reasons})"
+        if self.orphans:
+            line += f"; {len(self.orphans)} imported as roots (parent missing)"
+        if self.ignored:
+            line += f"; ignored {sum(self.ignored.values())} non-message entries"
+        if self.forgotten:
+            line += (
+                f"; {len(self.forgotten)} forgotten session{'s' if len(self.forgotten) > 1 else ''}"
+                " left out (--reimport imports them again)"
+            )
+        if self.undated["neighbour"]:
+            line += f"; {self.undated['neighbour']} without a timestamp dated by their neighbours"
+        if self.undated["file"]:
+            line += f"; {self.undated['file']} without any timestamp dated by the file's time"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for ``--json``)."""
+        return {
+            "kind": self.label or self.kind,
+            "undated": dict(self.undated),
+            "sessions": self.sessions,
+            "new_sessions": self.new_sessions,
+            "messages": self.messages,
+            "already_imported": self.already_imported,
+            "orphans": list(self.orphans),
+            "skipped": dict(self.skipped),
+            "ignored": dict(self.ignored),
+            "problems": list(self.problems),
+            "forgotten": list(self.forgotten),
+        }
+
+
+def progress(
+    items: Iterable[T],
+    *,
+    total: int | None = None,
+    desc: str = "importing",
+    enabled: bool | None = None,
+    stream: TextIO | None = None,
+) -> Iterator[T]:
+    """Yield ``items`` while drawing a progress bar (rich) on stderr.
+
+    ``enabled=None`` shows it only when stderr is a terminal, so an import run by a script, a
+    hook or a test prints nothing extra. Forced on a stream that is not a terminal (``--progress``
+    into a log), the bar is written once, when it ends: no cursor movement in the file.
+
+    Example:
+        >>> list(progress([1, 2], enabled=False))
+        [1, 2]
+    """
+    out = stream or sys.stderr
+    if enabled is None:
+        enabled = out.isatty()
+    if not enabled:
+        yield from items
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sessions"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(file=out), transient=False) as bar:
+        task = bar.add_task(desc, total=total)
+        for item in items:
+            yield item
+            bar.advance(task)

@@ -1,0 +1,369 @@
+"""Candidates: what the store holds for a parsed query, and the chain roots of what it found.
+
+The store-facing stage of :mod:`~langchain_session_recall.search.pipeline`. Every store query of a
+search is asked here, through the :class:`~langchain_session_recall.backends.base.SessionBackend`
+contract: each search term matched alone (``match_messages``, with typo and prefix fallbacks
+through ``vocabulary``), session headers (``match_sessions``), the sessions a ``NOT`` term leaves
+out, the recent sessions of a query of ``NOT`` terms alone, the dense half of a hybrid search, and
+the chain roots of all of them (``parents_of``, one lineage query). Ranking is not done here
+(:mod:`~langchain_session_recall.search.ranking`, :mod:`~langchain_session_recall.search.blend`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from langchain_session_recall.backends.hits import best_hits
+from langchain_session_recall.core.automation import AUTOMATION_SOURCES
+from langchain_session_recall.core.cjk import has_cjk
+from langchain_session_recall.core.lineage import resolve_roots
+from langchain_session_recall.core.query import (
+    MAX_EXCLUDED_TERMS,
+    MAX_SEARCH_TERMS,
+    ParsedQuery,
+    Term,
+)
+from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_words
+from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
+from langchain_session_recall.search.blend import DenseEvidence, DenseSearch
+from langchain_session_recall.search.ranking import RankedSession
+from langchain_session_recall.search.request import HIT_LIMIT, HITS_PER_SESSION, SearchRequest
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
+    from langchain_session_recall.backends.vectors.index import DenseResult
+
+__all__ = [
+    "EXCLUDED_HIT_LIMIT",
+    "MAX_STORE_QUERIES",
+    "dense_evidence",
+    "header_hits",
+    "leave_out",
+    "recent_roots",
+    "roots_of",
+    "single_term_query",
+    "strict_candidates",
+    "term_candidates",
+    "term_hits",
+]
+
+_NO_FILTERS = SearchFilters()
+# the term, the "indexed?" probe, each correction (as a word, as a prefix), the term's prefix
+_TRIES_PER_TERM = 3 + 2 * MAX_CORRECTIONS
+EXCLUDED_HIT_LIMIT = 10_000
+"""Message hits fetched per ``NOT`` term to find the sessions it leaves out: a word in more
+messages than this may leave some of its sessions in the results."""
+MAX_STORE_QUERIES = 2 + _TRIES_PER_TERM * MAX_SEARCH_TERMS + MAX_EXCLUDED_TERMS
+"""Full-text queries (``match_messages`` calls) one search asks the store at most: the strict
+reading, up to seven tries for each of the first :data:`MAX_SEARCH_TERMS` terms (the term,
+whether it is indexed at all, two typo corrections as words and as prefixes, its prefix), one
+for the other terms together, and one per ``NOT`` term. Each holds at most
+:data:`~langchain_session_recall.core.query.MAX_QUERY_TERMS` terms, of which at most
+:data:`~langchain_session_recall.core.query.MAX_PREFIX_TERMS` prefixes."""
+_RECENT_LIMIT = 50
+
+
+def single_term_query(term: Term) -> ParsedQuery:
+    """A query made of one term, to match it alone (any backend renders it).
+
+    Example:
+        >>> single_term_query(Term(("cors",))).relaxed
+        (Term(tokens=('cors',), prefix=False, quoted=False),)
+    """
+    text = " ".join(term.tokens) + ("*" if term.prefix else "")
+    return ParsedQuery(text=text, strict=((None, term),), relaxed=(term,), explicit=False)
+
+
+def roots_of(
+    backend: SessionBackend, session_ids: Iterable[str], user_id: str | None
+) -> dict[str, str]:
+    """The chain root of each session (one lineage query; a parent cycle ends at its
+    earliest-started member)."""
+    ids = list(session_ids)
+    parents = backend.parents_of(list(dict.fromkeys(ids)), user_id=user_id) if ids else {}
+    return resolve_roots(ids, parents, cycle_root=backend.first_started)
+
+
+def leave_out(
+    backend: SessionBackend, query: ParsedQuery, request: SearchRequest, filters: SearchFilters
+) -> tuple[SearchFilters, list[str]]:
+    """What a search leaves out. The live conversation (``current_session_id``): its whole
+    chain from every store answer (the ``filters`` returned) and its root from the ranking.
+    The roots of the chains in which a ``NOT`` term occurs anywhere, sorted, from the ranking."""
+    current, user_id = request.current_session_id, request.user_id
+    roots: list[str] = []
+    if current:
+        current_root = backend.root_of(current, user_id=user_id)
+        live = tuple(dict.fromkeys([current, *backend.chain(current_root)]))
+        filters = replace(filters, exclude_session_ids=live)
+        roots += [current_root] if current_root else []
+    return filters, roots + sorted(_excluded_roots(backend, query, user_id))
+
+
+def strict_candidates(
+    backend: SessionBackend, query: ParsedQuery, request: SearchRequest, filters: SearchFilters
+) -> tuple[list[MessageHit], dict[str, str]]:
+    """The message hits of the strict reading (quotes, ``AND``, ``NOT`` as the user wrote
+    them) and the chain root of each session they name."""
+    hits = backend.match_messages(
+        query,
+        "strict",
+        filters=filters,
+        limit=request.hit_limit,
+        per_session=request.hits_per_session,
+    )
+    return hits, roots_of(backend, (h.session_id for h in hits), request.user_id)
+
+
+def _excluded_roots(backend: SessionBackend, query: ParsedQuery, user_id: str | None) -> set[str]:
+    """Roots of the chains in which a ``NOT`` term occurs anywhere (a message of any role or
+    source, a title): ``NOT`` leaves out sessions, not only the messages that say the word."""
+    if not query.excluded:
+        return set()
+    scope = SearchFilters(user_id=user_id)
+    ids: list[str] = []
+    for term in query.excluded:
+        single = single_term_query(term)
+        hits = backend.match_messages(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
+        ids += [h.session_id for h in hits]
+        headers = backend.match_sessions(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
+        ids += [h.session_id for h in headers]
+    return set(roots_of(backend, ids, user_id).values())
+
+
+def recent_roots(
+    backend: SessionBackend, filters: SearchFilters, exclude: Sequence[str]
+) -> list[RankedSession]:
+    """The recent root sessions in scope outside ``exclude``, newest first, as unranked results
+    (a query of ``NOT`` terms alone)."""
+    recent = backend.recent_sessions(
+        _RECENT_LIMIT,
+        exclude_sources=filters.exclude_sources,
+        exclude_session_ids=[*filters.exclude_session_ids, *exclude],
+        user_id=filters.user_id,
+        after=filters.after,
+        before=filters.before,
+    )
+    return [RankedSession(r.id, 0.0, (), (r.id,), r.started_at, coverage=0.0) for r in recent]
+
+
+def dense_evidence(
+    backend: SessionBackend,
+    ranked: Sequence[RankedSession],
+    dense: DenseSearch,
+    filters: SearchFilters,
+    exclude_roots: Sequence[str],
+    user_id: str | None,
+) -> tuple[dict[str, DenseEvidence], DenseResult]:
+    """The dense half of a hybrid search: each root session's best window among the most
+    similar ones (and the lexical candidates). Dense candidates pass the same filters (in the
+    store), are collapsed to their chain roots and lose the current conversation's chain, as
+    lexical ones do."""
+    lexical_sessions = {s for r in ranked for s in (r.root_id, *r.session_ids)}
+    found = dense.index.search(
+        dense.query_vector(), filters=filters, limit=dense.candidates, include=lexical_sessions
+    )
+    roots = roots_of(backend, found.hits, user_id)
+    excluded = set(exclude_roots)
+    best: dict[str, DenseEvidence] = {}
+    for sid, hit in found.hits.items():
+        root = roots.get(sid, sid)
+        if root in excluded:
+            continue
+        if root not in best or hit.score > best[root].score:
+            best[root] = DenseEvidence(
+                sid, hit.score, hit.similarity, hit.message_ids, hit.started_at
+            )
+    return best, found
+
+
+def header_hits(
+    backend: SessionBackend,
+    terms: Sequence[Term],
+    *,
+    filters: SearchFilters = _NO_FILTERS,
+    limit: int = HIT_LIMIT,
+) -> dict[str, list[SessionHit]]:
+    """Sessions whose header (title, date words) matches each of the first
+    :data:`~langchain_session_recall.core.query.MAX_SEARCH_TERMS` search terms alone (terms that
+    match no header are absent), keyed as :func:`term_hits` keys its terms.
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> from langchain_session_recall.core.query import parse_query, search_terms
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1", title="Trip", started_at=1683554160.0)
+        >>> sorted(header_hits(store, search_terms(parse_query("the trip in May 2023"))))
+        ['2023', 'may', 'trip']
+    """
+    out: dict[str, list[SessionHit]] = {}
+    for term in terms[:MAX_SEARCH_TERMS]:
+        found = backend.match_sessions(
+            single_term_query(term), "relaxed", filters=filters, limit=limit
+        )
+        if found:
+            out[_term_key(term)] = found
+    return out
+
+
+def _indexed(backend: SessionBackend, term: Term, filters: SearchFilters) -> bool:
+    """Whether the word occurs anywhere in the user's scope, whatever the other filters."""
+    scope = SearchFilters(user_id=filters.user_id)
+    return bool(backend.match_messages(single_term_query(term), "relaxed", filters=scope, limit=1))
+
+
+def _term_key(term: Term) -> str:
+    return " ".join(term.tokens).lower() + ("*" if term.prefix else "")
+
+
+def _prefix_term(term: Term) -> Term | None:
+    """``kube`` -> ``kube*`` for a plain word nothing matched (a partial word)."""
+    word = term.tokens[0]
+    if term.is_phrase or term.prefix or has_cjk(word) or not word.isalpha() or len(word) < 3:
+        return None
+    return Term((word,), prefix=True)
+
+
+def _corrections(backend: SessionBackend, term: Term) -> list[Term]:
+    """The indexed words closest to a misspelt word (index words are often stems).
+
+    A slip in the second letter is not corrected (the candidates would be every indexed word
+    with the same initial); the prefix fallback may still find the word.
+    """
+    word = term.tokens[0]
+    if term.is_phrase or term.prefix or has_cjk(word) or not word.isalpha():
+        return []
+    lower = word.lower()
+    # Candidates share the first two letters, or the first and third (the 2nd and 3rd swapped):
+    # two narrow index ranges instead of every word with the same initial.
+    prefixes = dict.fromkeys([lower[:2], lower[0] + lower[2:3]])
+    vocabulary = [entry for p in prefixes for entry in backend.vocabulary(p)]
+    return [Term((w,)) for w in closest_words(word, vocabulary)]
+
+
+def _instead(
+    backend: SessionBackend,
+    term: Term,
+    match: Callable[[Term], list[MessageHit]],
+    per_session: int | None,
+) -> tuple[list[MessageHit], list[str]]:
+    """What a term that matched nothing is searched as: the closest indexed words (a typo),
+    else its prefix (a partial word). The hits, and the words searched instead."""
+    hits: list[MessageHit] = []
+    used: list[str] = []
+    for correction in _corrections(backend, term):
+        found = match(correction) or match(replace(correction, prefix=True))
+        if found:
+            hits.extend(found)
+            used.append(_term_key(correction))
+    hits = best_hits(hits, per_session=per_session)  # corrections may share a message
+    if not hits and (prefix := _prefix_term(term)) is not None:
+        hits = match(prefix)
+        used = [_term_key(prefix)] if hits else []
+    return hits, used
+
+
+def term_candidates(
+    backend: SessionBackend,
+    terms: Sequence[Term],
+    request: SearchRequest,
+    filters: SearchFilters,
+    expansions: dict[str, str],
+) -> tuple[dict[str, list[MessageHit]], dict[str, list[SessionHit]], dict[str, str]]:
+    """The candidates of a natural or relaxed reading: the message hits (:func:`term_hits`)
+    and header hits (:func:`header_hits`) of each search term, and the chain root of every
+    session they name. ``expansions`` receives the words searched instead of a term."""
+    limit = request.hit_limit
+    by_term = term_hits(
+        backend,
+        terms,
+        filters=filters,
+        limit=limit,
+        per_session=request.hits_per_session,
+        expansions=expansions,
+    )
+    by_header = header_hits(backend, terms, filters=filters, limit=limit)
+    found = (by_term, by_header)
+    ids = [h.session_id for hits_of in found for hits in hits_of.values() for h in hits]
+    return by_term, by_header, roots_of(backend, ids, request.user_id)
+
+
+def term_hits(
+    backend: SessionBackend,
+    terms: Sequence[Term],
+    *,
+    filters: SearchFilters = _NO_FILTERS,
+    limit: int | None = HIT_LIMIT,
+    per_session: int | None = HITS_PER_SESSION,
+    automation_sources: Sequence[str] = AUTOMATION_SOURCES,
+    expansions: dict[str, str] | None = None,
+) -> dict[str, list[MessageHit]]:
+    """Message hits of each search term matched alone (terms that match nothing are absent):
+    the best ``limit`` of them and the best ``per_session`` of every session with a match.
+
+    Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
+    ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`): hundreds of
+    near-identical cron runs would otherwise use up the hits of a word they share with the
+    session the user wants. Ranking demotes them.
+
+    A term that matches nothing is replaced by the closest indexed words (a typo), else by its
+    prefix (a partial word); ``expansions``, when given, records each replacement
+    (``{"kuberntes": "kubernet"}``) so callers can say what was actually searched. ``terms``:
+    a query's :func:`~langchain_session_recall.core.query.search_terms` (up to
+    :data:`~langchain_session_recall.core.query.MAX_QUERY_TERMS`); the first
+    :data:`~langchain_session_recall.core.query.MAX_SEARCH_TERMS` are matched one by one, the
+    others together.
+
+    Example:
+        >>> from langchain_session_recall import SessionStore
+        >>> from langchain_session_recall.core.query import parse_query, search_terms
+        >>> store = SessionStore(":memory:")
+        >>> _ = store.add_session("s1")
+        >>> _ = store.add_messages("s1", [{"role": "user", "content": "kubernetes ingress"}])
+        >>> sorted(term_hits(store, search_terms(parse_query("kuberntes ingres"))))
+        ['ingres', 'kuberntes']
+    """
+    out: dict[str, list[MessageHit]] = {}
+
+    automation = tuple(s for s in automation_sources if s not in filters.exclude_sources)
+
+    def match(term: Term) -> list[MessageHit]:
+        single = single_term_query(term)
+        return backend.match_messages(
+            single,
+            "relaxed",
+            filters=filters,
+            limit=limit,
+            automation=automation,
+            per_session=per_session,
+        )
+
+    for term in terms[:MAX_SEARCH_TERMS]:
+        hits = match(term)
+        used: list[str] = []
+        if not hits and _indexed(backend, term, filters):
+            continue  # a real word, just not where the filters look: nothing to correct
+        if not hits:  # a misspelt word, else a partial one
+            hits, used = _instead(backend, term, match, per_session)
+        if used and expansions is not None:
+            expansions[_term_key(term)] = ", ".join(used)
+        if hits:
+            out[_term_key(term)] = hits
+    rest = tuple(terms[MAX_SEARCH_TERMS:])
+    if rest:
+        # Past the per-term budget the other words are matched together (any of them), so a
+        # long query never drops a word of the data silently; they count as one term.
+        together = ParsedQuery(
+            text=" ".join(t.tokens[0] for t in rest),
+            strict=tuple((None, t) for t in rest),
+            relaxed=rest,
+            explicit=False,
+        )
+        hits = backend.match_messages(
+            together, "relaxed", filters=filters, limit=limit, per_session=per_session
+        )
+        if hits:
+            out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
+    return out
