@@ -159,7 +159,7 @@ def timing(
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
@@ -188,7 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cost", action="store_true", help="measure the index cost (no cache)")
     parser.add_argument("--timing", type=int, default=0, help="time N questions, live model")
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     path = locate(args.data)
     if path is None:
         print(HOW_TO_GET)
