@@ -191,9 +191,10 @@ async def test_a_failing_model_fails_the_async_search(store: SessionBackend) -> 
         await _retriever(store, model).ainvoke("what did I do with my workmates?")
 
 
-def test_a_failing_lexical_search_returns_only_once_the_embedding_has_ended(
+def _lexical_fails_while_embedding(
     store: SessionBackend, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> RecordingModel:
+    """A model whose embedding ends only after the lexical stage has failed."""
     model = RecordingModel()
     model.hold.clear()
 
@@ -203,6 +204,13 @@ def test_a_failing_lexical_search_returns_only_once_the_embedding_has_ended(
         raise RuntimeError("disk I/O error")
 
     monkeypatch.setattr(store, "match_messages", broken)
+    return model
+
+
+def test_a_failing_lexical_search_returns_only_once_the_embedding_has_ended(
+    store: SessionBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _lexical_fails_while_embedding(store, monkeypatch)
     with pytest.raises(RuntimeError, match="disk I/O"):
         _retriever(store, model).invoke("what did I do with my workmates?")
     assert model.finished == 1  # and the autouse fixture: no worker thread left
@@ -211,15 +219,7 @@ def test_a_failing_lexical_search_returns_only_once_the_embedding_has_ended(
 async def test_a_failing_async_lexical_search_awaits_the_embedding(
     store: SessionBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model = RecordingModel()
-    model.hold.clear()
-
-    def broken(*args: Any, **kwargs: Any) -> Any:
-        assert model.started.wait(WAIT)
-        threading.Timer(0.05, model.hold.set).start()
-        raise RuntimeError("disk I/O error")
-
-    monkeypatch.setattr(store, "match_messages", broken)
+    model = _lexical_fails_while_embedding(store, monkeypatch)
     with pytest.raises(RuntimeError, match="disk I/O"):
         await _retriever(store, model).ainvoke("what did I do with my workmates?")
     assert model.finished == 1
