@@ -215,7 +215,7 @@ class SessionRecallRetriever(BaseRetriever):
             # SQLite calls block: run them in the default executor (each thread has its own
             # connection), as LangChain does for retrievers without native async I/O.
             return await run_in_executor(None, self._run, request, embeddings, sync_manager)
-        # the question's aembed_query on the loop, the search in a thread of its own meanwhile
+        # the question's aembed_query on the loop, the search in a pool of its own meanwhile
         return await asearch_with_question_vector(
             lambda vector: self._search(request, self._dense(embeddings, vector), sync_manager),
             embeddings,

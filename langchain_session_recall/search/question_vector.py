@@ -12,7 +12,7 @@ The rules, sync and async alike:
 * **Any LangChain** ``Embeddings``. The sync search calls ``embed_query`` in a worker thread of
   its own; the async search awaits ``aembed_query`` on the event loop (a hosted model's native
   async client; LangChain's default runs ``embed_query`` in the loop's executor) while its
-  blocking part runs in a thread of its own, never in the loop's executor, which it would wait
+  blocking part runs in a pool of its own, never in the loop's executor, which it would wait
   on (a full executor of searches each waiting for an embedding queued behind them would never
   move).
 * **Nothing left behind.** A search returns or raises only once its embedding has ended (one
@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
@@ -46,6 +47,7 @@ QuestionVector = Callable[[], Sequence[float]]
 """Gives the question's vector, waiting for it if it is still being made."""
 
 _THREAD_NAME = "session-recall-embed"
+_SEARCH = "session-recall-search"
 
 
 def search_with_question_vector(
@@ -86,7 +88,7 @@ async def asearch_with_question_vector(
     search: Callable[[QuestionVector], T], embeddings: Embeddings, text: str
 ) -> T:
     """:func:`search_with_question_vector` for an async search: ``aembed_query`` runs on the
-    event loop while the blocking ``search`` runs in a thread of its own.
+    event loop while the blocking ``search`` runs in a thread of :func:`_search_pool`.
 
     Example:
         >>> import asyncio
@@ -109,17 +111,23 @@ async def asearch_with_question_vector(
             bridge.set_result(done.result())
 
     task.add_done_callback(settle)
-    pool = ThreadPoolExecutor(1, thread_name_prefix=_THREAD_NAME)
     context = contextvars.copy_context()
-    cancelled = False
     try:
-        return await run_in_executor(pool, functools.partial(context.run, search, bridge.result))
+        return await run_in_executor(
+            _search_pool(), functools.partial(context.run, search, bridge.result)
+        )
     except asyncio.CancelledError:
-        cancelled = True
         task.cancel()  # a search thread waiting for the vector then ends at once
         raise
     finally:
-        # returned or raised: the thread is idle and exits at once; cancelled: a search thread
-        # still in the store ends with its query, the loop does not wait for it
-        pool.shutdown(wait=not cancelled)
         await asyncio.gather(task, return_exceptions=True)
+
+
+@functools.cache
+def _search_pool() -> ThreadPoolExecutor:
+    """Where async hybrid searches run their blocking part: never in the loop's executor, where
+    LangChain's default ``aembed_query`` runs (a full executor of searches each waiting for an
+    embedding queued behind them would never move). Its threads live as long as the process,
+    as the loop's executor's do, so a store's per-thread connections are opened once each;
+    as many as the loop's executor has by default."""
+    return ThreadPoolExecutor(min(32, (os.cpu_count() or 1) + 4), thread_name_prefix=_SEARCH)

@@ -264,3 +264,20 @@ async def test_async_searches_never_wait_on_a_full_default_executor(store: Sessi
     )
     assert all(docs[0].id == "office" for docs in results)
     assert model.async_calls == 4
+
+
+async def test_async_searches_reuse_the_store_s_connections(store: SessionBackend) -> None:
+    """SQLite opens a connection per thread and keeps it until the store closes: the async
+    searches' threads live on, so their connections are opened once per thread of the pool,
+    not once a search."""
+    from langchain_session_recall.search.question_vector import _search_pool
+
+    opened = getattr(store, "_all_conns", None)
+    if opened is None:
+        pytest.skip("PostgreSQL draws its connections from a pool")
+    retriever = _retriever(store, RecordingModel())
+    before = len(opened)
+    threads = _search_pool()._max_workers
+    for _ in range(2 * threads + 1):
+        assert (await retriever.ainvoke("my workmates"))[0].id == "office"
+    assert len(opened) - before <= threads
