@@ -11,7 +11,7 @@ text; a Document without it (one a user made) has ``None`` there and is read fro
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from langchain_session_recall.models import Session
@@ -90,8 +90,14 @@ class RecalledSession:
     windows: tuple[Window, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data (lists, dicts, strings, numbers): what metadata carries."""
-        return asdict(self)
+        """Plain data (tuples, dicts, strings, numbers): what metadata carries; the same dict as
+        :func:`dataclasses.asdict` gives, built without its deep copy (every field is immutable).
+        """
+        data = _plain(self)
+        data["windows"] = tuple(
+            {**_plain(w), "messages": tuple(_plain(m) for m in w.messages)} for w in self.windows
+        )
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RecalledSession:
@@ -119,6 +125,10 @@ class RecalledSession:
             return cls.from_dict(data)
         except (KeyError, TypeError):
             return None
+
+
+def _plain(item: ShownMessage | Window | RecalledSession) -> dict[str, Any]:
+    return {f.name: getattr(item, f.name) for f in fields(item)}
 
 
 def recalled_session(

@@ -187,14 +187,17 @@ def redact_messages(
     """Messages with ``redact`` applied to their text and their tool calls' arguments."""
     if redact is None:
         return messages
-    return [
-        dataclasses.replace(
-            m,
-            content=_clean(m.content, redact) or "",
-            tool_calls=redact_tool_calls(m.tool_calls, redact) if m.tool_calls else m.tool_calls,
-        )
-        for m in messages
-    ]
+    return [_redact_message(m, redact) for m in messages]
+
+
+def _redact_message(message: StoredMessage, redact: Callable[[str], str]) -> StoredMessage:
+    content = _clean(message.content, redact) or ""
+    if not message.tool_calls:
+        if content == message.content:
+            return message  # nothing redacted: the same message
+        return dataclasses.replace(message, content=content)
+    calls = redact_tool_calls(message.tool_calls, redact)
+    return dataclasses.replace(message, content=content, tool_calls=calls)
 
 
 def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:

@@ -385,6 +385,45 @@ class _Evidence:
 
     def facts(self, root: str) -> _SessionFacts:
         """Score one root session's chain and its best window, and note its facts."""
+        by_term = self.grouped.get(root, {})
+        if len(by_term) == 1 and not self.headers.get(root):
+            [(term, msgs)] = by_term.items()
+            if len(msgs) == 1:  # most candidates: one message matched one term
+                [(mid, (c, hit))] = msgs.items()
+                return self._one_hit_facts(root, term, mid, c, hit)
+        return self._chain_facts(root)
+
+    def _one_hit_facts(
+        self, root: str, term: str, mid: int, c: float, hit: MessageHit
+    ) -> _SessionFacts:
+        """:meth:`_chain_facts` of a chain matched by one message for one term, without its
+        grouping: the same expressions, each over one value."""
+        weights, term_weight = self.weights, self.term_weight
+        base = 0 + term_weight[term] / self.mean_weight * _decayed((c,), weights.decay)
+        coverage = (0 + term_weight[term]) / self.total_weight
+        chain_score = base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * 0.0)
+        window_score = best_window(
+            {term: {mid: c}},
+            {},
+            self.positions,
+            term_weight,
+            size=weights.window_size,
+            decay=weights.window_decay,
+            coverage_power=weights.window_coverage_power,
+        )
+        started, source = self._start_and_source(root, {mid: hit}, {})
+        return _SessionFacts(
+            chain_score,
+            window_score,
+            [mid],
+            [hit.session_id],
+            coverage,
+            started,
+            source,
+            hit.timestamp,
+        )
+
+    def _chain_facts(self, root: str) -> _SessionFacts:
         weights, term_weight = self.weights, self.term_weight
         by_term = self.grouped.get(root, {})
         root_headers = self.headers.get(root, {})

@@ -16,9 +16,10 @@ transcripts hold.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = ["DEFAULT_SECRET_PATTERNS", "SecretPattern", "describe_error", "redact_secrets"]
 
@@ -28,8 +29,9 @@ class SecretPattern(NamedTuple):
 
     ``hints``: the rule runs only where one of these occurs (a hint with an upper-case letter
     is looked for as written, an all-lower-case one in any case), and only on the lines that
-    hold one unless ``whole_text``; no hints: on the whole text, always. A substring search
-    costs a fraction of a regex scan, and most lines hold no hint.
+    hold one unless ``whole_text``; no hints: on the whole text, always. Which rules have a hint
+    is found in one pass over the text for all of them (a regex of every hint), and most texts
+    hold none.
     """
 
     name: str
@@ -258,6 +260,88 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 )
 
 
+class _HintScan:
+    """Which rules of a pattern tuple have a hint in a text, found in one regex pass per case
+    (the hints with an upper-case letter in the text as written, the others in its lower-case
+    form) instead of one ``str.find`` per rule and hint.
+
+    A hint found is a hint :func:`_apply` would find (``str.find`` of the same literal), so a
+    rule left out would have returned the text unchanged. The scan resumes one character after
+    each hit, so overlapping hints are seen, and the longest of the hints starting at a position
+    is tried first: the shorter ones are its prefixes and are marked with it.
+    """
+
+    def __init__(self, rules: tuple[SecretPattern, ...]) -> None:
+        self.all_hinted = all(rule.hints for rule in rules)
+        as_written: dict[str, set[int]] = {}
+        lower: dict[str, set[int]] = {}
+        always: set[int] = set()
+        for index, rule in enumerate(rules):
+            for hint in rule.hints:
+                if not hint:
+                    always.add(index)  # "" is found in any text
+                else:
+                    (lower if hint.islower() else as_written).setdefault(hint, set()).add(index)
+        self.always = frozenset(always)
+        self.scans = [_literal_scan(as_written), _literal_scan(lower)]
+
+    def present(self, text: str, lowered: str) -> frozenset[int]:
+        """The indices of the rules with a hint in ``text`` (``lowered``: ``text.lower()``,
+        as long as ``text``)."""
+        found = set(self.always)
+        for (regex, rules_of), hay in zip(self.scans, (text, lowered), strict=True):
+            if regex is None:
+                continue
+            hit = regex.search(hay)
+            while hit is not None:
+                found |= rules_of[hit.group()]
+                hit = regex.search(hay, hit.start() + 1)
+        return frozenset(found)
+
+
+def _literal_scan(
+    hints: dict[str, set[int]],
+) -> tuple[re.Pattern[str] | None, dict[str, frozenset[int]]]:
+    """A regex matching the longest of ``hints`` that starts at a position and, for each hint,
+    the rules of it and of every hint that is a prefix of it (found at the same position)."""
+    if not hints:
+        return None, {}
+    rules_of = {
+        hint: frozenset(i for other in hints if hint.startswith(other) for i in hints[other])
+        for hint in hints
+    }
+    return re.compile(_trie_regex(sorted(hints))), rules_of
+
+
+def _trie_regex(words: list[str]) -> str:
+    """One alternation of ``words`` factored by their common prefixes (``a(?:ws|pi_key)``):
+    the regex engine tries one branch per character instead of every word; a word that is a
+    prefix of another matches only when the longer one does not (greedy ``?``)."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(char) + branch(node[char]) for char in sorted(node) if char]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return branch(trie)
+
+
+@functools.lru_cache(maxsize=32)
+def _hint_scan(rules: tuple[SecretPattern, ...]) -> _HintScan:
+    return _HintScan(rules)
+
+
+_DEFAULT_SCAN = _HintScan(DEFAULT_SECRET_PATTERNS)
+
+
 def redact_secrets(text: str, patterns: Sequence[SecretPattern] | None = None) -> str:
     """Return ``text`` with every match of ``patterns`` replaced by a ``[REDACTED...]`` marker.
 
@@ -272,10 +356,22 @@ def redact_secrets(text: str, patterns: Sequence[SecretPattern] | None = None) -
         >>> redact_secrets("mysql -u root --password hunter22")
         'mysql -u root --password [REDACTED]'
     """
+    if patterns is None or patterns is DEFAULT_SECRET_PATTERNS:
+        rules, scan = DEFAULT_SECRET_PATTERNS, _DEFAULT_SCAN
+    else:
+        rules = tuple(patterns)
+        scan = _hint_scan(rules)
     lowered: str | None = None
-    for rule in DEFAULT_SECRET_PATTERNS if patterns is None else patterns:
-        if rule.hints and lowered is None:
-            lowered = text.lower()
+    present: frozenset[int] | None = None  # the rules with a hint in `text` (None: all run)
+    for index, rule in enumerate(rules):
+        if rule.hints:
+            if lowered is None:
+                lowered = text.lower()
+                present = scan.present(text, lowered) if len(lowered) == len(text) else None
+                if not present and scan.all_hinted and present is not None:
+                    return text  # no rule has a hint here: nothing to do
+            if present is not None and index not in present:
+                continue  # no hint of this rule in the text: _apply would change nothing
         redacted = _apply(rule, text, lowered)
         if redacted is not text:
             text, lowered = redacted, None

@@ -100,25 +100,31 @@ def test_evidence_is_listed_best_first_with_its_terms() -> None:
     assert ranked.coverage == pytest.approx(1.0)
 
 
-@given(
-    st.dictionaries(
-        st.sampled_from(["a", "b", "c", "d"]),
+def _term_hits(
+    terms: list[str], sessions: list[str], low: float, per_term: int
+) -> st.SearchStrategy[dict[str, list[MessageHit]]]:
+    """Generated ``term_hits``: up to ``per_term`` hits of ``sessions`` for each of ``terms``
+    (``c1`` is a child of ``s1``), relevances from ``low`` to 20."""
+    return st.dictionaries(
+        st.sampled_from(terms),
         st.lists(
             st.builds(
                 hit,
                 st.integers(1, 30),
-                st.sampled_from(["s1", "s2", "s3", "c1"]),
-                st.floats(0.01, 20.0),
+                st.sampled_from(sessions),
+                st.floats(low, 20.0),
                 role=st.sampled_from(["user", "assistant", "tool"]),
                 source=st.sampled_from(["cli", "cron", "subagent"]),
                 ts=st.floats(0, 1e9),
             ),
             min_size=1,
-            max_size=8,
+            max_size=per_term,
         ),
-        max_size=4,
+        max_size=len(terms),
     )
-)
+
+
+@given(_term_hits(["a", "b", "c", "d"], ["s1", "s2", "s3", "c1"], 0.01, 8))
 def test_ranking_is_total_and_ordered(term_hits: dict[str, list[MessageHit]]) -> None:
     ranked = rank_by_terms(term_hits, {"c1": "s1"})
     roots = {"s1" if h.session_id == "c1" else h.session_id for v in term_hits.values() for h in v}
@@ -143,3 +149,45 @@ def test_a_root_found_only_through_a_child_sessions_header_is_ranked() -> None:
         ("child",),
         (),
     )
+
+
+def _one_hit_facts_match_the_chain_path(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make every ranking pass score each candidate both ways and compare (issue 22 item 8):
+    the one-hit shortcut must give the general path's facts exactly (floats bit for bit)."""
+    from langchain_session_recall.search import ranking
+
+    checked: list[int] = []
+    shortcut = ranking._Evidence.facts
+
+    def both(self: ranking._Evidence, root: str) -> ranking._SessionFacts:
+        fast = shortcut(self, root)
+        assert repr(fast) == repr(self._chain_facts(root))
+        by_term = self.grouped.get(root, {})
+        checked.append(int(len(by_term) == 1 and sum(map(len, by_term.values())) == 1))
+        return fast
+
+    monkeypatch.setattr(ranking._Evidence, "facts", both)
+    return checked
+
+
+def test_the_one_hit_shortcut_gives_the_general_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks.perf import corpus
+    from langchain_session_recall import SessionStore
+    from langchain_session_recall.search.pipeline import search_sessions
+    from langchain_session_recall.search.request import SearchRequest
+
+    checked = _one_hit_facts_match_the_chain_path(monkeypatch)
+    store = SessionStore(":memory:")
+    for spec in corpus.generate(1, 3_000):
+        store.add_session(spec.session_id, **spec.kwargs)
+        store.add_messages(spec.session_id, spec.messages)
+    for _, query in corpus.QUERIES:
+        search_sessions(store, SearchRequest(query, k=3))
+    assert sum(checked) > 500 and len(checked) - sum(checked) > 100  # both kinds compared
+
+
+@given(_term_hits(["a", "b", "c"], ["s1", "s2", "s3", "s4", "c1"], 0.0, 3))
+def test_the_one_hit_shortcut_on_generated_hits(term_hits: dict[str, list[MessageHit]]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _one_hit_facts_match_the_chain_path(monkeypatch)
+        rank_by_terms(term_hits, {"c1": "s1"}, weights=TermWeights(recency_half_life=30.0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -119,3 +120,18 @@ def test_every_cut_reads_as_its_text() -> None:
                 shown = shown_window(text, transcript.parts, start, end)
                 blocks = window_blocks(shown, ids_shown=ids)
                 assert blocks == parse_transcript(window_text(text, start, end)), (start, end)
+
+
+def test_to_dict_is_what_asdict_gives(demo: SessionStore) -> None:
+    """``to_dict`` skips ``dataclasses.asdict``'s deep copy (issue 22 item 8): the same dict,
+    the same types (tuples stay tuples) and the same key order, on every demo result."""
+    seen = 0
+    for query in _QUERIES:
+        for result in _results(demo, query, True, 1200):
+            recalled = RecalledSession.from_metadata(result.metadata)
+            assert recalled is not None
+            ours, reference = recalled.to_dict(), dataclasses.asdict(recalled)
+            assert ours == reference
+            assert repr(ours) == repr(reference)  # key order and tuple/list types too
+            seen += sum(len(w.messages) for w in recalled.windows)
+    assert seen > 20
