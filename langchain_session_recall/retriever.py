@@ -7,7 +7,6 @@ import datetime
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -32,6 +31,11 @@ from langchain_session_recall.search.blend import (
     DEFAULT_DENSE_CANDIDATES,
     DEFAULT_DENSE_WEIGHT,
     DenseSearch,
+)
+from langchain_session_recall.search.question_vector import (
+    QuestionVector,
+    asearch_with_question_vector,
+    search_with_question_vector,
 )
 from langchain_session_recall.search.request import (
     DEFAULT_K,
@@ -145,6 +149,12 @@ class SessionRecallRetriever(BaseRetriever):
     returned. None is shipped (``docs/hybrid.md``, "Reranking")."""
     rerank_top_n: int = Field(default=20, ge=1)
     """Documents handed to ``reranker`` (each a session's transcript, built before reranking)."""
+    embed_concurrently: bool = True
+    """Hybrid search: embed the question in a worker thread (async: ``aembed_query`` on the
+    event loop) while the lexical search runs, so a search takes the longer of the two, not
+    their sum. A search ends only after its embedding has, so the model never sees more calls
+    at a time than searches are made at a time. ``False``: embedded in the searching thread,
+    after the lexical search (a model bound to the thread that made it)."""
 
     _dense_index: Any = PrivateAttr(default=None)
 
@@ -192,18 +202,54 @@ class SessionRecallRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        unknown = set(kwargs) - _CALL_OPTIONS
-        if unknown:
-            raise InvalidOptionError(
-                f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_CALL_OPTIONS)}"
-            )
         request = self._request(query, kwargs)
+        return self._run(request, self._hybrid_model(request), run_manager)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        request = self._request(query, kwargs)
+        embeddings = self._hybrid_model(request)
+        sync_manager = run_manager.get_sync()
+        if embeddings is None or not self.embed_concurrently:
+            # SQLite calls block: run them in the default executor (each thread has its own
+            # connection), as LangChain does for retrievers without native async I/O.
+            return await run_in_executor(None, self._run, request, embeddings, sync_manager)
+        # the question's aembed_query on the loop, the search in a pool of its own meanwhile
+        return await asearch_with_question_vector(
+            lambda vector: self._search(request, self._dense(embeddings, vector), sync_manager),
+            embeddings,
+            bound_query(request.query),
+        )
+
+    def _run(
+        self,
+        request: SearchRequest,
+        embeddings: Embeddings | None,
+        run_manager: CallbackManagerForRetrieverRun,
+    ) -> list[Document]:
+        """A lexical search, or a hybrid one with the question embedded meanwhile."""
+        if embeddings is None:
+            return self._search(request, None, run_manager)
+        return search_with_question_vector(
+            lambda vector: self._search(request, self._dense(embeddings, vector), run_manager),
+            embeddings,
+            bound_query(request.query),
+            concurrent=self.embed_concurrently,
+        )
+
+    def _search(
+        self,
+        request: SearchRequest,
+        dense: DenseSearch | None,
+        run_manager: CallbackManagerForRetrieverRun,
+    ) -> list[Document]:
+        """The search itself (blocking): lexical, blended with ``dense`` if given, reranked."""
         if request.k <= 0:
             return []
         rerank = self.reranker is not None and not request.browse
         wanted = dataclasses.replace(request, k=max(request.k, self.rerank_top_n))
         try:
-            dense = None if request.browse else self._dense(request.query)
             results = recall(
                 self.store, wanted if rerank else request, redact=self._redactor(), dense=dense
             )
@@ -220,11 +266,17 @@ class SessionRecallRetriever(BaseRetriever):
             )
         return docs[: request.k]
 
-    def _dense(self, query: str) -> DenseSearch | None:
-        """The dense half of a hybrid search, or ``None`` (no model, or weight 0)."""
+    def _hybrid_model(self, request: SearchRequest) -> Embeddings | None:
+        """The model of a hybrid search, or ``None`` (lexical: no model, weight 0, a browse,
+        ``k`` 0)."""
         embeddings = self.embeddings or self.store.embeddings
-        if embeddings is None or self.dense_weight <= 0:
+        if embeddings is None or self.dense_weight <= 0 or request.browse or request.k <= 0:
             return None
+        return embeddings
+
+    def _dense(self, embeddings: Embeddings, vector: QuestionVector) -> DenseSearch:
+        """The dense half of a hybrid search (its index checked: raises if the store's vectors
+        are another model's, or missing), ``vector`` the question's (maybe still being made)."""
         from langchain_session_recall.backends.vectors.identity import embedding_identity
         from langchain_session_recall.backends.vectors.index import VectorIndex
 
@@ -234,13 +286,15 @@ class SessionRecallRetriever(BaseRetriever):
                 self._dense_index = VectorIndex.for_search(self.store, embeddings)
             index = self._dense_index
         index.check()
-        # the question is embedded while the lexical search runs (a local model's C code and
-        # a hosted model's network wait both leave the GIL free)
-        vector = _embedding_pool().submit(embeddings.embed_query, bound_query(query))
         return DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
 
     def _request(self, query: str, options: dict[str, Any]) -> SearchRequest:
         """This retriever's fields, with the per-call ``options`` over them."""
+        unknown = set(options) - _CALL_OPTIONS
+        if unknown:
+            raise InvalidOptionError(
+                f"unknown search option(s) {sorted(unknown)}; allowed: {sorted(_CALL_OPTIONS)}"
+            )
         roles = role_list(options["role_filter"]) if "role_filter" in options else self.role_filter
         return SearchRequest(
             query=query if isinstance(query, str) else "",
@@ -258,24 +312,6 @@ class SessionRecallRetriever(BaseRetriever):
             show_message_ids=self.show_message_ids,
             collapse_automation=self.collapse_automation,
         )
-
-    async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
-    ) -> list[Document]:
-        # SQLite calls block: run them in the default executor (each thread has its own
-        # connection), as LangChain does for retrievers without native async I/O.
-        return await run_in_executor(
-            None,
-            self._get_relevant_documents,
-            query,
-            run_manager=run_manager.get_sync(),
-            **kwargs,
-        )
-
-
-@functools.cache
-def _embedding_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-recall-embed")
 
 
 def _document(result: Result) -> Document:

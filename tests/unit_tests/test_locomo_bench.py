@@ -340,3 +340,24 @@ def test_qa_report_compares_the_systems_question_by_question() -> None:
     assert "extractive against none: F1 higher on 1, lower on 0, equal on 1" in text
     assert "{'summarized': 2, 'browsed': 2}" in text
     assert "0 of 2 keep it (0%)" in text
+
+
+# -- hybrid.py's query cost: every variant timed, on the synthetic conversation ---------------
+
+
+def test_the_hybrid_timing_reports_wall_and_cpu_for_every_variant() -> None:
+    from hybrid_support import ConceptEmbeddings
+
+    from benchmarks.locomo import hybrid
+
+    conv = conversation_from_json(synthetic())
+    model = ConceptEmbeddings()
+    out = hybrid.timing(conv, model, model, (3, 1), 1.0, 3)
+    assert out["questions"] == 3
+    for name in ("lexical", "hybrid", "hybrid_sequential", "hybrid_cached_query"):
+        for kind in ("wall", "cpu"):
+            assert out[f"{name}_{kind}_p90_ms"] >= out[f"{name}_{kind}_ms"] > 0
+    for name in ("hybrid", "hybrid_sequential", "hybrid_cached_query"):
+        assert out[f"{name}_wall_ratio"] > 0 and out[f"{name}_cpu_ratio"] > 0
+    # every question went through the model: the live one is embedded by it each time
+    assert model.queries >= 3 * 3
