@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -350,6 +351,39 @@ def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> N
 BULK_SECONDS = 4.0
 
 
+class FreshReaders:
+    """:data:`READERS` threads that open the store for every search (as the CLI does) while
+    a worker thread runs, for :data:`BULK_SECONDS`; every failure is kept in ``errors``."""
+
+    def __init__(self, open_store: Callable[[], SessionBackend]) -> None:
+        self.open_store = open_store
+        self.stop = threading.Event()
+        self.errors: list[str] = []
+        self._served = itertools.count()
+
+    def _read(self) -> None:
+        while not self.stop.is_set():
+            try:
+                with self.open_store() as store:
+                    for query in ("东京", "nginx"):
+                        search_sessions(store, query)
+                next(self._served)
+            except Exception as exc:  # every failure counts; the test lists them
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def run_beside(self, worker: Callable[[], None]) -> int:
+        """Run ``worker`` and the readers until :attr:`stop`; how many searches were served."""
+        threads = [threading.Thread(target=worker)]
+        threads += [threading.Thread(target=self._read) for _ in range(READERS)]
+        for thread in threads:
+            thread.start()
+        self.stop.wait(BULK_SECONDS)
+        self.stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+        return next(self._served)
+
+
 def test_searches_on_fresh_connections_while_bulk_loads_write(
     store_factory: StoreFactory,
 ) -> None:
@@ -359,14 +393,12 @@ def test_searches_on_fresh_connections_while_bulk_loads_write(
     meanwhile failed with ``vtable constructor failed: messages_cjk_fts`` (SQLITE_SCHEMA)."""
     target = store_factory.target("bulk")
     target.open().close()
-    stop = threading.Event()
-    errors: list[str] = []
-    searches = itertools.count()
+    readers = FreshReaders(target.open)
     blocks = itertools.count()
 
     def bulk_loader() -> None:
         with target.open() as store:
-            while not stop.is_set():
+            while not readers.stop.is_set():
                 n = next(blocks)
                 with store.transaction():
                     for s in range(4):  # the second batch on defers indexing to the end
@@ -379,26 +411,9 @@ def test_searches_on_fresh_connections_while_bulk_loads_write(
                             ],
                         )
 
-    def reader() -> None:
-        while not stop.is_set():
-            try:
-                with target.open() as store:
-                    for query in ("东京", "nginx"):
-                        search_sessions(store, query)
-                next(searches)
-            except Exception as exc:  # every failure counts; the assertion lists them
-                errors.append(f"{type(exc).__name__}: {exc}")
-
-    threads = [threading.Thread(target=bulk_loader)]
-    threads += [threading.Thread(target=reader) for _ in range(READERS)]
-    for thread in threads:
-        thread.start()
-    stop.wait(BULK_SECONDS)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors[:5]
-    served, loaded = next(searches), next(blocks)
+    served = readers.run_beside(bulk_loader)
+    assert not readers.errors, readers.errors[:5]
+    loaded = next(blocks)
     assert served > READERS and loaded > 1, (served, loaded)  # the mix did run
     target.assert_intact()
     count("bulk_mix.searches_served", served, backend=store_factory.backend)
@@ -414,38 +429,19 @@ def test_searches_survive_another_clients_schema_changes(tmp_path: Path) -> None
     with SessionStore(path) as store:
         store.add_session("s")
         store.add_messages("s", [{"role": "user", "content": "nginx 东京天气 ok"}])
-    stop = threading.Event()
-    errors: list[str] = []
-    served = itertools.count()
+    readers = FreshReaders(lambda: SessionStore(path))
     changes = itertools.count()
 
     def other_client() -> None:
         conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-        while not stop.is_set():
+        while not readers.stop.is_set():
             conn.execute("CREATE TABLE other_client_scratch (x)")
             conn.execute("DROP TABLE other_client_scratch")
             next(changes)
             time.sleep(0.01)
         conn.close()
 
-    def reader() -> None:
-        while not stop.is_set():
-            try:
-                with SessionStore(path) as store:
-                    for query in ("东京", "nginx"):
-                        search_sessions(store, query)
-                next(served)
-            except Exception as exc:  # every failure counts; the assertion lists them
-                errors.append(f"{type(exc).__name__}: {exc}")
-
-    threads = [threading.Thread(target=other_client)]
-    threads += [threading.Thread(target=reader) for _ in range(READERS)]
-    for thread in threads:
-        thread.start()
-    stop.wait(BULK_SECONDS)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors[:5]
-    assert next(served) > READERS and next(changes) > 10  # the mix did run
-    count("schema_changes.searches_served", next(served) - 1)
+    served = readers.run_beside(other_client)
+    assert not readers.errors, readers.errors[:5]
+    assert served > READERS and next(changes) > 10  # the mix did run
+    count("schema_changes.searches_served", served)
