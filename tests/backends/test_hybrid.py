@@ -355,3 +355,34 @@ def test_one_layout_each_embeds_each_layout_with_its_own_model(
     _fill(store)
     docs = SessionRecallRetriever(store=store, k=1).invoke("my workmates")
     assert _ids(docs) == ["office"] and docs[0].metadata["signals"]["dense"] == pytest.approx(1.0)
+
+
+def test_stats_count_the_vectors_and_name_their_model(store_factory: StoreFactory) -> None:
+    store = store_factory.open()
+    assert store.stats()["vectors"] is None  # a lexical store has none
+    _fill(store, office={"user_id": "ana"})
+    store.enable_embeddings(ConceptEmbeddings())
+    assert store.stats()["vectors"] == {
+        "windows": 0,
+        "model": store.vectors.identity if store.vectors else None,
+        "window": "3/1",
+    }
+    assert store.embed_missing() == 4
+    figures = store.stats()["vectors"]
+    assert figures is not None and figures["windows"] == 4
+    assert figures["model"] and "ConceptEmbeddings" in figures["model"]
+    assert store.stats(user_id="ana")["vectors"]["windows"] == 1
+    assert store.stats(user_id="nobody")["vectors"]["windows"] == 0
+
+
+async def test_the_async_backfill_embeds_what_is_missing(store_factory: StoreFactory) -> None:
+    store = store_factory.open()
+    _fill(store)
+    store.enable_embeddings(ConceptEmbeddings())
+    seen: list[tuple[int, int]] = []
+    assert await store.aembed_missing(progress=lambda done, total: seen.append((done, total))) == 4
+    assert await store.aembed_missing() == 0
+    assert seen and seen[-1] == (4, 4)
+    assert _ids(await SessionRecallRetriever(store=store, k=1).ainvoke("my workmates")) == [
+        "office"
+    ]
