@@ -386,3 +386,37 @@ async def test_the_async_backfill_embeds_what_is_missing(store_factory: StoreFac
     assert _ids(await SessionRecallRetriever(store=store, k=1).ainvoke("my workmates")) == [
         "office"
     ]
+
+
+def test_a_cache_in_front_of_the_model_is_that_model(store_factory: StoreFactory) -> None:
+    # LangChain's CacheBackedEmbeddings with query_embedding_cache: a repeated question is not
+    # embedded again, and the store sees the model behind the cache (no mismatch).
+    from langchain_classic.embeddings import CacheBackedEmbeddings
+    from langchain_core.stores import InMemoryByteStore
+
+    from langchain_session_recall.backends.vectors.identity import embedding_identity
+
+    model = ConceptEmbeddings()
+    store = _hybrid_store(store_factory, model)
+    _fill(store)
+    cached = CacheBackedEmbeddings.from_bytes_store(
+        model,
+        InMemoryByteStore(),
+        namespace="concepts-v1",
+        query_embedding_cache=True,
+        key_encoder="sha256",
+    )
+    assert embedding_identity(cached) == embedding_identity(model)
+    retriever = SessionRecallRetriever(store=store, k=2, embeddings=cached)
+    first = retriever.invoke("what did I do with my workmates?")
+    asked = model.queries
+    again = retriever.invoke("what did I do with my workmates?")
+    assert _ids(first)[0] == "office"
+    assert [(d.page_content, d.metadata) for d in again] == [
+        (d.page_content, d.metadata) for d in first
+    ]
+    assert model.queries == asked == 1  # the second search took the vector from the cache
+    plain = SessionRecallRetriever(store=store, k=2, embeddings=model)
+    assert [d.metadata for d in plain.invoke("what did I do with my workmates?")] == [
+        d.metadata for d in first
+    ]
