@@ -7,6 +7,7 @@ import dataclasses
 import datetime as _dt
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -52,6 +53,13 @@ def _size(n: int) -> str:
     return f"{size:.1f} {unit}"
 
 
+def _vector_rows(vectors: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The stats row of the passage vectors, when the store holds any."""
+    if vectors is None:
+        return []
+    return [("Vectors", f"{vectors['windows']} windows ({vectors['model']}, {vectors['window']})")]
+
+
 @click.command(
     epilog="""Examples:
 
@@ -88,6 +96,7 @@ def stats(state: State, db: str, read_only: bool, user: str | None, as_json: boo
         ("Messages", str(figures["messages"])),
         ("Sources", sources),
         ("Dates", f"{first} .. {last}"),
+        *_vector_rows(figures["vectors"]),
     ]
     print_stats(state.console(), rows)
     return EXIT_OK

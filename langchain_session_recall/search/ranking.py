@@ -11,12 +11,12 @@ never dropped).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from langchain_session_recall.core.automation import AUTOMATION_WEIGHTS
 from langchain_session_recall.models import MessageHit, SessionHit
-from langchain_session_recall.search.time_hints import DAY_SECONDS, TimeHint, closeness
+from langchain_session_recall.search.time_hints import DAY_SECONDS, TimeHint, time_prior
 
 __all__ = [
     "DEFAULT_ROLE_WEIGHTS",
@@ -322,8 +322,9 @@ def rank_by_terms(
     top_window = max((f.window_score for f in facts.values()), default=0.0) or 1.0
     ranked: list[RankedSession] = []
     sources: dict[str, str] = {}
+    prior = time_prior(time_hint, boost=weights.time_boost, spread=weights.time_spread)
     for root, fact in facts.items():
-        score = _final_score(fact, top_window, top_chain, weights, now, time_hint)
+        score = _final_score(fact, top_window, top_chain, weights, now, prior)
         sources[root] = fact.source
         terms = set(evidence.grouped.get(root, {})) | {
             t for per in evidence.headers.get(root, {}).values() for t in per
@@ -546,10 +547,10 @@ def _final_score(
     top_chain: float,
     weights: TermWeights,
     now: float | None,
-    time_hint: TimeHint | None,
+    prior: Callable[[float], float],
 ) -> float:
     """Window and chain blended (each against the best candidate's), then the optional
-    recency factor and the time prior."""
+    recency factor and the time prior (:func:`~.time_hints.time_prior`)."""
     score = (
         weights.window_weight * fact.window_score / top_window
         + weights.message_weight * fact.chain_score / top_chain
@@ -557,10 +558,8 @@ def _final_score(
     if weights.recency_half_life and now is not None:
         age_days = max(0.0, now - fact.latest) / DAY_SECONDS
         score *= 1.0 + 0.1 * math.exp(-age_days * math.log(2) / weights.recency_half_life)
-    if time_hint is not None and fact.started is not None and weights.time_boost:
-        score *= 1.0 + weights.time_boost * closeness(
-            fact.started, time_hint, spread=weights.time_spread
-        )
+    if fact.started is not None:
+        score *= prior(fact.started)  # 1.0 without a hint or a boost: the score as it was
     return score
 
 

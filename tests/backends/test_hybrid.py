@@ -355,3 +355,68 @@ def test_one_layout_each_embeds_each_layout_with_its_own_model(
     _fill(store)
     docs = SessionRecallRetriever(store=store, k=1).invoke("my workmates")
     assert _ids(docs) == ["office"] and docs[0].metadata["signals"]["dense"] == pytest.approx(1.0)
+
+
+def test_stats_count_the_vectors_and_name_their_model(store_factory: StoreFactory) -> None:
+    store = store_factory.open()
+    assert store.stats()["vectors"] is None  # a lexical store has none
+    _fill(store, office={"user_id": "ana"})
+    store.enable_embeddings(ConceptEmbeddings())
+    assert store.stats()["vectors"] == {
+        "windows": 0,
+        "model": store.vectors.identity if store.vectors else None,
+        "window": "3/1",
+    }
+    assert store.embed_missing() == 4
+    figures = store.stats()["vectors"]
+    assert figures is not None and figures["windows"] == 4
+    assert figures["model"] and "ConceptEmbeddings" in figures["model"]
+    assert store.stats(user_id="ana")["vectors"]["windows"] == 1
+    assert store.stats(user_id="nobody")["vectors"]["windows"] == 0
+
+
+async def test_the_async_backfill_embeds_what_is_missing(store_factory: StoreFactory) -> None:
+    store = store_factory.open()
+    _fill(store)
+    store.enable_embeddings(ConceptEmbeddings())
+    seen: list[tuple[int, int]] = []
+    assert await store.aembed_missing(progress=lambda done, total: seen.append((done, total))) == 4
+    assert await store.aembed_missing() == 0
+    assert seen and seen[-1] == (4, 4)
+    assert _ids(await SessionRecallRetriever(store=store, k=1).ainvoke("my workmates")) == [
+        "office"
+    ]
+
+
+def test_a_cache_in_front_of_the_model_is_that_model(store_factory: StoreFactory) -> None:
+    # LangChain's CacheBackedEmbeddings with query_embedding_cache: a repeated question is not
+    # embedded again, and the store sees the model behind the cache (no mismatch).
+    from langchain_classic.embeddings import CacheBackedEmbeddings
+    from langchain_core.stores import InMemoryByteStore
+
+    from langchain_session_recall.backends.vectors.identity import embedding_identity
+
+    model = ConceptEmbeddings()
+    store = _hybrid_store(store_factory, model)
+    _fill(store)
+    cached = CacheBackedEmbeddings.from_bytes_store(
+        model,
+        InMemoryByteStore(),
+        namespace="concepts-v1",
+        query_embedding_cache=True,
+        key_encoder="sha256",
+    )
+    assert embedding_identity(cached) == embedding_identity(model)
+    retriever = SessionRecallRetriever(store=store, k=2, embeddings=cached)
+    first = retriever.invoke("what did I do with my workmates?")
+    asked = model.queries
+    again = retriever.invoke("what did I do with my workmates?")
+    assert _ids(first)[0] == "office"
+    assert [(d.page_content, d.metadata) for d in again] == [
+        (d.page_content, d.metadata) for d in first
+    ]
+    assert model.queries == asked == 1  # the second search took the vector from the cache
+    plain = SessionRecallRetriever(store=store, k=2, embeddings=model)
+    assert [d.metadata for d in plain.invoke("what did I do with my workmates?")] == [
+        d.metadata for d in first
+    ]

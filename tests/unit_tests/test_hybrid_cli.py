@@ -58,3 +58,21 @@ def test_embed_says_what_a_bad_model_name_is(tmp_path: Path) -> None:
     assert bad.code == 2 and "no_such_module" in bad.err
     window = run_cli("embed", "--db", str(db), "--embeddings", MODEL, "--window", "three")
     assert window.code == 2 and "SIZE/OVERLAP" in window.err
+
+
+def test_stats_show_the_vectors_once_there_are_some(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _store(db)
+    before = run_cli("stats", "--db", str(db))
+    assert before.code == 0 and "Vectors" not in before.out, before.out
+    assert json.loads(run_cli("stats", "--db", str(db), "--json").out)["vectors"] is None
+    assert run_cli("embed", "--db", str(db), "--embeddings", MODEL).code == 0
+    after = run_cli("stats", "--db", str(db), "--read-only")
+    assert "Vectors" in after.out, after.out
+    assert "3 windows (hybrid_support.ConceptEmbeddings:concepts-v1, 3/1)" in after.out
+    figures = json.loads(run_cli("stats", "--db", str(db), "--json").out)["vectors"]
+    assert figures == {
+        "windows": 3,
+        "model": "hybrid_support.ConceptEmbeddings:concepts-v1",
+        "window": "3/1",
+    }

@@ -21,6 +21,8 @@ class Statistics(StoreCore):
         """Counts, sources, date range and size: cheap, whatever the store's size (no
         integrity check; see :meth:`check`). With ``user_id``, the counts and dates are of
         that user's sessions and their messages (``size_bytes`` stays the store's).
+        ``vectors``: the passage vectors of hybrid search (windows, model, window layout), or
+        ``None`` when the store holds none.
 
         Example:
             >>> from langchain_session_recall.backends import open_store
@@ -37,6 +39,7 @@ class Statistics(StoreCore):
             sources = conn.execute(queries.sources, params).fetchall()
             roots = conn.execute(queries.roots, params).fetchone()[0]
             size = self._size_bytes(conn)
+            vectors = self._vector_figures(conn, user_id)
         return {
             "store": self.describe(),
             "backend": self.dialect.name,
@@ -49,6 +52,27 @@ class Statistics(StoreCore):
             "last_started_at": None if last is None else as_float(last),
             "size_bytes": int(size),
             "layout": self._layout_name(),
+            "vectors": vectors,
+        }
+
+    def _vector_figures(self, conn: Any, user_id: str | None) -> dict[str, Any] | None:
+        """The passage vectors a hybrid search reads (``docs/hybrid.md``): how many windows
+        have one, the model and the window layout that made them; ``None`` when the store has
+        never held any (a lexical store, a foreign file)."""
+        from langchain_session_recall.backends.vectors import statements as vs
+
+        if not conn.execute(vs.table_exists(self.dialect)).fetchone()[0]:
+            return None
+        scoped = user_id is not None
+        windows = conn.execute(vs.count_windows(self.dialect, scoped=scoped), {"user_id": user_id})
+        meta = {}
+        for key in (vs.META_MODEL, vs.META_WINDOW):
+            row = conn.execute(vs.get_meta(self.dialect), {"key": key}).fetchone()
+            meta[key] = None if row is None else str(row[0])
+        return {
+            "windows": count_of(windows.fetchone()[0]),
+            "model": meta[vs.META_MODEL],
+            "window": meta[vs.META_WINDOW],
         }
 
     def count_users(self, *, up_to: int = 2) -> int:

@@ -108,6 +108,16 @@ def version(d: sql.Dialect) -> str:
     return f"SELECT count(*), coalesce(max(id), 0) FROM {TABLE}"
 
 
+def count_windows(d: sql.Dialect, *, scoped: bool) -> str:
+    """How many windows have a vector (``scoped``: of the sessions of ``user_id``)."""
+    if not scoped:
+        return f"SELECT count(*) FROM {TABLE}"
+    return (
+        f"SELECT count(*) FROM {TABLE} v JOIN sessions s ON s.id = v.session_id "
+        f"WHERE s.user_id = {d.param('user_id')}"
+    )
+
+
 def all_vectors(d: sql.Dialect) -> str:
     return f"SELECT id, session_id, layout, message_ids, embedding FROM {TABLE} ORDER BY id"
 

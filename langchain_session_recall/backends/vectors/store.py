@@ -77,6 +77,25 @@ class StoreVectors:
             )
         return self.vectors.embed_missing(progress=progress)
 
+    async def aembed_missing(self, *, progress: Progress | None = None) -> int:
+        """Async :meth:`embed_missing`: the backfill runs in LangChain's executor (the store
+        is blocking, like the model's batched calls it makes), the event loop stays free.
+
+        Example:
+            >>> import asyncio
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> from langchain_session_recall import SessionStore
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "hi"}])
+            >>> store.enable_embeddings(DeterministicFakeEmbedding(size=8))
+            >>> asyncio.run(store.aembed_missing()), store.embed_missing()
+            (1, 0)
+        """
+        from langchain_core.runnables.config import run_in_executor
+
+        return await run_in_executor(None, lambda: self.embed_missing(progress=progress))
+
     def enable_embeddings(
         self,
         embeddings: Embeddings,
