@@ -34,7 +34,7 @@ from langchain_session_recall.errors import InvalidArgumentError, StoreBusyError
 if TYPE_CHECKING:
     from tenacity import RetryCallState
 
-__all__ = ["DEFAULT_BUSY_TIMEOUT", "WriteRetry", "is_busy", "is_transient"]
+__all__ = ["DEFAULT_BUSY_TIMEOUT", "WriteRetry", "is_busy", "is_transient", "schema_changed"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -43,7 +43,7 @@ DEFAULT_BUSY_TIMEOUT = 30.0
 """Seconds a SQLite writer waits for another writer's lock before giving up. An import holds
 the lock for up to a few seconds per group of sessions, so this leaves room for several."""
 
-_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_SCHEMA = 5, 6, 17
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -65,9 +65,28 @@ def is_busy(exc: BaseException) -> bool:
     return "database is locked" in text or "database table is locked" in text
 
 
+def schema_changed(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's ``SQLITE_SCHEMA``: another connection changed the file's
+    schema (e.g. migrated it on a writable open) while this statement was being prepared; an
+    FTS5 table then reports ``vtable constructor failed``. Running it again reads the new schema.
+
+    Example:
+        >>> import sqlite3
+        >>> exc = sqlite3.OperationalError("vtable constructor failed: messages_fts")
+        >>> exc.sqlite_errorcode = 17  # as SQLite reports it (SQLITE_SCHEMA)
+        >>> schema_changed(exc), is_busy(exc)
+        (True, False)
+    """
+    return (
+        isinstance(exc, sqlite3.OperationalError)
+        and getattr(exc, "sqlite_errorcode", None) == _SQLITE_SCHEMA
+    )
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether a failed write may succeed if tried again: the store was busy
-    (:class:`StoreBusyError`, SQLite's lock wait), or PostgreSQL reported an operational
+    (:class:`StoreBusyError`, SQLite's lock wait), its schema changed meanwhile
+    (:func:`schema_changed`), or PostgreSQL reported an operational
     failure (a deadlock or serialization failure, a lock or statement timeout, a lost
     connection, an exhausted pool). Invalid input, a read-only store, a missing session are not.
 
@@ -76,7 +95,7 @@ def is_transient(exc: BaseException) -> bool:
         >>> is_transient(StoreBusyError("busy")), is_transient(InvalidMessageError("bad"))
         (True, False)
     """
-    if isinstance(exc, StoreBusyError) or is_busy(exc):
+    if isinstance(exc, StoreBusyError) or is_busy(exc) or schema_changed(exc):
         return True
     psycopg = sys.modules.get("psycopg")  # loaded by a PostgreSQL store; never imported here
     return psycopg is not None and isinstance(exc, psycopg.OperationalError)

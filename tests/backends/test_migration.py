@@ -45,6 +45,44 @@ def test_a_version_1_sqlite_file_is_migrated_when_opened_writable(tmp_path: Path
         assert store.check().ok
 
 
+def test_a_version_3_sqlite_file_gets_the_insert_trigger_that_bulk_loads_defer(
+    tmp_path: Path,
+) -> None:
+    """Version 4: a bulk load defers indexing through a meta row the insert trigger checks
+    (schema 3 dropped and re-created the trigger, a schema change that failed other
+    connections' searches). A version-3 file gets the new trigger when opened writable."""
+    path = tmp_path / "v3.db"
+    SessionStore(path).close()
+    with sqlite3.connect(path) as conn:  # the version-3 trigger: no WHEN clause
+        (sql,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'messages_fts_ai'"
+        ).fetchone()
+        head, body = sql.split(" BEGIN", 1)
+        conn.execute("DROP TRIGGER messages_fts_ai")
+        conn.execute(head.split("\nWHEN")[0] + " BEGIN" + body)
+        (old,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'messages_fts_ai'"
+        ).fetchone()
+        assert "session_recall_meta" not in old
+        conn.execute("UPDATE session_recall_meta SET value = '3' WHERE key = 'schema_version'")
+    with SessionStore(path) as store:
+        assert store.layout.version == SCHEMA_VERSION
+        (new,) = (
+            store._conn()
+            .execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts_ai'")
+            .fetchone()
+        )
+        assert "session_recall_meta WHERE key = 'fts_deferred_after'" in new
+        (version,) = store._conn().execute("PRAGMA schema_version").fetchone()
+        with store.transaction():
+            for n in range(3):
+                store.add_session(f"s{n}")
+                store.add_messages(f"s{n}", [{"role": "user", "content": "the walrus"}])
+        assert store._conn().execute("PRAGMA schema_version").fetchone() == (version,)
+        assert len(store.match_messages(_q("walrus"), "relaxed")) == 3
+        assert store.check().ok
+
+
 def _q(text: str):  # type: ignore[no-untyped-def]
     from langchain_session_recall.core.query import parse_query
 

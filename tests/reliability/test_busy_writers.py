@@ -304,3 +304,34 @@ def test_a_bulk_load_leaves_the_lock_free_between_its_transactions(tmp_path: Pat
     finally:
         store.close()
     assert order == ["first", "other", "second"]
+
+
+def _sqlite_error(message: str, code: int) -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError(message)
+    exc.sqlite_errorcode = code  # as sqlite3 sets it (Python 3.11+)
+    return exc
+
+
+def test_a_write_that_met_another_connections_schema_change_is_tried_again() -> None:
+    """SQLITE_SCHEMA (another connection changed the schema, e.g. a writable open migrating an
+    older store; an FTS5 table reports "vtable constructor failed") heals when the statement
+    runs again: a write meeting it is retried, like a busy one. Other errors are not."""
+    calls: list[int] = []
+
+    def write() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise _sqlite_error("vtable constructor failed: messages_cjk_fts", 17)
+        return "written"
+
+    assert WriteRetry(attempts=2, first_wait=0).call(write) == "written"
+    assert len(calls) == 2
+    calls.clear()
+
+    def broken() -> str:
+        calls.append(1)
+        raise _sqlite_error("no such table: messages", 1)
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        WriteRetry(attempts=3, first_wait=0).call(broken)
+    assert len(calls) == 1

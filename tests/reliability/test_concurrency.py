@@ -18,6 +18,8 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -344,3 +346,102 @@ def test_read_only_readers_while_the_agent_writes_and_exits(tmp_path: Path) -> N
     assert [p.name for p in tmp_path.iterdir()] == ["state.db"]
     count("concurrency.concurrent_reads", reads[0], backend="sqlite")
     count("concurrency.messages_written", 3 * 40 * BATCH, backend="sqlite")
+
+
+BULK_SECONDS = 4.0
+
+
+class FreshReaders:
+    """:data:`READERS` threads that open the store for every search (as the CLI does) while
+    a worker thread runs, for :data:`BULK_SECONDS`; every failure is kept in ``errors``."""
+
+    def __init__(self, open_store: Callable[[], SessionBackend]) -> None:
+        self.open_store = open_store
+        self.stop = threading.Event()
+        self.errors: list[str] = []
+        self._served = itertools.count()
+
+    def _read(self) -> None:
+        while not self.stop.is_set():
+            try:
+                with self.open_store() as store:
+                    for query in ("东京", "nginx"):
+                        search_sessions(store, query)
+                next(self._served)
+            except Exception as exc:  # every failure counts; the test lists them
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def run_beside(self, worker: Callable[[], None]) -> int:
+        """Run ``worker`` and the readers until :attr:`stop`; how many searches were served."""
+        threads = [threading.Thread(target=worker)]
+        threads += [threading.Thread(target=self._read) for _ in range(READERS)]
+        for thread in threads:
+            thread.start()
+        self.stop.wait(BULK_SECONDS)
+        self.stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+        return next(self._served)
+
+
+def test_searches_on_fresh_connections_while_bulk_loads_write(
+    store_factory: StoreFactory,
+) -> None:
+    """Readers that open the store for every search (as the CLI does) while another thread
+    bulk-loads groups of sessions: every search is served. Before schema 4 a bulk load dropped
+    and re-created the index trigger (a schema change), and a reader connecting an FTS5 table
+    meanwhile failed with ``vtable constructor failed: messages_cjk_fts`` (SQLITE_SCHEMA)."""
+    target = store_factory.target("bulk")
+    target.open().close()
+    readers = FreshReaders(target.open)
+    blocks = itertools.count()
+
+    def bulk_loader() -> None:
+        with target.open() as store:
+            while not readers.stop.is_set():
+                n = next(blocks)
+                with store.transaction():
+                    for s in range(4):  # the second batch on defers indexing to the end
+                        store.add_session(f"b{n}-{s}")
+                        store.add_messages(
+                            f"b{n}-{s}",
+                            [
+                                {"role": "user", "content": f"nginx 东京天气 {n} {i}"}
+                                for i in range(8)
+                            ],
+                        )
+
+    served = readers.run_beside(bulk_loader)
+    assert not readers.errors, readers.errors[:5]
+    loaded = next(blocks)
+    assert served > READERS and loaded > 1, (served, loaded)  # the mix did run
+    target.assert_intact()
+    count("bulk_mix.searches_served", served, backend=store_factory.backend)
+
+
+def test_searches_survive_another_clients_schema_changes(tmp_path: Path) -> None:
+    """Another client changes the schema again and again (a table made and dropped, as a
+    migration on open or a first ANALYZE does once) while readers open the store for every
+    search: every search is served. SQLite reports such a change met while it connects an
+    FTS5 table as ``vtable constructor failed`` (SQLITE_SCHEMA); the store runs the statement
+    again against the new schema."""
+    path = tmp_path / "recall.db"
+    with SessionStore(path) as store:
+        store.add_session("s")
+        store.add_messages("s", [{"role": "user", "content": "nginx 东京天气 ok"}])
+    readers = FreshReaders(lambda: SessionStore(path))
+    changes = itertools.count()
+
+    def other_client() -> None:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        while not readers.stop.is_set():
+            conn.execute("CREATE TABLE other_client_scratch (x)")
+            conn.execute("DROP TABLE other_client_scratch")
+            next(changes)
+            time.sleep(0.01)
+        conn.close()
+
+    served = readers.run_beside(other_client)
+    assert not readers.errors, readers.errors[:5]
+    assert served > READERS and next(changes) > 10  # the mix did run
+    count("schema_changes.searches_served", served)

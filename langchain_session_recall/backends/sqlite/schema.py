@@ -17,9 +17,10 @@ from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.errors import NotASessionDatabaseError
 
 __all__ = [
+    "FTS_DEFER",
     "FTS_INDEX_SINCE",
-    "FTS_INSERT_TRIGGER",
     "FTS_INSERT_TRIGGER_NAME",
+    "FTS_RESUME",
     "SCHEMA_VERSION",
     "Layout",
     "create_or_migrate",
@@ -29,7 +30,7 @@ __all__ = [
     "setup_needed",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # What the main index sees of a message. Tool output is capped (the transcript shows 500
 # characters of it anyway, and a 1 MB log would otherwise dominate the index). Of tool calls,
@@ -79,19 +80,34 @@ _TOOL_TEXT_FILL = (
 # separate bigram index below, because unicode61 keeps a CJK run as one token.
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 
+# A bulk load (SessionStore.transaction) leaves indexing to its end: inside its own
+# transaction it writes the meta row FTS_DEFERRED_KEY, which the insert trigger's WHEN clause
+# sees (no other connection does: the row is uncommitted, and gone again at the end or on a
+# rollback), then indexes its messages in one statement (FTS_INDEX_SINCE). A row, not a
+# dropped and re-created trigger: any DDL changes the schema of the file, and every other
+# connection then re-reads it; one that does so while it connects an FTS5 table fails with
+# "vtable constructor failed" (SQLITE_SCHEMA), so a search or write would fail under a bulk load.
 FTS_INSERT_TRIGGER_NAME = "messages_fts_ai"
-FTS_INSERT_TRIGGER = (
-    f"CREATE TRIGGER IF NOT EXISTS {FTS_INSERT_TRIGGER_NAME} AFTER INSERT ON messages BEGIN\n"
+_FTS_DEFERRED_KEY = "fts_deferred_after"
+_FTS_INSERT_TRIGGER = (
+    f"CREATE TRIGGER IF NOT EXISTS {FTS_INSERT_TRIGGER_NAME} AFTER INSERT ON messages\n"
+    "WHEN NOT EXISTS (SELECT 1 FROM session_recall_meta "
+    f"WHERE key = '{_FTS_DEFERRED_KEY}') BEGIN\n"
     "    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)\n"
     f"    VALUES ({_fts_values('new')});\n"
     "END"
 )
-# What the insert trigger does, for every message above an id in one statement: a bulk load
-# (SessionStore.transaction) indexes its messages this way when it ends.
+FTS_DEFER = (
+    f"INSERT OR REPLACE INTO session_recall_meta(key, value) VALUES ('{_FTS_DEFERRED_KEY}', ?)"
+)
+"""Stop indexing inserted messages (bound: the highest message id indexed so far)."""
+FTS_RESUME = f"DELETE FROM session_recall_meta WHERE key = '{_FTS_DEFERRED_KEY}'"
+"""Index inserted messages again (after :data:`FTS_INDEX_SINCE`)."""
 FTS_INDEX_SINCE = (
     "INSERT INTO messages_fts(rowid, content, tool_name, tool_calls) "
     "SELECT id, content, tool_name, tool_calls FROM messages_fts_src WHERE id > ?"
 )
+"""What the insert trigger does, for every message above an id, in one statement."""
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS session_recall_meta (
@@ -151,7 +167,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     content='messages_fts_src', content_rowid='id',
     tokenize='{TOKENIZE}'
 );
-{FTS_INSERT_TRIGGER};
+{_FTS_INSERT_TRIGGER};
 CREATE TRIGGER IF NOT EXISTS messages_fts_ad AFTER DELETE ON messages BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, content, tool_name, tool_calls)
     VALUES ('delete', {_fts_values("old")});
@@ -243,7 +259,8 @@ SCHEMA_OBJECTS = frozenset(
 _META = "session_recall_meta"
 
 # Migrations from version N to N+1, applied in order inside the opening transaction (after the
-# CREATE ... IF NOT EXISTS script, which adds the tables a version introduced).
+# CREATE ... IF NOT EXISTS script, which adds the tables a version introduced, and before it
+# runs again, which makes anew the views and triggers a migration dropped).
 _MIGRATIONS: dict[int, str] = {
     # version 2: the cache's verdicts, message positions (rows of version 1 keep NULL: ranking
     # then orders them by id), session headers (filled by the store after migrating)
@@ -256,6 +273,9 @@ _MIGRATIONS: dict[int, str] = {
     "DROP TRIGGER IF EXISTS messages_fts_ad;\n"
     "DROP TRIGGER IF EXISTS messages_fts_au;\n"
     "DROP VIEW IF EXISTS messages_fts_src;",
+    # version 4: the insert trigger skips messages while a bulk load defers their indexing
+    # (see _FTS_INSERT_TRIGGER), so bulk loads no longer drop and re-create it
+    3: f"DROP TRIGGER IF EXISTS {FTS_INSERT_TRIGGER_NAME};",
 }
 _REINDEXED_IN = 3
 """The version whose migration rebuilds the message index (its view and triggers changed)."""
@@ -392,9 +412,10 @@ def create_or_migrate(conn: sqlite3.Connection, *, name: str = "the file") -> No
             for statement in _statements(_MIGRATIONS[version]):
                 conn.execute(statement)
             version += 1
-        if migrated_from < _REINDEXED_IN:  # the view and triggers again, then the index anew
+        if migrated_from < SCHEMA_VERSION:  # what the migrations dropped, made anew
             for statement in _statements(_DDL):
                 conn.execute(statement)
+        if migrated_from < _REINDEXED_IN:  # the index anew
             conn.execute(_TOOL_TEXT_FILL)
             conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
         if migrated_from < 2:  # version 2 indexes session headers: add those of older sessions

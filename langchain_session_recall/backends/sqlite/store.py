@@ -26,13 +26,18 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
 from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
-from langchain_session_recall.backends.retry import DEFAULT_BUSY_TIMEOUT, is_busy
+from langchain_session_recall.backends.retry import (
+    DEFAULT_BUSY_TIMEOUT,
+    is_busy,
+    schema_changed,
+)
 from langchain_session_recall.backends.sqlite import statements as st
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
+    FTS_DEFER,
     FTS_INDEX_SINCE,
-    FTS_INSERT_TRIGGER,
     FTS_INSERT_TRIGGER_NAME,
+    FTS_RESUME,
     SCHEMA_VERSION,
     Layout,
     create_or_migrate,
@@ -106,6 +111,7 @@ class _Counted:
 _MAX_PROBED = 12  # terms probed one by one for selectivity (~1 ms each); longer queries skip it
 _MAX_HAND_OVER = 0.15  # seconds: longer than SQLite's longest sleep between two lock attempts
 _BULK_TRIES = (0.15, 0.3)  # seconds between a bulk block's tries for the lock (_begin)
+_SCHEMA_TRIES = 5  # runs of a full-text read that met other connections' schema changes
 
 
 @dataclass(slots=True)
@@ -115,6 +121,29 @@ class _Block:
     batches: int = 0
     indexed_through: int | None = None
     """Set once indexing is deferred: the block indexes messages above this id when it ends."""
+
+
+def _again_on_schema_change(read: Callable[[], T]) -> T:
+    """``read()``, run again (up to :data:`_SCHEMA_TRIES` in all) when another connection's
+    schema change interrupted it (a migration on open, say; an FTS5 table then reports
+    "vtable constructor failed", see
+    :func:`~langchain_session_recall.backends.retry.schema_changed`): it then prepares
+    against the new schema. Reads outside a transaction meet this (SQLite itself prepares a
+    statement again only once)."""
+    for _ in range(_SCHEMA_TRIES - 1):
+        try:
+            return read()
+        except sqlite3.OperationalError as exc:
+            if not schema_changed(exc):
+                raise
+    return read()
+
+
+def _execute(
+    conn: sqlite3.Connection | sqlite3.Cursor, statement: str, params: dict[str, Any]
+) -> sqlite3.Cursor:
+    """``conn.execute(statement, params)``, again after a schema change (see above)."""
+    return _again_on_schema_change(lambda: conn.execute(statement, params))
 
 
 def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -419,7 +448,7 @@ class SqliteSessionStore(SessionBackend):
     def _guarded(read: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
         """``read(conn)``, a file that is not SQLite reported as not a session database."""
         try:
-            return read(conn)
+            return _again_on_schema_change(lambda: read(conn))
         except sqlite3.DatabaseError as exc:
             raise NotASessionDatabaseError(f"not a readable SQLite database: {exc}") from exc
 
@@ -516,16 +545,24 @@ class SqliteSessionStore(SessionBackend):
             yield
         finally:
             self._local.block = None
+        self._index_deferred(conn, block)
+
+    @staticmethod
+    def _index_deferred(conn: sqlite3.Connection, block: _Block) -> None:
+        """Index the messages whose indexing ``block`` deferred, and index on insert again."""
         if block.indexed_through is not None:
             conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
-            conn.execute(FTS_INSERT_TRIGGER)
+            conn.execute(FTS_RESUME)
+        block.indexed_through, block.batches = None, 0
 
     def _before_batch(self) -> None:
         """Inside :meth:`transaction`, from its second batch of messages on, leave indexing to
-        the end of the block: the insert trigger is dropped for the block's duration (inside
-        its transaction, so no other connection ever sees it missing, and a rollback restores
-        it). Called before the batch's own savepoint opens, so undoing a failed batch keeps it
-        dropped. A single batch keeps the trigger: the drop and re-create would cost more.
+        the end of the block: a meta row that the insert trigger checks (see
+        :data:`~langchain_session_recall.backends.sqlite.schema.FTS_DEFER`) is written in the
+        block's transaction, so no other connection ever sees it, a rollback removes it, and
+        the schema never changes (a schema change would make other connections' searches
+        fail). Called before the batch's own savepoint opens, so undoing a failed batch keeps
+        indexing deferred. A single batch indexes on insert: deferring would cost more.
         """
         block: _Block | None = getattr(self._local, "block", None)
         if block is None or block.indexed_through is not None or not self.layout.own:
@@ -537,20 +574,16 @@ class SqliteSessionStore(SessionBackend):
         if not conn.execute(st.HAS_TRIGGER, {"name": FTS_INSERT_TRIGGER_NAME}).fetchone():
             return  # someone removed it: index nothing behind their back
         (block.indexed_through,) = conn.execute(st.MAX_MESSAGE_ID).fetchone()
-        conn.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER_NAME}")
+        conn.execute(FTS_DEFER, (block.indexed_through,))
 
     def _before_delete(self) -> None:
         """Inside :meth:`transaction` with indexing left to the end of the block, index the
-        block's messages now (and restore the trigger): deleting a message the index does
+        block's messages now (and index on insert again): deleting a message the index does
         not hold yet would damage the index. Done in the block's own transaction, before the
         delete's savepoint, so a failed delete keeps it."""
         block: _Block | None = getattr(self._local, "block", None)
-        if block is None or block.indexed_through is None:
-            return
-        conn = self._conn()
-        conn.execute(FTS_INDEX_SINCE, (block.indexed_through,))
-        conn.execute(FTS_INSERT_TRIGGER)
-        block.indexed_through, block.batches = None, 0
+        if block is not None and block.indexed_through is not None:
+            self._index_deferred(self._conn(), block)
 
     @contextmanager
     def _deleting(self, conn: sqlite3.Connection, session_ids: Sequence[str]) -> Iterator[None]:
@@ -776,7 +809,7 @@ class SqliteSessionStore(SessionBackend):
         """Run a full-text query; ``take`` reads what it needs of its hits (lazily)."""
         cursor = conn.cursor()
         try:
-            return take(map(MessageHit.from_row, cursor.execute(statement, params)))
+            return take(map(MessageHit.from_row, _execute(cursor, statement, params)))
         except sqlite3.OperationalError as exc:
             # Our renderer only emits quoted terms; reaching this is a bug, not bad input.
             raise SessionRecallError(
@@ -807,7 +840,7 @@ class SqliteSessionStore(SessionBackend):
         statement, params = st.header_match_query(self.dialect, filters)
         params.update(expr=to_fts5(query, reading), limit=limit)
         with self._read() as conn:
-            rows = conn.execute(statement, params).fetchall()
+            rows = _execute(conn, statement, params).fetchall()
         hits = [
             SessionHit(str(r[0]), as_float(r[1]), str(r[2] or "unknown"), as_float(r[3]))
             for r in rows
@@ -819,8 +852,8 @@ class SqliteSessionStore(SessionBackend):
         """``-1`` when ``expression`` matches nothing, ``None`` when it matches at most
         ``rank_window`` rows, else the rowid above which the newest ``rank_window`` lie."""
         try:
-            count, oldest = conn.execute(
-                st.window_probe_query(table), {"expr": expression, "n": self.rank_window + 1}
+            count, oldest = _execute(
+                conn, st.window_probe_query(table), {"expr": expression, "n": self.rank_window + 1}
             ).fetchone()
         except sqlite3.OperationalError as exc:
             raise SessionRecallError(
