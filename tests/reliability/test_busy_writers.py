@@ -335,3 +335,42 @@ def test_a_write_that_met_another_connections_schema_change_is_tried_again() -> 
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         WriteRetry(attempts=3, first_wait=0).call(broken)
     assert len(calls) == 1
+
+
+def test_a_read_whose_schema_keeps_changing_is_a_busy_store_not_a_bug() -> None:
+    """A read meeting SQLITE_SCHEMA runs again (another connection's schema change heals on the
+    next prepare); one that meets it on every try raises StoreBusyError (CLI exit 75, "try
+    again"), not the "rejected by SQLite" error of a query we built wrong."""
+    from langchain_session_recall.backends.sqlite.store import (
+        _SCHEMA_TRIES,
+        _again_on_schema_change,
+    )
+
+    calls: list[int] = []
+
+    def heals() -> str:
+        calls.append(1)
+        if len(calls) < _SCHEMA_TRIES:
+            raise _sqlite_error("vtable constructor failed: messages_fts", 17)
+        return "rows"
+
+    assert _again_on_schema_change(heals) == "rows"
+    assert len(calls) == _SCHEMA_TRIES
+    calls.clear()
+
+    def keeps_changing() -> str:
+        calls.append(1)
+        raise _sqlite_error("vtable constructor failed: messages_fts", 17)
+
+    with pytest.raises(StoreBusyError, match="kept changing the store's schema"):
+        _again_on_schema_change(keeps_changing)
+    assert len(calls) == _SCHEMA_TRIES
+    calls.clear()
+
+    def broken() -> str:
+        calls.append(1)
+        raise _sqlite_error("no such table: messages", 1)
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        _again_on_schema_change(broken)
+    assert len(calls) == 1

@@ -129,14 +129,23 @@ def _again_on_schema_change(read: Callable[[], T]) -> T:
     "vtable constructor failed", see
     :func:`~langchain_session_recall.backends.retry.schema_changed`): it then prepares
     against the new schema. Reads outside a transaction meet this (SQLite itself prepares a
-    statement again only once)."""
+    statement again only once). A schema that keeps changing through every try is a busy
+    store, not a bug: :class:`StoreBusyError` (safe to try again later)."""
     for _ in range(_SCHEMA_TRIES - 1):
         try:
             return read()
         except sqlite3.OperationalError as exc:
             if not schema_changed(exc):
                 raise
-    return read()
+    try:
+        return read()
+    except sqlite3.OperationalError as exc:
+        if schema_changed(exc):
+            raise StoreBusyError(
+                f"another connection kept changing the store's schema ({exc}) through "
+                f"{_SCHEMA_TRIES} tries; nothing is wrong with the query, try again"
+            ) from exc
+        raise
 
 
 def _execute(
