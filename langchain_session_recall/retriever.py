@@ -22,7 +22,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.core.query import bound_query
+from langchain_session_recall.core.query import bound_query, parse_query
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.recorder import configured_session
@@ -268,9 +268,13 @@ class SessionRecallRetriever(BaseRetriever):
 
     def _hybrid_model(self, request: SearchRequest) -> Embeddings | None:
         """The model of a hybrid search, or ``None`` (lexical: no model, weight 0, a browse,
-        ``k`` 0)."""
+        ``k`` 0, or a search that can use no dense candidate, so its question is never
+        embedded: a role filter, as a window mixes roles; a query of only ``NOT`` terms; one
+        with nothing to search, such as ``"?"``)."""
         embeddings = self.embeddings or self.store.embeddings
         if embeddings is None or self.dense_weight <= 0 or request.browse or request.k <= 0:
+            return None
+        if request.role_filter or not _may_use_dense(request.query):
             return None
         return embeddings
 
@@ -312,6 +316,15 @@ class SessionRecallRetriever(BaseRetriever):
             show_message_ids=self.show_message_ids,
             collapse_automation=self.collapse_automation,
         )
+
+
+def _may_use_dense(query: str) -> bool:
+    """Whether a search for ``query`` can reach its dense stage: not a query of only ``NOT``
+    terms (the recent sessions that never mention them), not one with nothing to search."""
+    try:
+        return bool(parse_query(query).relaxed)
+    except EmptyQueryError:
+        return False
 
 
 def _document(result: Result) -> Document:

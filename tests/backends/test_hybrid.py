@@ -420,3 +420,27 @@ def test_a_cache_in_front_of_the_model_is_that_model(store_factory: StoreFactory
     assert [d.metadata for d in plain.invoke("what did I do with my workmates?")] == [
         d.metadata for d in first
     ]
+
+
+@pytest.mark.parametrize(
+    ("query", "options"),
+    [
+        ("what did I do with my workmates?", {"role_filter": "user"}),  # windows mix roles
+        ("NOT violin", {}),  # only NOT terms: the recent sessions that never mention them
+        ("?", {}),  # nothing to search
+    ],
+)
+def test_a_search_that_can_use_no_dense_candidate_never_embeds_its_question(
+    store_factory: StoreFactory, query: str, options: dict[str, str]
+) -> None:
+    model = ConceptEmbeddings()
+    store = _hybrid_store(store_factory, model)
+    _fill(store)
+    hybrid = SessionRecallRetriever(store=store, k=4, embeddings=model)
+    lexical = SessionRecallRetriever(store=store, k=4, dense_weight=0.0)
+    got = hybrid.invoke(query, **options)
+    assert model.queries == 0  # no embedding waited for and thrown away
+    assert [(d.page_content, d.metadata) for d in got] == [
+        (d.page_content, d.metadata) for d in lexical.invoke(query, **options)
+    ]
+    assert model.queries == 0
