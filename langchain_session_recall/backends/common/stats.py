@@ -61,18 +61,15 @@ class Statistics(StoreCore):
         never held any (a lexical store, a foreign file)."""
         from langchain_session_recall.backends.vectors import statements as vs
 
-        if not conn.execute(vs.table_exists(self.dialect)).fetchone()[0]:
+        recorded = vs.recorded_model(conn, self.dialect)
+        if recorded is None:
             return None
         scoped = user_id is not None
         windows = conn.execute(vs.count_windows(self.dialect, scoped=scoped), {"user_id": user_id})
-        meta = {}
-        for key in (vs.META_MODEL, vs.META_WINDOW):
-            row = conn.execute(vs.get_meta(self.dialect), {"key": key}).fetchone()
-            meta[key] = None if row is None else str(row[0])
         return {
             "windows": count_of(windows.fetchone()[0]),
-            "model": meta[vs.META_MODEL],
-            "window": meta[vs.META_WINDOW],
+            "model": recorded[0],
+            "window": recorded[1],
         }
 
     def count_users(self, *, up_to: int = 2) -> int:

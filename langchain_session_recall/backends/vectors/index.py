@@ -195,14 +195,7 @@ class VectorIndex:
         self._matrix = None
 
     def _recorded(self, conn: Any) -> tuple[str | None, str | None]:
-        d = self.backend.dialect
-        if not conn.execute(vs.table_exists(d)).fetchone()[0]:
-            return None, None
-        values = []
-        for key in (vs.META_MODEL, vs.META_WINDOW):
-            row = conn.execute(vs.get_meta(d), {"key": key}).fetchone()
-            values.append(row[0] if row else None)
-        return values[0], values[1]
+        return vs.recorded_model(conn, self.backend.dialect) or (None, None)
 
     def _mismatch(self, recorded: tuple[str | None, str | None]) -> EmbeddingMismatchError:
         return EmbeddingMismatchError(

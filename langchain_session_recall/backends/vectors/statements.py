@@ -44,6 +44,19 @@ def get_meta(d: sql.Dialect) -> str:
     return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
 
 
+def recorded_model(conn: Any, d: sql.Dialect) -> tuple[str | None, str | None] | None:
+    """The model and the window layout recorded beside the store's vectors (``None`` each
+    when not recorded), or ``None`` when the store has no vector table: the one read of them,
+    for the index's checks and for ``stats()``."""
+    if not conn.execute(table_exists(d)).fetchone()[0]:
+        return None
+    values = []
+    for key in (META_MODEL, META_WINDOW):
+        row = conn.execute(get_meta(d), {"key": key}).fetchone()
+        values.append(row[0] if row else None)
+    return values[0], values[1]
+
+
 def delete_meta(d: sql.Dialect) -> str:
     return f"DELETE FROM session_recall_meta WHERE key = {d.param('key')}"
 
