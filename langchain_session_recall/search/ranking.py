@@ -400,9 +400,9 @@ class _Evidence:
         """:meth:`_chain_facts` of a chain matched by one message for one term, without its
         grouping: the same expressions, each over one value."""
         weights, term_weight = self.weights, self.term_weight
-        base = 0 + term_weight[term] / self.mean_weight * _decayed((c,), weights.decay)
-        coverage = (0 + term_weight[term]) / self.total_weight
-        chain_score = base * coverage**weights.coverage_power * (1.0 + weights.together_bonus * 0.0)
+        base = term_weight[term] / self.mean_weight * _decayed((c,), weights.decay)
+        coverage = term_weight[term] / self.total_weight
+        chain_score = base * coverage**weights.coverage_power  # one term: no "together" bonus
         window_score = best_window(
             {term: {mid: c}},
             {},
