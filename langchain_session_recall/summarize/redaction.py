@@ -309,12 +309,17 @@ class _HintScan:
     def present(self, text: str, lowered: str) -> frozenset[int]:
         """The indices of the rules with a hint in ``text`` (``lowered``: ``text.lower()``,
         as long as ``text``)."""
+        (written, written_rules), (lower, lower_rules) = self.scans
+        written_hit = written.search(text) if written is not None else None
+        lower_hit = lower.search(lowered) if lower is not None else None
+        if written_hit is None and lower_hit is None:
+            return self.always  # most texts: no hint, nothing more to build
         found = set(self.always)
-        for (regex, rules_of), hay in zip(self.scans, (text, lowered), strict=True):
-            if regex is None:
-                continue
-            hit = regex.search(hay)
-            while hit is not None:
+        for regex, rules_of, hay, hit in (
+            (written, written_rules, text, written_hit),
+            (lower, lower_rules, lowered, lower_hit),
+        ):
+            while regex is not None and hit is not None:
                 found |= rules_of[hit.group()]
                 hit = regex.search(hay, hit.start() + 1)
         return frozenset(found)
