@@ -114,9 +114,11 @@ class SessionRecallRetriever(BaseRetriever):
     hit_limit: int = Field(default=HIT_LIMIT, ge=1)
     """Message hits gathered per index and query term before sessions are ranked, the best
     over the whole store (besides ``hits_per_session`` of every other session)."""
-    hits_per_session: int = Field(default=HITS_PER_SESSION, ge=1)
+    hits_per_session: int | None = Field(default=HITS_PER_SESSION, ge=1)
     """Message hits gathered of every other session with a match (its best, per index and
-    query term): every session competes, however many matches another one has."""
+    query term): every session competes, however many matches another one has. ``None``:
+    none, only the best ``hit_limit`` per term compete: a large store searches faster, and a
+    session crowded out of them by a noisier one is not found (``docs/benchmarks-perf.md``)."""
     now: float | datetime.datetime | str | None = None
     """The moment relative time words in a query ("last week", "yesterday") refer to: Unix
     seconds, a datetime or an ISO date; ``None``: the current time. Pass it (here or per call)

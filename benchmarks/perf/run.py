@@ -269,7 +269,8 @@ def worker_stats(path: str) -> dict[str, Any]:
     return {"file_bytes": Path(path).stat().st_size, "groups": groups, "by_name": by_name}
 
 
-def _our_expression(text: str) -> str:
+def reference_expression(text: str) -> str:
+    """The FTS5 expression the floor and the reference query (the query read as ours reads it)."""
     from langchain_session_recall.backends.sqlite.fts import to_fts5
     from langchain_session_recall.core.query import parse_query
 
@@ -277,25 +278,47 @@ def _our_expression(text: str) -> str:
     return to_fts5(q, "strict" if q.explicit else "relaxed")
 
 
+REFERENCE_SQL = (
+    "SELECT m.id, m.session_id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+    "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? "
+    "AND s.source NOT IN ('tool') ORDER BY rank LIMIT ?"
+)
+
+
+def reference_search(conn: sqlite3.Connection, store: Any, expression: str) -> int:
+    """The reference algorithm (Hermes-style): 50 FTS rows, one ``get_session`` per hop to find
+    each hit's root, the first hit per root, then the whole root session loaded and cut around
+    that hit. Returns how many roots it found."""
+    from langchain_session_recall.transcript import format_transcript, window
+
+    first: dict[str, int] = {}
+    for mid, sid in conn.execute(REFERENCE_SQL, (expression, REFERENCE_LIMIT)).fetchall():
+        root, hops = sid, 0
+        while hops < 256:
+            s = store.get_session(root)
+            if s is None or s.parent_session_id is None:
+                break
+            root, hops = s.parent_session_id, hops + 1
+        first.setdefault(root, mid)
+    for root, mid in list(first.items())[:3]:
+        t = format_transcript(store.get_messages(root))
+        window(t.text, t.offsets.get(mid, 0), 100_000)
+    return len(first)
+
+
 def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
     """Time ours end to end, the bare FTS5 floor and the reference algorithm, per query."""
     import corpus
 
     from langchain_session_recall import SessionRecallRetriever, SessionStore
-    from langchain_session_recall.transcript import format_transcript, window
 
     base_rss = _vm("VmHWM")
     store = SessionStore(path)
     retriever = SessionRecallRetriever(store=store, k=3)
     queries = [q for _, q in corpus.QUERIES]
-    exprs = [_our_expression(q) for q in queries]
+    exprs = [reference_expression(q) for q in queries]
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     floor_sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
-    ref_sql = (
-        "SELECT m.id, m.session_id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? "
-        "AND s.source NOT IN ('tool') ORDER BY rank LIMIT ?"
-    )
 
     def ours(i: int) -> int:
         return len(retriever.invoke(queries[i]))
@@ -304,21 +327,7 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
         return len(conn.execute(floor_sql, (exprs[i], HIT_LIMIT_FLOOR)).fetchall())
 
     def reference(i: int) -> int:
-        # Hermes-style: 50 FTS rows, one get_session per hop to find each hit's root, the first
-        # hit per root, then the whole root session loaded and cut around that hit.
-        first: dict[str, int] = {}
-        for mid, sid in conn.execute(ref_sql, (exprs[i], REFERENCE_LIMIT)).fetchall():
-            root, hops = sid, 0
-            while hops < 256:
-                s = store.get_session(root)
-                if s is None or s.parent_session_id is None:
-                    break
-                root, hops = s.parent_session_id, hops + 1
-            first.setdefault(root, mid)
-        for root, mid in list(first.items())[:3]:
-            t = format_transcript(store.get_messages(root))
-            window(t.text, t.offsets.get(mid, 0), 100_000)
-        return len(first)
+        return reference_search(conn, store, exprs[i])
 
     algos = {"ours": ours} if only_ours else {"ours": ours, "floor": floor, "reference": reference}
     for fn in algos.values():  # warm-up pass: page cache and statement cache

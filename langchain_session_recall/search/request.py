@@ -96,9 +96,11 @@ class SearchRequest:
     hit_limit: int = HIT_LIMIT
     """Message hits gathered per index and per term before sessions are ranked, the best over
     the whole store (besides ``hits_per_session`` of every other session)."""
-    hits_per_session: int = HITS_PER_SESSION
+    hits_per_session: int | None = HITS_PER_SESSION
     """Message hits gathered of every other session with a match (its best, per index and
-    term): every session competes, however many matches another one has."""
+    term): every session competes, however many matches another one has. ``None``: none, only
+    the best ``hit_limit`` compete (faster on a large store, and a session crowded out of them
+    by a noisier one is not found; ``docs/benchmarks-perf.md`` has the trade)."""
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     collapse_automation: bool = True

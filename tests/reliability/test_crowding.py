@@ -75,3 +75,19 @@ def test_equal_sessions_all_compete_for_a_word_they_share(backend_store: Session
     found = [d.metadata["session_id"] for d in retriever.invoke("kafka")]
     assert len(found) == 3, found
     assert len(SessionRecallRetriever(store=store, k=4, now=NOW).invoke("kafka")) == 4
+
+
+def test_without_per_session_hits_the_crowded_session_is_not_a_candidate(
+    backend_store: SessionBackend,
+) -> None:
+    # hits_per_session=None is the faster, older candidate set: the best 100 hits per term only.
+    # The long session's 150 short lines take every one of them for "kafka", so the session
+    # with the fix is found only through its other words, and a bare "kafka" misses it.
+    store = backend_store
+    _old_debug_and_the_fix(store)
+    fast = SessionRecallRetriever(
+        store=store, k=3, exclude_sources=(), now=NOW, hits_per_session=None
+    )
+    assert [d.metadata["session_id"] for d in fast.invoke("kafka")] == ["old-debug"]
+    found = [d.metadata["session_id"] for d in fast.invoke("how did we fix the kafka lag?")]
+    assert found[0] == "kafka-fix", found  # "fix" and "lag" still find it
