@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping
+import random
+from collections.abc import Iterator, Mapping
 
 import pytest
 from hypothesis import given
@@ -46,24 +48,23 @@ _hit = st.builds(
     st.randoms(use_true_random=False),
 )
 def test_sessions_in_hand_have_their_best_hits_kept(
-    found: list[MessageHit], limit: int, per_session: int, budget: bool, rnd: object
+    found: list[MessageHit], limit: int, per_session: int, budget: bool, rnd: random.Random
 ) -> None:
     # a ranked pass: best first, ties in any order (FTS5's), read lazily as _ranked reads it
     stream = list(found)
-    rnd.shuffle(stream)  # type: ignore[attr-defined]
+    rnd.shuffle(stream)
     stream.sort(key=lambda h: -h.relevance)  # stable: the shuffled order breaks ties
     read: list[MessageHit] = []
 
-    def counted() -> object:
+    def counted() -> Iterator[MessageHit]:
         for h in stream:
             read.append(h)
             yield h
 
     if budget:
-        kept = budget_automation(counted(), limit, {"cron"})  # type: ignore[arg-type]
+        kept = budget_automation(counted(), limit, {"cron"})
     else:
-        it = counted()
-        kept = [h for _, h in zip(range(limit + 1), it)][:limit]  # type: ignore[call-overload]
+        kept = list(itertools.islice(counted(), limit + 1))[:limit]
     for sid in sessions_in_hand(read, kept, per_session):
         ordered = sorted((h for h in found if h.session_id == sid), key=_contract)
         assert {h.message_id for h in ordered[:per_session]} <= {h.message_id for h in kept}
