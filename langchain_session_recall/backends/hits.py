@@ -9,11 +9,11 @@ its cursor no further than the budget needs); ranking sessions is the search pip
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from langchain_session_recall.models import MessageHit
 
-__all__ = ["MATCH_LIMIT", "best_hits", "budget_automation"]
+__all__ = ["MATCH_LIMIT", "best_hits", "budget_automation", "sessions_in_hand"]
 
 MATCH_LIMIT = 200
 """Hits ``match_messages`` and ``match_sessions`` return when a direct caller gives no
@@ -112,3 +112,38 @@ def _session_best(ordered: Iterable[MessageHit], per_session: int) -> list[Messa
             taken[hit.session_id] = n + 1
             kept.append(hit)
     return kept
+
+
+def sessions_in_hand(
+    read: Sequence[MessageHit], kept: Iterable[MessageHit], per_session: int
+) -> list[str]:
+    """Sessions whose best ``per_session`` hits are all among ``kept`` for sure: a backend's
+    per-session pass can leave them out and return the same hits.
+
+    ``read`` are the hits a ranked pass read, best first (relevance descending); ``kept`` those
+    of them it kept (the best ``limit``, or the automation budget's). A hit it did not keep (read
+    and dropped, or never read) is no more relevant than the most relevant of the dropped ones
+    and than the last one read; a session with ``per_session`` kept hits *strictly* above that
+    bound has its best ``per_session`` among them (on a tie with a hit outside, the message id
+    decides, so a tie keeps the session in the pass).
+
+    Example:
+        >>> hit = lambda i, s, rel: MessageHit(i, s, "user", rel, "cli", 0.0)
+        >>> read = [hit(1, "a", 3.0), hit(2, "b", 2.0), hit(3, "a", 2.0), hit(4, "c", 2.0)]
+        >>> sessions_in_hand(read, read[:3], 1)  # 'b' ties with hit 4, which was not kept
+        ['a']
+        >>> sessions_in_hand(read, read[:3], 2)
+        []
+    """
+    if not read:
+        return []
+    kept_ids: dict[int, MessageHit] = {h.message_id: h for h in kept}
+    bound = max(
+        (h.relevance for h in read if h.message_id not in kept_ids), default=read[-1].relevance
+    )
+    bound = max(bound, read[-1].relevance)
+    above: dict[str, int] = {}
+    for h in kept_ids.values():
+        if h.relevance > bound:
+            above[h.session_id] = above.get(h.session_id, 0) + 1
+    return sorted(s for s, n in above.items() if n >= per_session)

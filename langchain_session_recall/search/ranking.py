@@ -251,15 +251,20 @@ def best_window(
         (positions[m], term, c) for term, ids in messages.items() for m, c in ids.items()
     )
     starts = sorted({p - k for p, _, _ in found for k in range(size)}) or [0]
-    best, lo = 0.0, 0
+    best, lo, hi, n = 0.0, 0, 0, len(found)
+    seen = (-1, -1)
     for start in starts:
-        while lo < len(found) and found[lo][0] < start:
+        while lo < n and found[lo][0] < start:
             lo += 1
-        inside: dict[str, list[float]] = {t: [c] for t, c in header.items()}
-        hi = lo
-        while hi < len(found) and found[hi][0] < start + size:
-            inside.setdefault(found[hi][1], []).append(found[hi][2])
+        hi = max(hi, lo)  # both ends only move forward
+        while hi < n and found[hi][0] < start + size:
             hi += 1
+        if (lo, hi) == seen:
+            continue  # the same hits as the window before: the same score
+        seen = (lo, hi)
+        inside: dict[str, list[float]] = {t: [c] for t, c in header.items()}
+        for _, term, c in found[lo:hi]:
+            inside.setdefault(term, []).append(c)
         score = covered = 0.0
         for term, values in inside.items():
             weight = term_weight.get(term, 0.0)

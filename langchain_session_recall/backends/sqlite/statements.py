@@ -90,18 +90,27 @@ def match_query(
 
 
 def session_best_query(
-    d: SqliteDialect, fts_table: str, filters: SearchFilters, *, bounded: bool = False
+    d: SqliteDialect,
+    fts_table: str,
+    filters: SearchFilters,
+    *,
+    bounded: bool = False,
+    in_hand: Sequence[str] = (),
 ) -> tuple[str, dict[str, Any]]:
     """The best ``per_session`` hits of every session with a match in one FTS5 table, every
-    filter applied (bound: ``expr``, ``bound`` as in :func:`match_query`, ``per_session``).
+    filter applied (bound: ``expr``, ``bound`` as in :func:`match_query`, ``per_session``),
+    except the sessions ``in_hand`` (whose best hits the caller holds already: see
+    :func:`~langchain_session_recall.backends.hits.sessions_in_hand`).
 
     The matches are numbered per session (a window function over the ranked matches joined to
     their message only, at most ``rank_window`` rows); the session and its filters are joined
     to the few rows kept: a session-level filter holds for all of a session's messages or for
-    none, so it may come after the choice.
+    none, so it may come after the choice. The sessions in hand are left out before ranking:
+    FTS5 computes bm25 only for the matches the query keeps.
     """
     message_level = SearchFilters(
-        role_filter=filters.role_filter, exclude_session_ids=filters.exclude_session_ids
+        role_filter=filters.role_filter,
+        exclude_session_ids=(*filters.exclude_session_ids, *in_hand),
     )
     session_level = replace(filters, role_filter=(), exclude_session_ids=())
     inner_where, params = filter_clauses(d, message_level)

@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
+from langchain_session_recall.backends.hits import (
+    MATCH_LIMIT,
+    best_hits,
+    budget_automation,
+    sessions_in_hand,
+)
 from langchain_session_recall.backends.retry import (
     DEFAULT_BUSY_TIMEOUT,
     is_busy,
@@ -84,12 +89,16 @@ class _Counted:
     (then each session's best is among them already)."""
 
     def __init__(self) -> None:
-        self.rows = 0
+        self.read: list[MessageHit] = []
         self.done = False
+
+    @property
+    def rows(self) -> int:
+        return len(self.read)
 
     def _count(self, hits: Iterator[MessageHit]) -> Iterator[MessageHit]:
         for hit in hits:
-            self.rows += 1
+            self.read.append(hit)
             yield hit
         self.done = True
 
@@ -783,6 +792,7 @@ class SqliteSessionStore(SessionBackend):
         params = {"expr": expression, "bound": bound, "limit": -1 if lazy else limit}
         statement, extra = st.match_query(self.dialect, table, filters, bounded=bound is not None)
         params.update(extra)
+        in_hand: list[str] = []
         if limit is None and per_session is not None:
             top: list[MessageHit] = []
         elif per_session is None or limit is None:
@@ -793,9 +803,10 @@ class SqliteSessionStore(SessionBackend):
             if read.done and len(top) == read.rows:
                 return top  # every match is in: nothing left for the per-session query
             top = top if budget else top[:limit]
-        # each session's best, in a query of its own
+            in_hand = sessions_in_hand(read.read, top, per_session)
+        # each other session's best, in a query of its own (which ranks only their matches)
         statement, extra = st.session_best_query(
-            self.dialect, table, filters, bounded=bound is not None
+            self.dialect, table, filters, bounded=bound is not None, in_hand=in_hand
         )
         params.update(extra, per_session=per_session)
         return top + self._hits(conn, statement, params, list)
