@@ -65,6 +65,9 @@ _LANGUAGES = {
     "css": "css",
 }
 _SHELL_TOOLS = frozenset({"terminal", "bash", "shell", "run_command", "execute_command", "exec"})
+# ``json.dumps(value, ensure_ascii=False)`` builds this encoder on every call (only the
+# all-defaults call reuses one); the same encoder, built once, gives the same text.
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +143,7 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return _json_text(value)
     except (TypeError, ValueError):
         return str(value)
 
@@ -185,10 +188,7 @@ def render_tool_call(
     """
     inline = [(k, v) for k, v in call.arguments if _inline(v)]
     blocks = [(k, v) for k, v in call.arguments if not _inline(v)]
-    shown = ", ".join(
-        f"{k}={json.dumps(v, ensure_ascii=False)}" if k else json.dumps(v, ensure_ascii=False)
-        for k, v in inline
-    )
+    shown = ", ".join(f"{k}={_json_text(v)}" if k else _json_text(v) for k, v in inline)
     lines = [f"[{tag} → {call.name}({shown})]:"]
     language = _language(call)
     for key, value in blocks:
@@ -235,7 +235,7 @@ def redact_tool_calls(
             if key in {"arguments", "args"}:
                 decoded = _decoded(value)
                 if not isinstance(decoded, str):
-                    return json.dumps(clean(decoded), ensure_ascii=False)
+                    return _json_text(clean(decoded))
             return redact(value)
         if isinstance(value, Mapping):
             return {k: clean(v, k) for k, v in value.items()}

@@ -41,6 +41,12 @@ class SecretPattern(NamedTuple):
     whole_text: bool = False
 
 
+# Text every match of a regex holds (one of these strings, case as written): on a line holding
+# none of them the regex cannot match, so it is not run there. Keyed by the regex (its source
+# and flags): a property of the regex, so a user's rule with the same regex shares it.
+_NEEDS: dict[tuple[str, int], tuple[str, ...]] = {}
+
+
 def _p(
     name: str,
     regex: str,
@@ -49,9 +55,13 @@ def _p(
     *,
     hints: tuple[str, ...] = (),
     whole_text: bool = False,
+    needs: tuple[str, ...] = (),
 ) -> SecretPattern:
     replace = replacement or f"[REDACTED:{name}]"
-    return SecretPattern(name, re.compile(regex, flags), replace, hints, whole_text)
+    compiled = re.compile(regex, flags)
+    if needs:
+        _NEEDS[compiled.pattern, compiled.flags] = needs
+    return SecretPattern(name, compiled, replace, hints, whole_text)
 
 
 def _base64_headers() -> str:
@@ -202,6 +212,7 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"(?!\[REDACTED)([^\"'\n]*\s[^\"'\n]*)\2",
         r"\1\2[REDACTED]\2",
         hints=_WORD_HINTS,
+        needs=("=", ":"),  # the [=:] after the key word ('=' and ':' have no other case)
     ),
     _p(
         "assignment",
@@ -210,6 +221,7 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         rf"(?i)({_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
         r"\1[REDACTED]",
         hints=_WORD_HINTS,
+        needs=("=", ":"),
     ),
     _p(
         "stripe_key",
@@ -242,8 +254,15 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"(\bmysql\w*\b[^\n]*?\s-p)(?!\s)\S+",
         r"\1[REDACTED]",
         hints=("mysql",),
+        needs=("-p",),
     ),
-    _p("login_password", r"(\blogin\b[^\n]*?\s-p\s+)\S+", r"\1[REDACTED]", hints=("login",)),
+    _p(
+        "login_password",
+        r"(\blogin\b[^\n]*?\s-p\s+)\S+",
+        r"\1[REDACTED]",
+        hints=("login",),
+        needs=("-p",),
+    ),
     _p(
         "connection_string_key",
         r"(?i)\b((?:Account|SharedAccess)Key\s*=\s*)[A-Za-z0-9+/%]{20,}={0,2}",
@@ -256,6 +275,7 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"[a-z\-]*\s+)(?!-)" + _VALUE,
         r"\1[REDACTED]",
         hints=_WORD_HINTS,
+        needs=("-",),  # the flag's dash
     ),
 )
 
@@ -284,16 +304,22 @@ class _HintScan:
                     (lower if hint.islower() else as_written).setdefault(hint, set()).add(index)
         self.always = frozenset(always)
         self.scans = [_literal_scan(as_written), _literal_scan(lower)]
+        self.needs = tuple(_NEEDS.get((r.pattern.pattern, r.pattern.flags), ()) for r in rules)
 
     def present(self, text: str, lowered: str) -> frozenset[int]:
         """The indices of the rules with a hint in ``text`` (``lowered``: ``text.lower()``,
         as long as ``text``)."""
+        (written, written_rules), (lower, lower_rules) = self.scans
+        written_hit = written.search(text) if written is not None else None
+        lower_hit = lower.search(lowered) if lower is not None else None
+        if written_hit is None and lower_hit is None:
+            return self.always  # most texts: no hint, nothing more to build
         found = set(self.always)
-        for (regex, rules_of), hay in zip(self.scans, (text, lowered), strict=True):
-            if regex is None:
-                continue
-            hit = regex.search(hay)
-            while hit is not None:
+        for regex, rules_of, hay, hit in (
+            (written, written_rules, text, written_hit),
+            (lower, lower_rules, lowered, lower_hit),
+        ):
+            while regex is not None and hit is not None:
                 found |= rules_of[hit.group()]
                 hit = regex.search(hay, hit.start() + 1)
         return frozenset(found)
@@ -372,7 +398,7 @@ def redact_secrets(text: str, patterns: Sequence[SecretPattern] | None = None) -
                     return text  # no rule has a hint here: nothing to do
             if present is not None and index not in present:
                 continue  # no hint of this rule in the text: _apply would change nothing
-        redacted = _apply(rule, text, lowered)
+        redacted = _apply(rule, text, lowered, scan.needs[index])
         if redacted is not text:
             text, lowered = redacted, None
     return text
@@ -390,12 +416,14 @@ def describe_error(exc: BaseException, limit: int = 500) -> str:
     return redact_secrets(f"{type(exc).__name__}: {exc}"[: 4 * limit])[:limit]
 
 
-def _apply(rule: SecretPattern, text: str, lowered: str | None) -> str:
+def _apply(rule: SecretPattern, text: str, lowered: str | None, needs: tuple[str, ...] = ()) -> str:
     """One rule on ``text`` (``lowered``: ``text.lower()``): on the lines holding a hint, or on
-    all of it (see :class:`SecretPattern`); ``text`` itself when no hint occurs."""
+    all of it (see :class:`SecretPattern`); ``text`` itself when no hint occurs. ``needs``:
+    text every match of the rule's regex holds (see ``_NEEDS``); where none of it is, the
+    regex is not run."""
     if not rule.hints or lowered is None or len(lowered) != len(text):
         # no hints, or lower() changed lengths ("İ"): offsets would not match
-        return rule.pattern.sub(rule.replacement, text)
+        return _sub(rule, text, needs)
     lines: dict[int, int] = {}  # start -> end of each line holding a hint
     for hint in rule.hints:
         hay = lowered if hint.islower() else text
@@ -409,12 +437,20 @@ def _apply(rule: SecretPattern, text: str, lowered: str | None) -> str:
     if not lines:
         return text
     if rule.whole_text:
-        return rule.pattern.sub(rule.replacement, text)
+        return _sub(rule, text, needs)
     parts, done = [], 0
     for start in sorted(lines):
         end = lines[start]
-        parts += [text[done:start], rule.pattern.sub(rule.replacement, text[start:end])]
+        parts += [text[done:start], _sub(rule, text[start:end], needs)]
         done = end
     parts.append(text[done:])
     redacted = "".join(parts)
     return text if redacted == text else redacted
+
+
+def _sub(rule: SecretPattern, text: str, needs: tuple[str, ...]) -> str:
+    """``rule.pattern.sub`` on ``text``; ``text`` itself when it holds none of ``needs`` (the
+    regex could not match it)."""
+    if needs and not any(need in text for need in needs):
+        return text
+    return rule.pattern.sub(rule.replacement, text)
