@@ -417,6 +417,7 @@ def test_hundred_kilobyte_queries(corpus_store: SessionBackend) -> None:
         ),
         word=st.sampled_from(CORPUS_WORDS),
     )
+    @example(chunk="NOT nginx ", word="nginx")  # found by a run: the junk negates the word
     def check(chunk: str, word: str) -> None:
         count("hostile.cases", backend=backend)
         count("hostile.100kb_cases", backend=backend)
@@ -426,8 +427,9 @@ def test_hundred_kilobyte_queries(corpus_store: SessionBackend) -> None:
         # Only the first MAX_QUERY_CHARS are read (issue 21 §9): the word stands within them.
         head = junk[:1_000] + ('"' if junk[:1_000].count('"') % 2 else "")
         outcome = search_sessions(corpus_store, f"{head} qqfiller {word} {junk}")
-        assert outcome.sessions
         assert outcome.query.truncated and len(outcome.query.text) <= MAX_QUERY_CHARS
+        if not outcome.query.excluded:  # the junk may say "NOT <word>": nothing is then right
+            assert outcome.sessions
         docs = SessionRecallRetriever(store=corpus_store, k=1).invoke(junk)
         assert all(d.metadata["session_id"] in CORPUS_IDS for d in docs)
 
