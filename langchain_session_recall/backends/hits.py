@@ -138,10 +138,8 @@ def sessions_in_hand(
     if not read:
         return []
     kept_ids: dict[int, MessageHit] = {h.message_id: h for h in kept}
-    bound = max(
-        (h.relevance for h in read if h.message_id not in kept_ids), default=read[-1].relevance
-    )
-    bound = max(bound, read[-1].relevance)
+    dropped = (h.relevance for h in read if h.message_id not in kept_ids)
+    bound = max([read[-1].relevance, *dropped])  # the last read stands for the hits never read
     above: dict[str, int] = {}
     for h in kept_ids.values():
         if h.relevance > bound:
