@@ -105,6 +105,7 @@ class WindowIndex:
         limit: int | None = 200,
         automation: Sequence[str] = (),
         per_session: int | None = None,
+        sessions: int | None = None,
     ) -> list[MessageHit]:
         every = per_session is not None or limit is None  # best_hits settles the shape
         rows = self.conn.execute(
@@ -117,7 +118,7 @@ class WindowIndex:
             )
             for r, rel in rows
         ]
-        return best_hits(hits, limit, per_session=per_session)
+        return best_hits(hits, limit, per_session=per_session, sessions=sessions)
 
     def parents_of(self, session_ids: Sequence[str], **_: Any) -> dict[str, str | None]:
         return dict.fromkeys(session_ids)

@@ -13,7 +13,14 @@ from collections.abc import Collection, Iterable, Sequence
 
 from langchain_session_recall.models import MessageHit
 
-__all__ = ["MATCH_LIMIT", "best_hits", "budget_automation", "sessions_in_hand"]
+__all__ = [
+    "MATCH_LIMIT",
+    "best_hits",
+    "budget_automation",
+    "read_seated",
+    "seats",
+    "sessions_in_hand",
+]
 
 MATCH_LIMIT = 200
 """Hits ``match_messages`` and ``match_sessions`` return when a direct caller gives no
@@ -63,12 +70,15 @@ def best_hits(
     limit: int | None = None,
     automation: Collection[str] = (),
     per_session: int | None = None,
+    sessions: int | None = None,
 ) -> list[MessageHit]:
     """Hits gathered from several indexes or passes, as ``match_messages`` returns them: each
     message once (with its best relevance), best first (relevance descending, then message id);
     with ``limit`` the best ``limit`` of them, or with ``automation`` the budget of
     :func:`budget_automation`; with ``per_session`` also the best ``per_session`` of every
-    session (complete at session level, see ``SessionBackend.match_messages``).
+    session (complete at session level, see ``SessionBackend.match_messages``), or with
+    ``sessions`` of the best ``sessions`` sessions (by their best hit; automation sessions have
+    ``max(1, sessions // 4)`` seats of their own, see :func:`seats`).
 
     Example:
         >>> hit = lambda i, rel, s="s": MessageHit(i, s, "user", rel, "cli", 0.0)
@@ -79,6 +89,9 @@ def best_hits(
         [2, 1]
         >>> found = [hit(1, 3.0), hit(2, 2.0), hit(3, 1.0, "t")]
         >>> [h.message_id for h in best_hits(found, limit=1, per_session=1)]
+        [1, 3]
+        >>> found = [hit(1, 3.0, "a"), hit(2, 2.0, "a"), hit(3, 1.5, "b"), hit(4, 1.0, "c")]
+        >>> [h.message_id for h in best_hits(found, limit=1, per_session=1, sessions=2)]
         [1, 3]
     """
     best: dict[int, MessageHit] = {}
@@ -96,22 +109,86 @@ def best_hits(
         )
     if per_session is None:
         return sorted(top, key=_best_first) if automation else top
-    keep = {h.message_id for h in _session_best(ordered, per_session)}
+    keep = {h.message_id for h in _session_best(ordered, per_session, sessions, automation)}
     if limit is not None:
         keep.update(h.message_id for h in top)
     return [h for h in ordered if h.message_id in keep]
 
 
-def _session_best(ordered: Iterable[MessageHit], per_session: int) -> list[MessageHit]:
-    """The first ``per_session`` hits of each session, in the order given (best first)."""
+def seats(sessions: int) -> int:
+    """Sessions of automation sources that ``match_messages(..., sessions=n)`` keeps besides
+    the ``n`` others: a quarter of them, at least one (as :func:`budget_automation` budgets
+    hits), so hundreds of near-identical cron runs cannot take every seat.
+
+    Example:
+        >>> seats(100), seats(2)
+        (25, 1)
+    """
+    return max(1, sessions // 4)
+
+
+def _session_best(
+    ordered: Iterable[MessageHit],
+    per_session: int,
+    sessions: int | None = None,
+    automation: Collection[str] = (),
+) -> list[MessageHit]:
+    """The first ``per_session`` hits of each session, in the order given (best first); with
+    ``sessions``, of the first ``sessions`` sessions of other sources than ``automation`` and
+    of the first :func:`seats` automation sessions ranked above the last of those (as
+    :func:`budget_automation` keeps hits)."""
     taken: dict[str, int] = {}
     kept: list[MessageHit] = []
+    others = automated = 0
     for hit in ordered:
-        n = taken.get(hit.session_id, 0)
+        n = taken.get(hit.session_id)
+        if n is None:
+            if sessions is not None:
+                if others >= sessions:
+                    break  # every seat of the other sources is taken: nothing ranks above
+                if hit.source in automation:
+                    if automated >= seats(sessions):
+                        continue
+                    automated += 1
+                else:
+                    others += 1
+            n = 0
         if n < per_session:
             taken[hit.session_id] = n + 1
             kept.append(hit)
     return kept
+
+
+def read_seated(
+    hits: Iterable[MessageHit], limit: int, sessions: int, automation: Collection[str]
+) -> list[MessageHit]:
+    """Read hits best first until what ``best_hits(..., limit, automation, 1, sessions)``
+    keeps is in hand: ``limit`` hits of other sources than ``automation`` and the first hit of
+    ``sessions`` sessions of other sources, and every hit as relevant as the last one needed
+    (a tie is settled by message id, which the reader's order does not follow). ``hits`` is
+    consumed lazily: a database cursor ranked by relevance is read no further than that.
+
+    Example:
+        >>> hit = lambda i, s, rel: MessageHit(i, s, "user", rel, "cli", 0.0)
+        >>> found = [hit(1, "a", 9.0), hit(2, "a", 8.0), hit(3, "b", 7.0), hit(4, "c", 7.0),
+        ...          hit(5, "d", 6.0)]
+        >>> [h.message_id for h in read_seated(iter(found), 1, 2, ())]
+        [1, 2, 3, 4]
+    """
+    read: list[MessageHit] = []
+    others = 0
+    seen: set[str] = set()
+    enough: float | None = None
+    for hit in hits:
+        if enough is not None and hit.relevance < enough:
+            break
+        read.append(hit)
+        if hit.source not in automation:
+            others += 1
+            seen.add(hit.session_id)
+        if enough is None and others >= limit and len(seen) >= sessions:
+            enough = hit.relevance  # read on through the ties of the last hit needed
+    return read
 
 
 def sessions_in_hand(

@@ -322,8 +322,9 @@ def session_exists(d: Dialect) -> str:
 def hit_columns(d: Dialect, relevance: str) -> str:
     """What a full-text query selects per matching message (see ``MessageHit.from_row``)."""
     return (
-        f"m.id, m.session_id, m.role, {relevance} AS relevance, s.source, m.timestamp, "
-        f"{d.message_column('seq')}, s.started_at"
+        f"m.id AS id, m.session_id AS session_id, m.role AS role, {relevance} AS relevance, "
+        f"s.source AS source, m.timestamp AS timestamp, {d.message_column('seq')} AS seq, "
+        "s.started_at AS started_at"
     )
 
 

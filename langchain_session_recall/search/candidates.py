@@ -29,7 +29,12 @@ from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_word
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
 from langchain_session_recall.search.blend import DenseEvidence, DenseSearch
 from langchain_session_recall.search.ranking import RankedSession
-from langchain_session_recall.search.request import HIT_LIMIT, HITS_PER_SESSION, SearchRequest
+from langchain_session_recall.search.request import (
+    HIT_LIMIT,
+    HITS_PER_SESSION,
+    SESSIONS_PER_TERM,
+    SearchRequest,
+)
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
@@ -113,6 +118,7 @@ def strict_candidates(
         filters=filters,
         limit=request.hit_limit,
         per_session=request.hits_per_session,
+        sessions=request.sessions_per_term,
     )
     return hits, roots_of(backend, (h.session_id for h in hits), request.user_id)
 
@@ -248,6 +254,7 @@ def _instead(
     term: Term,
     match: Callable[[Term], list[MessageHit]],
     per_session: int | None,
+    sessions: int | None,
 ) -> tuple[list[MessageHit], list[str]]:
     """What a term that matched nothing is searched as: the closest indexed words (a typo),
     else its prefix (a partial word). The hits, and the words searched instead."""
@@ -258,7 +265,7 @@ def _instead(
         if found:
             hits.extend(found)
             used.append(_term_key(correction))
-    hits = best_hits(hits, per_session=per_session)  # corrections may share a message
+    hits = best_hits(hits, per_session=per_session, sessions=sessions)  # a shared message
     if not hits and (prefix := _prefix_term(term)) is not None:
         hits = match(prefix)
         used = [_term_key(prefix)] if hits else []
@@ -282,6 +289,7 @@ def term_candidates(
         filters=filters,
         limit=limit,
         per_session=request.hits_per_session,
+        sessions=request.sessions_per_term,
         expansions=expansions,
     )
     by_header = header_hits(backend, terms, filters=filters, limit=limit)
@@ -297,16 +305,17 @@ def term_hits(
     filters: SearchFilters = _NO_FILTERS,
     limit: int | None = HIT_LIMIT,
     per_session: int | None = HITS_PER_SESSION,
+    sessions: int | None = SESSIONS_PER_TERM,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
     expansions: dict[str, str] | None = None,
 ) -> dict[str, list[MessageHit]]:
     """Message hits of each search term matched alone (terms that match nothing are absent):
-    the best ``limit`` of them and the best ``per_session`` of every session with a match.
+    the best ``limit`` of them and the best ``per_session`` of the best ``sessions`` sessions
+    with a match (``None``: of every one).
 
     Automation runs (``automation_sources``) get a hit budget of their own (a quarter of
-    ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`): hundreds of
-    near-identical cron runs would otherwise use up the hits of a word they share with the
-    session the user wants. Ranking demotes them.
+    ``limit``, see :func:`~langchain_session_recall.backends.hits.budget_automation`), and of
+    the ``sessions``: near-identical cron runs would otherwise take them. Ranking demotes them.
 
     A term that matches nothing is replaced by the closest indexed words (a typo), else by its
     prefix (a partial word); ``expansions``, when given, records each replacement
@@ -338,6 +347,7 @@ def term_hits(
             limit=limit,
             automation=automation,
             per_session=per_session,
+            sessions=sessions,
         )
 
     for term in terms[:MAX_SEARCH_TERMS]:
@@ -346,24 +356,38 @@ def term_hits(
         if not hits and _indexed(backend, term, filters):
             continue  # a real word, just not where the filters look: nothing to correct
         if not hits:  # a misspelt word, else a partial one
-            hits, used = _instead(backend, term, match, per_session)
+            hits, used = _instead(backend, term, match, per_session, sessions)
         if used and expansions is not None:
             expansions[_term_key(term)] = ", ".join(used)
         if hits:
             out[_term_key(term)] = hits
     rest = tuple(terms[MAX_SEARCH_TERMS:])
-    if rest:
-        # Past the per-term budget the other words are matched together (any of them), so a
-        # long query never drops a word of the data silently; they count as one term.
-        together = ParsedQuery(
-            text=" ".join(t.tokens[0] for t in rest),
-            strict=tuple((None, t) for t in rest),
-            relaxed=rest,
-            explicit=False,
-        )
-        hits = backend.match_messages(
-            together, "relaxed", filters=filters, limit=limit, per_session=per_session
-        )
-        if hits:
-            out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
+    if rest and (hits := _together(backend, rest, filters, limit, per_session, sessions)):
+        out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
     return out
+
+
+def _together(
+    backend: SessionBackend,
+    rest: tuple[Term, ...],
+    filters: SearchFilters,
+    limit: int | None,
+    per_session: int | None,
+    sessions: int | None,
+) -> list[MessageHit]:
+    """Past the per-term budget the other words are matched together (any of them), so a
+    long query never drops a word of the data silently; they count as one term."""
+    together = ParsedQuery(
+        text=" ".join(t.tokens[0] for t in rest),
+        strict=tuple((None, t) for t in rest),
+        relaxed=rest,
+        explicit=False,
+    )
+    return backend.match_messages(
+        together,
+        "relaxed",
+        filters=filters,
+        limit=limit,
+        per_session=per_session,
+        sessions=sessions,
+    )

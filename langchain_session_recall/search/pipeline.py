@@ -58,6 +58,7 @@ from langchain_session_recall.search.ranking import (
 from langchain_session_recall.search.request import (
     HIT_LIMIT,
     HITS_PER_SESSION,
+    SESSIONS_PER_TERM,
     SearchRequest,
     as_request,
 )
@@ -112,8 +113,9 @@ def search_sessions(
     ``request`` is a :class:`~langchain_session_recall.search.request.SearchRequest`, or the
     query text of one with its defaults; ``changes`` set its fields (``user_id=...``).
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has nothing
-    searchable. The best ``hit_limit`` message hits per term compete, and every other session
-    with a match with its best ``hits_per_session`` (see ``SessionBackend.match_messages``).
+    searchable. The best ``hit_limit`` message hits per term compete, and the best
+    ``sessions_per_term`` other sessions with a match with their best ``hits_per_session``
+    (see ``SessionBackend.match_messages``).
     ``weights`` tunes the term-coverage ranking (see :class:`TermWeights`).
     ``now`` (Unix seconds, default the current time) anchors relative time expressions in the
     query ("last week"): they become a soft prior on session start times, never a filter.
@@ -178,6 +180,7 @@ def match_terms(
     filters: SearchFilters = _NO_FILTERS,
     limit: int | None = HIT_LIMIT,
     per_session: int | None = HITS_PER_SESSION,
+    sessions: int | None = SESSIONS_PER_TERM,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
     expansions: dict[str, str] | None = None,
 ) -> dict[str, list[MessageHit]]:
@@ -200,6 +203,7 @@ def match_terms(
         filters=filters,
         limit=limit,
         per_session=per_session,
+        sessions=sessions,
         automation_sources=automation_sources,
         expansions=expansions,
     )

@@ -21,6 +21,7 @@ __all__ = [
     "HIDDEN_SOURCES",
     "HITS_PER_SESSION",
     "HIT_LIMIT",
+    "SESSIONS_PER_TERM",
     "SearchRequest",
     "as_request",
     "role_list",
@@ -44,6 +45,12 @@ lines that repeat a word cannot crowd out the one with the answer, and each sess
 bounded number of hits (see ``SessionBackend.match_messages``). A word found in more than
 ``rank_window`` messages is ranked over its newest ``rank_window`` matches, which bounds the
 whole."""
+SESSIONS_PER_TERM = 100
+"""Sessions whose best hits are gathered per index and per term, besides the best
+:data:`HIT_LIMIT` hits: the best sessions by their best match (automation runs have a quarter
+as many seats of their own). The store chooses them, so what a search reads and ranks stays
+bounded however many sessions share a word, and a noisy session takes one seat, never the
+others'."""
 
 
 def role_list(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -101,6 +108,10 @@ class SearchRequest:
     term): every session competes, however many matches another one has. ``None``: none, only
     the best ``hit_limit`` compete (faster on a large store, and a session crowded out of them
     by a noisier one is not found; ``docs/benchmarks-perf.md`` has the trade)."""
+    sessions_per_term: int | None = SESSIONS_PER_TERM
+    """How many sessions bring their ``hits_per_session`` best hits, per index and term: the
+    best by their best match. ``None``: every session with a match (what a search reads then
+    grows with the number of sessions a word occurs in)."""
     show_message_ids: bool = False
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     collapse_automation: bool = True

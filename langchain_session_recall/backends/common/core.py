@@ -134,6 +134,7 @@ class StoreCore(ABC):
         limit: int | None = MATCH_LIMIT,
         automation: Sequence[str] = (),
         per_session: int | None = None,
+        sessions: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, with every filter applied
         inside the full-text query.
@@ -151,6 +152,11 @@ class StoreCore(ABC):
         ``per_session`` matches, however many matches other sessions have; so a long session
         of short lines cannot crowd out another, and each session costs a bounded number of
         hits. With ``limit=None`` only each session's best ``per_session`` come back.
+        ``sessions`` bounds that: only the best ``sessions`` sessions (ordered by their best
+        match, then session id) bring their best ``per_session``, and sessions of
+        ``automation`` sources have :func:`~langchain_session_recall.backends.hits.seats` of
+        their own; a session still competes however many matches the others have, and what
+        comes back no longer grows with the number of sessions a word occurs in.
         A word matched by more than :attr:`rank_window` messages is ranked over its newest
         ``rank_window`` matches only. :func:`~langchain_session_recall.backends.hits.best_hits`
         merges what several indexes found into this shape."""

@@ -58,6 +58,7 @@ def match_query(
     cjk: bool,
     automation: bool = False,
     per_session: bool = False,
+    seated: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """Message hits of one tsvector column, best first, every filter inside the query.
 
@@ -74,7 +75,9 @@ def match_query(
     ranking pass), for :func:`~langchain_session_recall.backends.hits.budget_automation` to
     settle. With ``per_session`` (bound: ``per_session``) each session's best ``per_session``
     come back too (``limit`` 0: only those): a superset of what
-    :func:`~langchain_session_recall.backends.hits.best_hits` keeps.
+    :func:`~langchain_session_recall.backends.hits.best_hits` keeps; with ``seated`` too
+    (bound: ``seats``, ``auto_seats``), only those of the best ``seats`` sessions by their best
+    match (sessions of ``automation`` sources: ``auto_seats`` of their own).
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = filter_clauses(d, filters)
@@ -94,12 +97,24 @@ def match_query(
     )
     if per_session:
         flag = "PARTITION BY r.source = ANY(%(automation)s) " if automation else ""
-        sql = (
-            f"SELECT {_HIT_COLUMNS} FROM (SELECT r.*, row_number() OVER "
+        numbered = (
+            "SELECT r.*, row_number() OVER "
             "(PARTITION BY r.session_id ORDER BY r.relevance DESC, r.id) AS nth, "
-            f"row_number() OVER ({flag}ORDER BY r.relevance DESC, r.id) AS place "
-            f"FROM ({ranked}) r) x WHERE x.nth <= %(per_session)s OR x.place <= %(limit)s "
-            "ORDER BY x.relevance DESC, x.id"
+            f"row_number() OVER ({flag}ORDER BY r.relevance DESC, r.id) AS place, "
+            "max(r.relevance) OVER (PARTITION BY r.session_id) AS best "
+            f"FROM ({ranked}) r"
+        )
+        keep = "x.nth <= %(per_session)s"
+        if seated:
+            automated = "coalesce(n.source = ANY(%(automation)s), false)"
+            numbered = (
+                f"SELECT n.*, {automated} AS automated, dense_rank() OVER (PARTITION BY "
+                f"{automated} ORDER BY n.best DESC, n.session_id) AS seat FROM ({numbered}) n"
+            )
+            keep += " AND x.seat <= CASE WHEN x.automated THEN %(auto_seats)s ELSE %(seats)s END"
+        sql = (
+            f"SELECT {_HIT_COLUMNS} FROM ({numbered}) x WHERE ({keep}) "
+            "OR x.place <= %(limit)s ORDER BY x.relevance DESC, x.id"
         )
         return sql, params
     if not automation:

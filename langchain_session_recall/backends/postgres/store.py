@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation
+from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation, seats
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
 from langchain_session_recall.backends.postgres.schema import (
@@ -358,6 +358,7 @@ class PostgresSessionStore(SessionBackend):
         limit: int | None = MATCH_LIMIT,
         automation: Sequence[str] = (),
         per_session: int | None = None,
+        sessions: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from both tsvector columns.
 
@@ -377,6 +378,7 @@ class PostgresSessionStore(SessionBackend):
                     cjk=cjk,
                     automation=budget,
                     per_session=per_session is not None,
+                    seated=sessions is not None,
                 )
                 params.update(
                     tsquery=to_tsquery_text(query, reading, cjk=cjk),
@@ -385,6 +387,8 @@ class PostgresSessionStore(SessionBackend):
                     limit=limit if per_session is None else limit or 0,
                     automation=list(automation),
                     per_session=per_session,
+                    seats=sessions,
+                    auto_seats=seats(sessions) if sessions is not None else None,
                 )
                 # Never a prepared (generic) plan: without the tsquery value the planner may
                 # pick a sequential scan over every message.
@@ -393,7 +397,7 @@ class PostgresSessionStore(SessionBackend):
                 if budget and limit is not None and per_session is None:
                     found = budget_automation(found, limit, set(automation))
                 hits += found
-        return best_hits(hits, limit, set(automation), per_session)
+        return best_hits(hits, limit, set(automation), per_session, sessions)
 
     def match_sessions(
         self,

@@ -96,11 +96,15 @@ def session_best_query(
     *,
     bounded: bool = False,
     in_hand: Sequence[str] = (),
+    seated: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """The best ``per_session`` hits of every session with a match in one FTS5 table, every
     filter applied (bound: ``expr``, ``bound`` as in :func:`match_query`, ``per_session``),
     except the sessions ``in_hand`` (whose best hits the caller holds already: see
-    :func:`~langchain_session_recall.backends.hits.sessions_in_hand`).
+    :func:`~langchain_session_recall.backends.hits.sessions_in_hand`). With ``seated``, of the
+    best ``seats`` sessions only, by their best match (bound: ``seats``, ``auto_seats`` and
+    ``automation``: sessions of those sources are ranked for ``auto_seats`` seats of their
+    own), so what comes back is bounded whatever the number of sessions with a match.
 
     The matches are numbered per session (a window function over the ranked matches joined to
     their message only, at most ``rank_window`` rows); the session and its filters are joined
@@ -130,7 +134,20 @@ def session_best_query(
         "JOIN messages m ON m.id = x.id JOIN sessions s ON s.id = m.session_id "
         f"WHERE {' AND '.join(['x.nth <= :per_session', *outer_where])}"
     )
-    return sql, params
+    if not seated:
+        return sql, params
+
+    def automated(alias: str) -> str:
+        return f"({d.member(f'{alias}.source', 'automation')})"
+
+    best = f"SELECT k.*, max(k.relevance) OVER (PARTITION BY k.session_id) AS best FROM ({sql}) k"
+    seat = (
+        f"SELECT b.*, dense_rank() OVER (PARTITION BY {automated('b')} "
+        f"ORDER BY b.best DESC, b.session_id) AS seat FROM ({best}) b"
+    )
+    columns = "id, session_id, role, relevance, source, timestamp, seq, started_at"
+    limit = f"CASE WHEN {automated('r')} THEN :auto_seats ELSE :seats END"
+    return f"SELECT {columns} FROM ({seat}) r WHERE r.seat <= {limit}", params
 
 
 def window_probe_query(fts_table: str) -> str:

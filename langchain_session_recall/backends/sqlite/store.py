@@ -29,6 +29,8 @@ from langchain_session_recall.backends.hits import (
     MATCH_LIMIT,
     best_hits,
     budget_automation,
+    read_seated,
+    seats,
     sessions_in_hand,
 )
 from langchain_session_recall.backends.retry import (
@@ -738,6 +740,7 @@ class SqliteSessionStore(SessionBackend):
         limit: int | None = MATCH_LIMIT,
         automation: Sequence[str] = (),
         per_session: int | None = None,
+        sessions: int | None = None,
     ) -> list[MessageHit]:
         """Messages matching one reading of the query, best first, from every index.
 
@@ -767,11 +770,19 @@ class SqliteSessionStore(SessionBackend):
                     if per_session is None and limit is not None and len(found) >= limit:
                         break  # (with per_session every plan adds the sessions it finds)
                     ranked = self._ranked(
-                        conn, table, expression, bound, filters, limit, automation, per_session
+                        conn,
+                        table,
+                        expression,
+                        bound,
+                        filters,
+                        limit,
+                        automation,
+                        per_session,
+                        sessions,
                     )
                     found.update(hit.message_id for hit in ranked)
                     hits += ranked
-        return best_hits(hits, limit, set(automation), per_session)
+        return best_hits(hits, limit, set(automation), per_session, sessions)
 
     def _ranked(
         self,
@@ -783,6 +794,7 @@ class SqliteSessionStore(SessionBackend):
         limit: int | None,
         automation: Sequence[str] = (),
         per_session: int | None = None,
+        sessions: int | None = None,
     ) -> list[MessageHit]:
         budget = bool(automation) and limit is not None
         # The best rows are read lazily (no LIMIT) when a budget or the per-session hits need
@@ -793,6 +805,13 @@ class SqliteSessionStore(SessionBackend):
         statement, extra = st.match_query(self.dialect, table, filters, bounded=bound is not None)
         params.update(extra)
         in_hand: list[str] = []
+        if per_session == 1 and sessions is not None and limit is not None:
+            # the best sessions' best hits are the first hits of each session in rank order:
+            # read on from the best ``limit`` until the seats are taken (no second ranking)
+            reading = functools.partial(
+                read_seated, limit=limit, sessions=sessions, automation=set(automation)
+            )
+            return self._hits(conn, statement, params, reading)
         if limit is None and per_session is not None:
             top: list[MessageHit] = []
         elif per_session is None or limit is None:
@@ -806,9 +825,20 @@ class SqliteSessionStore(SessionBackend):
             in_hand = sessions_in_hand(read.read, top, per_session)
         # each other session's best, in a query of its own (which ranks only their matches)
         statement, extra = st.session_best_query(
-            self.dialect, table, filters, bounded=bound is not None, in_hand=in_hand
+            self.dialect,
+            table,
+            filters,
+            bounded=bound is not None,
+            in_hand=in_hand,
+            seated=sessions is not None,
         )
         params.update(extra, per_session=per_session)
+        if sessions is not None:
+            params.update(
+                seats=sessions,
+                auto_seats=seats(sessions),
+                automation=self.dialect.array(list(automation)),
+            )
         return top + self._hits(conn, statement, params, list)
 
     @staticmethod
