@@ -259,7 +259,7 @@ class VectorIndex:
         session at its first such window.
         """
         d = self.backend.dialect
-        plans: list[tuple[str, str, int, list[Window]]] = []
+        plans: list[tuple[str, str, int | None, list[Window]]] = []
         with self.backend._read() as conn:
             for sid in dict.fromkeys(session_ids):
                 for size, overlap in self.layouts:
@@ -279,8 +279,17 @@ class VectorIndex:
                 dim = self._store_dim(conn, made)
                 blobs = [encode(np, v, dim) for v in mine]
                 refused += [v for v, blob in zip(mine, blobs, strict=True) if blob is None]
-                key = {"sid": sid, "layout": layout, "start": first}
-                conn.execute(vs.delete_windows_from(d), key)
+                key = {"sid": sid, "layout": layout}
+                if first is not None:
+                    conn.execute(vs.delete_windows_from(d), {**key, "start": first})
+                conn.cursor().executemany(  # windows that waited, before the changed tail
+                    vs.delete_window(d),
+                    [
+                        {**key, "start": w.start_id}
+                        for w in fresh
+                        if first is None or w.start_id < first
+                    ],
+                )
                 conn.cursor().executemany(
                     vs.insert_window(d),
                     [
@@ -351,19 +360,20 @@ class VectorIndex:
 
     def _plan(
         self, conn: Any, sid: str, size: int, overlap: int, *, backfill: bool = False
-    ) -> tuple[str, str, int, list[Window]] | None:
+    ) -> tuple[str, str, int | None, list[Window]] | None:
         """What one session's windows of one layout need: ``(session, layout, first start
-        to rewrite, windows from it on)``, or ``None`` when they are up to date (``backfill``:
-        a window waiting for its vector is not)."""
+        of the tail to rewrite or None, windows to write)``, or ``None`` when they are up to date.
+        ``backfill``: windows waiting for their vector are written too (each alone: the
+        windows after one are not embedded again)."""
         d = self.backend.dialect
         layout = layout_text(((size, overlap),))
-        row = conn.execute(vs.last_window(d), {"sid": sid, "layout": layout}).fetchone()
+        key = {"sid": sid, "layout": layout}
+        row = conn.execute(vs.last_window(d), key).fetchone()
         start = int(row[0]) if row else 0
-        waiting = None
-        if backfill:
-            row = conn.execute(vs.first_waiting(d), {"sid": sid, "layout": layout}).fetchone()
-            waiting = int(row[0]) if row and row[0] is not None else None
-            start = min(start, waiting) if waiting is not None else start
+        waiting = (
+            {int(r[0]) for r in conn.execute(vs.waiting_windows(d), key)} if backfill else set()
+        )
+        start = min([start, *waiting])
         rows = conn.execute(vs.messages_from(d), {"sid": sid, "start": start}).fetchall()
         if not rows:
             return None
@@ -375,15 +385,16 @@ class VectorIndex:
             size=size,
             overlap=overlap,
         )
-        key = {"sid": sid, "layout": layout, "start": start}
-        stored = {int(s): m for s, m in conn.execute(vs.windows_from(d), key)}
+        stored = {int(s): m for s, m in conn.execute(vs.windows_from(d), {**key, "start": start})}
         changed = [w.start_id for w in windows if stored.get(w.start_id) != _ids_json(w)]
         changed += set(stored) - {w.start_id for w in windows}  # messages gone
-        changed += [] if waiting is None else [waiting]
-        if not changed:
+        first = min(changed, default=None)
+        if first is None and not waiting:
             return None
-        first = min(changed)
-        return sid, layout, first, [w for w in windows if w.start_id >= first]
+        fresh = [
+            w for w in windows if w.start_id in waiting or (first is not None and w.start_id >= first)
+        ]
+        return sid, layout, first, fresh
 
     def embed_missing(self, *, progress: Progress | None = None, chunk: int = 50) -> int:
         """Bring every session's windows up to date (a backfill); windows embedded.

@@ -109,12 +109,19 @@ def last_window(d: sql.Dialect) -> str:
     )
 
 
-def first_waiting(d: sql.Dialect) -> str:
-    """The session's first window of a layout whose vector was refused (left to the
-    backfill): ``start_id``, or NULL."""
+def waiting_windows(d: sql.Dialect) -> str:
+    """The session's windows of a layout whose vector was refused (left to the backfill):
+    ``start_id``."""
     return (
-        f"SELECT min(start_id) FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"SELECT start_id FROM {TABLE} WHERE session_id = {d.param('sid')} "
         f"AND layout = {d.param('layout')} AND length(embedding) = 0"
+    )
+
+
+def delete_window(d: sql.Dialect) -> str:
+    return (
+        f"DELETE FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"AND layout = {d.param('layout')} AND start_id = {d.param('start')}"
     )
 
 
