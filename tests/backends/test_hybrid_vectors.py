@@ -74,13 +74,13 @@ def test_a_spoilt_vector_is_refused_at_write_time_and_the_others_still_score(
     store.enable_embeddings(model)
     with caplog.at_level(logging.WARNING):
         _fill(store)
-    assert "1 passage vector(s)" in caplog.text and "refused" in caplog.text
-    if fault == "short":
-        assert f"of {DIM // 2} dimensions, not the store's {DIM}" in caplog.text
-    assert [m.content for m in store.get_messages("puppy")] == list(CORPUS["puppy"])
     docs = SessionRecallRetriever(store=store, k=4).invoke(QUESTION)  # no ValueError
     assert _ids(docs)[0] == "office"
     assert _dense_of(docs)["office"] == pytest.approx(1.0)  # not every dense score 0
+    assert [m.content for m in store.get_messages("puppy")] == list(CORPUS["puppy"])
+    assert "1 passage vector(s)" in caplog.text and "refused" in caplog.text
+    if fault == "short":
+        assert f"of {DIM // 2} dimensions, not the store's {DIM}" in caplog.text
     assert "1 passage window(s) have no vector" in _problems(store)
     # the window waits for the backfill: once the model is mended it gets its vector
     model.word = None
@@ -135,8 +135,8 @@ def test_a_stored_vector_that_cannot_be_read_is_skipped_reported_and_embedded_ag
         docs = SessionRecallRetriever(store=reader, embeddings=ConceptEmbeddings(), k=4).invoke(
             QUESTION
         )
-    assert "1 passage vector(s) cannot be read" in caplog.text
     assert _ids(docs)[0] == "office" and _dense_of(docs)["office"] == pytest.approx(1.0)
+    assert "1 passage vector(s) cannot be read" in caplog.text
     index = reader.vectors or store.vectors
     assert index is not None
     found = index.search(

@@ -106,20 +106,25 @@ def encode(np: Any, vector: Sequence[float], dim: int | None) -> bytes | None:
 
 
 def decode(
-    np: Any, rows: Iterable[tuple[int, Any]], dim: int | None
-) -> tuple[list[tuple[int, Any]], VectorHealth]:
-    """The usable vectors of ``(row id, stored bytes)`` rows, as ``(row id, float32 array)``,
-    and what was left out. ``dim`` ``None``: any size.
+    np: Any, rows: Sequence[tuple[int, Any]], dim: int | None
+) -> tuple[list[int], Any, VectorHealth]:
+    """The usable vectors of ``(row id, stored bytes)`` rows: their row ids, the vectors as a
+    ``(n, dim)`` float32 matrix, and what was left out. ``dim`` ``None``: the store has no
+    size yet, so no stored vector is usable.
 
     Example:
         >>> import numpy as np
         >>> good = np.ones(2, dtype="<f4").tobytes()
-        >>> kept, health = decode(np, [(1, good), (2, b""), (3, good * 2), (4, "text")], 2)
-        >>> [i for i, _ in kept], health.waiting, health.wrong_size, health.unreadable
-        ([1], 1, 1, 1)
+        >>> nan = np.array([1, np.nan], dtype="<f4").tobytes()
+        >>> rows = [(1, good), (2, b""), (3, good * 2), (4, "text"), (5, nan)]
+        >>> ids, vectors, health = decode(np, rows, 2)
+        >>> ids, vectors.shape, health.waiting_ids, health.ids
+        ([1], (1, 2), [2], [3, 4, 5])
+        >>> health.describe(2)
+        '1 not finite (NaN or infinity), 1 not of 2 dimensions, 1 not a byte string'
     """
     health = VectorHealth()
-    kept: list[tuple[int, Any]] = []
+    sized: list[tuple[int, bytes]] = []
     for row_id, blob in rows:
         if isinstance(blob, memoryview):
             blob = blob.tobytes()
@@ -129,16 +134,20 @@ def decode(
             health.waiting += 1
             health.waiting_ids.append(int(row_id))
             continue
-        elif len(blob) % 4 or (dim is not None and len(blob) != 4 * dim):
+        elif dim is None or len(blob) != 4 * dim:
             health.wrong_size += 1
         else:
-            vector = np.frombuffer(bytes(blob), dtype="<f4")
-            if np.isfinite(vector).all():
-                kept.append((row_id, vector))
-                continue
-            health.not_finite += 1
+            sized.append((int(row_id), bytes(blob)))
+            continue
         health.ids.append(int(row_id))
-    return kept, health
+    width = dim or 0
+    matrix = np.frombuffer(b"".join(b for _, b in sized), dtype="<f4").reshape(-1, width)
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        health.not_finite += int((~finite).sum())
+        health.ids += [sized[n][0] for n in np.flatnonzero(~finite).tolist()]
+        matrix = matrix[finite]
+    return [i for (i, _), ok in zip(sized, finite.tolist(), strict=True) if ok], matrix, health
 
 
 def majority_dim(sizes: Iterable[tuple[int, int]]) -> int | None:
@@ -162,7 +171,7 @@ def scan(conn: Any, d: sql.Dialect, dim: int | None) -> VectorHealth:
     health = VectorHealth()
     cursor = conn.execute(vs.row_vectors(d))
     while rows := cursor.fetchmany(SCAN_ROWS):
-        health.add(decode(np, ((r[0], r[1]) for r in rows), dim)[1])
+        health.add(decode(np, rows, dim)[2])
     return health
 
 

@@ -32,7 +32,6 @@ from langchain_session_recall.backends.vectors import statements as vs
 from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
 from langchain_session_recall.backends.vectors.health import (
     WAITING,
-    VectorHealth,
     decode,
     encode,
     majority_dim,
@@ -391,9 +390,8 @@ class VectorIndex:
         first = min(changed, default=None)
         if first is None and not waiting:
             return None
-        fresh = [
-            w for w in windows if w.start_id in waiting or (first is not None and w.start_id >= first)
-        ]
+        tail = first if first is not None else windows[-1].start_id + 1 if windows else 0
+        fresh = [w for w in windows if w.start_id in waiting or w.start_id >= tail]
         return sid, layout, first, fresh
 
     def embed_missing(self, *, progress: Progress | None = None, chunk: int = 50) -> int:
@@ -428,8 +426,7 @@ class VectorIndex:
                 vs.mark_waiting(d), [{"id": i, "empty": WAITING} for i in health.ids]
             )
         logger.warning(
-            "%d stored passage vector(s) could not be read (%s): their windows are embedded "
-            "again",
+            "%d stored passage vector(s) could not be read (%s): their windows are embedded again",
             len(health.ids),
             health.describe(dim),
         )
@@ -449,8 +446,8 @@ class VectorIndex:
         np = numpy()
         if not rows:
             return None
-        dim = recorded.dim or majority_dim((len(r[4] or b""), 1) for r in rows) or 0
-        kept, health = decode(np, ((n, r[4]) for n, r in enumerate(rows)), dim)
+        dim = recorded.dim or 0  # 0: no stored vector has a usable size
+        kept, vectors, health = decode(np, [(n, r[4]) for n, r in enumerate(rows)], dim)
         if health.broken:
             logger.warning(
                 "%s: %d passage vector(s) cannot be read (%s) and are left out of hybrid "
@@ -461,7 +458,7 @@ class VectorIndex:
                 health.describe(dim),
             )
         skipped = [int(rows[n][0]) for n in (*health.ids, *health.waiting_ids)]
-        rows, vectors = [rows[n] for n, _ in kept], [v for _, v in kept]
+        rows = [rows[n] for n in kept]
         codes: dict[str, int] = {}
         layouts = {layout_text((pair,)): n for n, pair in enumerate(self.layouts)}
         matrix = _Matrix(
@@ -471,7 +468,7 @@ class VectorIndex:
             sessions=list(codes),
             layouts=np.array([layouts.get(r[2], -1) for r in rows], dtype=np.int64),
             message_ids=[r[3] for r in rows],
-            vectors=np.vstack(vectors) if vectors else np.empty((0, dim), dtype="<f4"),
+            vectors=vectors,
             dim=dim,
             skipped=np.array(skipped, dtype=np.int64),
         )

@@ -21,7 +21,7 @@ META_WINDOW = "embedding_window"
 META_DIM = "embedding_dim"
 DIM_SAMPLE = 100
 """Vectors read to tell the size of a store's vectors when it was not recorded (stores written
-before the size was): the size most of its first ones have."""
+before the size was): the size most of its first ones (not empty) have."""
 
 
 def create_table(d: sql.Dialect) -> list[str]:
@@ -82,7 +82,7 @@ def sample_dim(conn: Any, d: sql.Dialect) -> int | None:
 
     sizes = conn.execute(
         f"SELECT n, count(*) FROM (SELECT length(embedding) AS n FROM {TABLE} "
-        f"ORDER BY id LIMIT {DIM_SAMPLE}) first_rows GROUP BY n"
+        f"WHERE length(embedding) > 0 ORDER BY id LIMIT {DIM_SAMPLE}) first_rows GROUP BY n"
     ).fetchall()
     return majority_dim((int(n or 0), int(c)) for n, c in sizes)
 
