@@ -254,8 +254,8 @@ class VectorIndex:
         most the one or two windows its message joins), embeds in batches of
         ``batch_size`` and writes each session's windows in one short transaction. A vector
         that is not finite or not of the store's size is refused (logged): its window is
-        stored without one and waits for the backfill, which (``backfill``) starts each
-        session at its first such window.
+        stored without one and waits for the backfill, which (``backfill``) embeds such
+        windows again, each alone.
         """
         d = self.backend.dialect
         plans: list[tuple[str, str, int | None, list[Window]]] = []
@@ -390,8 +390,11 @@ class VectorIndex:
         first = min(changed, default=None)
         if first is None and not waiting:
             return None
-        tail = first if first is not None else windows[-1].start_id + 1 if windows else 0
-        fresh = [w for w in windows if w.start_id in waiting or w.start_id >= tail]
+        fresh = [
+            w
+            for w in windows
+            if w.start_id in waiting or (first is not None and w.start_id >= first)
+        ]
         return sid, layout, first, fresh
 
     def embed_missing(self, *, progress: Progress | None = None, chunk: int = 50) -> int:
