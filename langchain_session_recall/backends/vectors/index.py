@@ -499,25 +499,15 @@ class VectorIndex:
         matrix = self._load()
         if matrix is None:
             return DenseResult({}, 0.0, 0.0)
-        q = np.asarray(query, dtype=np.float32).ravel()
-        if matrix.dim and q.size != matrix.dim:
-            raise self._size_mismatch(q.size, matrix.dim)
+        q = self._question(np, query, matrix.dim)
         statement, params = vs.allowed_rows(self.backend.dialect, filters)
         with self.backend._read() as conn:
             started = {int(r[0]): float(r[1] or 0.0) for r in conn.execute(statement, params)}
         allowed = np.fromiter(started, dtype=np.int64)
         skipped = int(np.isin(matrix.skipped, allowed).sum())
         rows = np.flatnonzero(np.isin(matrix.ids, allowed))
-        if not np.isfinite(q).all() or not np.isfinite(np.linalg.norm(q)):
-            logger.warning(
-                "the question's vector from %s is not finite (NaN or infinity): this search "
-                "ranks by its words alone",
-                self.identity,
-            )
-            rows = rows[:0]
-        if rows.size == 0:
+        if rows.size == 0 or q is None:
             return DenseResult({}, 0.0, 0.0, skipped)
-        q = q / (np.linalg.norm(q) or 1.0)
         n_sessions = len(matrix.sessions)
         total = np.zeros(n_sessions)
         present = np.zeros(n_sessions, dtype=bool)
@@ -565,6 +555,25 @@ class VectorIndex:
                     started[int(matrix.ids[row])],
                 )
         return DenseResult(hits, float(scores.min()), float(scores.max()), skipped)
+
+    def _question(self, np: Any, query: Sequence[float], dim: int) -> Any:
+        """The question's vector, unit length; ``None`` (logged) when it is not finite.
+
+        Raises:
+            EmbeddingMismatchError: it is not of the store's size ``dim`` (0: unknown).
+        """
+        q = np.asarray(query, dtype=np.float32).ravel()
+        if dim and q.size != dim:
+            raise self._size_mismatch(q.size, dim)
+        norm = np.linalg.norm(q)
+        if not (np.isfinite(q).all() and np.isfinite(norm)):
+            logger.warning(
+                "the question's vector from %s is not finite (NaN or infinity): this search "
+                "ranks by its words alone",
+                self.identity,
+            )
+            return None
+        return q / (norm or 1.0)
 
     def _size_mismatch(self, size: int, dim: int) -> EmbeddingMismatchError:
         return EmbeddingMismatchError(
