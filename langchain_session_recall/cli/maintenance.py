@@ -57,7 +57,10 @@ def _vector_rows(vectors: dict[str, Any] | None) -> list[tuple[str, str]]:
     """The stats row of the passage vectors, when the store holds any."""
     if vectors is None:
         return []
-    return [("Vectors", f"{vectors['windows']} windows ({vectors['model']}, {vectors['window']})")]
+    size = f", {vectors['dimensions']} dimensions" if vectors.get("dimensions") else ""
+    return [
+        ("Vectors", f"{vectors['windows']} windows ({vectors['model']}, {vectors['window']}{size})")
+    ]
 
 
 @click.command(

@@ -366,10 +366,12 @@ def test_stats_count_the_vectors_and_name_their_model(store_factory: StoreFactor
         "windows": 0,
         "model": store.vectors.identity if store.vectors else None,
         "window": "3/1",
+        "dimensions": None,  # learnt from the first vectors the model makes
     }
     assert store.embed_missing() == 4
     figures = store.stats()["vectors"]
     assert figures is not None and figures["windows"] == 4
+    assert figures["dimensions"] == 64
     assert figures["model"] and "ConceptEmbeddings" in figures["model"]
     assert store.stats(user_id="ana")["vectors"]["windows"] == 1
     assert store.stats(user_id="nobody")["vectors"]["windows"] == 0

@@ -69,10 +69,11 @@ def test_stats_show_the_vectors_once_there_are_some(tmp_path: Path) -> None:
     assert run_cli("embed", "--db", str(db), "--embeddings", MODEL).code == 0
     after = run_cli("stats", "--db", str(db), "--read-only")
     assert "Vectors" in after.out, after.out
-    assert "3 windows (hybrid_support.ConceptEmbeddings:concepts-v1, 3/1)" in after.out
+    assert "3 windows (hybrid_support.ConceptEmbeddings:concepts-v1, 3/1, 64" in after.out
     figures = json.loads(run_cli("stats", "--db", str(db), "--json").out)["vectors"]
     assert figures == {
         "windows": 3,
         "model": "hybrid_support.ConceptEmbeddings:concepts-v1",
         "window": "3/1",
+        "dimensions": 64,
     }

@@ -21,8 +21,8 @@ class Statistics(StoreCore):
         """Counts, sources, date range and size: cheap, whatever the store's size (no
         integrity check; see :meth:`check`). With ``user_id``, the counts and dates are of
         that user's sessions and their messages (``size_bytes`` stays the store's).
-        ``vectors``: the passage vectors of hybrid search (windows, model, window layout), or
-        ``None`` when the store holds none.
+        ``vectors``: the passage vectors of hybrid search (windows, model, window layout,
+        dimensions), or ``None`` when the store holds none.
 
         Example:
             >>> from langchain_session_recall.backends import open_store
@@ -68,8 +68,9 @@ class Statistics(StoreCore):
         windows = conn.execute(vs.count_windows(self.dialect, scoped=scoped), {"user_id": user_id})
         return {
             "windows": count_of(windows.fetchone()[0]),
-            "model": recorded[0],
-            "window": recorded[1],
+            "model": recorded.model,
+            "window": recorded.window,
+            "dimensions": recorded.dim,
         }
 
     def count_users(self, *, up_to: int = 2) -> int:
@@ -93,7 +94,8 @@ class Statistics(StoreCore):
 
     def check(self) -> StoreCheck:
         """Check the store's integrity: its full-text index against the messages, the file
-        (SQLite), and that each session's ``message_count`` matches its messages. Its cost
+        (SQLite), that each session's ``message_count`` matches its messages, and that every
+        passage vector of hybrid search can be read (finite, of the store's size). Its cost
         grows with the store; :meth:`stats` is the cheap view.
 
         Example:
@@ -103,6 +105,13 @@ class Statistics(StoreCore):
         """
         index = self._index_check()
         checked, problems = list(index.checked), list(index.problems)
+        from langchain_session_recall.backends.vectors import health
+
+        with self._read() as conn:
+            vectors = health.problems(conn, self.dialect)
+        if vectors is not None:  # a store with passage vectors: each one readable
+            checked.append("passage vectors")
+            problems += vectors
         if self._layout_name() == "own":  # foreign files count messages their own way
             with self._read() as conn:
                 wrong = [str(r[0]) for r in conn.execute(sql.WRONG_MESSAGE_COUNTS)]

@@ -1,12 +1,16 @@
-"""Which model made a vector: the name a store records beside its vectors (pure)."""
+"""Which model made a vector: the name a store records beside its vectors, and the size of
+vector a model says it makes (pure)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["embedding_identity"]
+__all__ = ["declared_dimension", "embedding_identity"]
 
 _NAME_FIELDS = ("model_name", "model", "model_id", "deployment", "repo_id", "size")
+_DIM_FIELDS = ("dimensions", "output_dimensionality", "output_dimension", "dimension", "size")
+"""Where a model object states the size of its vectors (``OpenAIEmbeddings(dimensions=256)``,
+Google's ``output_dimensionality``, Voyage's ``output_dimension``, LangChain's fakes' ``size``)."""
 
 
 def embedding_identity(embeddings: Any) -> str:
@@ -35,3 +39,29 @@ def embedding_identity(embeddings: Any) -> str:
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
             return f"{name}:{value}"
     return name
+
+
+def declared_dimension(embeddings: Any) -> int | None:
+    """The size of vector ``embeddings`` says it makes, or ``None`` when it does not say
+    (most models: the size is then learnt from the vectors it makes).
+
+    A store compares it with the size of its vectors when it is opened, so a model reopened
+    with another ``dimensions=`` is refused at once rather than at its first search.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> declared_dimension(DeterministicFakeEmbedding(size=8))
+        8
+    """
+    underlying = getattr(embeddings, "underlying_embeddings", None)
+    if underlying is not None and underlying is not embeddings:
+        return declared_dimension(underlying)
+    models = getattr(embeddings, "models", None)
+    if isinstance(models, tuple) and models:  # CombinedEmbeddings: the parts joined
+        parts = [declared_dimension(m) for m in models]
+        return None if None in parts else sum(p for p in parts if p is not None)
+    for name in _DIM_FIELDS:
+        value = getattr(embeddings, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None

@@ -11,6 +11,10 @@ query's vector in NumPy, over a matrix kept in memory per open store and reloade
 are added or removed. Which windows a search may use is asked of the database with the same
 session filters the lexical search applies, so tenants, sources, dates and excluded sessions
 hold for dense candidates as for lexical ones.
+
+Vectors a search cannot use (a NaN, another size, not bytes: :mod:`.health`) are refused at
+write time (the window waits for the backfill) and skipped, counted and logged at search
+time; ``check()`` lists them, and the backfill embeds their windows again.
 """
 
 from __future__ import annotations
@@ -26,7 +30,18 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_session_recall.backends.vectors import statements as vs
 from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
-from langchain_session_recall.backends.vectors.identity import embedding_identity
+from langchain_session_recall.backends.vectors.health import (
+    WAITING,
+    decode,
+    encode,
+    majority_dim,
+    numpy,
+    scan,
+)
+from langchain_session_recall.backends.vectors.identity import (
+    declared_dimension,
+    embedding_identity,
+)
 from langchain_session_recall.backends.vectors.windows import (
     DEFAULT_OVERLAP,
     DEFAULT_SIZE,
@@ -40,7 +55,6 @@ from langchain_session_recall.backends.vectors.windows import (
 from langchain_session_recall.errors import (
     EmbeddingMismatchError,
     InvalidArgumentError,
-    MissingFeatureError,
     NoVectorsError,
 )
 from langchain_session_recall.models import SearchFilters
@@ -64,17 +78,6 @@ Progress = Callable[[int, int], None]
 """``progress(sessions done, sessions in all)``."""
 
 
-def numpy() -> Any:
-    """NumPy, or a :class:`MissingFeatureError` that says which extra brings it."""
-    try:
-        import numpy as np
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingFeatureError(
-            "hybrid recall needs numpy: pip install 'langchain-session-recall[hybrid]'"
-        ) from exc
-    return np
-
-
 @dataclass(frozen=True, slots=True)
 class DenseHit:
     """A session for a query: its dense ``score`` (see :data:`WINDOW_DECAY`), its best
@@ -90,11 +93,13 @@ class DenseHit:
 @dataclass(frozen=True, slots=True)
 class DenseResult:
     """The sessions a dense search returns, and the lowest and highest score of every
-    session in scope (the blend's min-max range)."""
+    session in scope (the blend's min-max range); ``skipped``: windows in scope whose stored
+    vector could not be used (refused at write time, or unreadable: see :mod:`.health`)."""
 
     hits: dict[str, DenseHit]
     low: float
     high: float
+    skipped: int = 0
 
 
 @dataclass
@@ -106,6 +111,8 @@ class _Matrix:
     layouts: Any  # int index into the index's layouts, per row
     message_ids: list[str]  # JSON, per row
     vectors: Any  # float32 (rows, dim), unit length
+    dim: int
+    skipped: Any  # int64 ids of the rows left out (unusable vectors)
 
 
 class VectorIndex:
@@ -131,6 +138,8 @@ class VectorIndex:
         self.backend = backend
         self.embeddings = embeddings
         self.identity = embedding_identity(embeddings)
+        self.declared_dim = declared_dimension(embeddings)
+        """The size of vector the model says it makes (``None``: it does not say)."""
         self.layouts: Layouts = parse_layouts(windows)
         self._part = {layout_text((pair,)): n for n, pair in enumerate(self.layouts)}
         self._models = (
@@ -154,7 +163,7 @@ class VectorIndex:
         """
         with backend._read() as conn:
             probe = cls(backend, embeddings)
-            model, layout = probe._recorded(conn)
+            model, layout, _ = probe._recorded(conn)
         if model is None or layout is None:
             probe.check()  # raises NoVectorsError
         try:
@@ -185,63 +194,101 @@ class VectorIndex:
             for statement in vs.create_table(d):
                 conn.execute(statement)
             recorded = self._recorded(conn)
-            if recorded != (self.identity, self.layout):
-                if recorded[0] is not None and not reindex:
+            if not self._matches(recorded):
+                if recorded.model is not None and not reindex:
                     raise self._mismatch(recorded)
                 conn.execute(vs.clear(d))
-                for key, value in ((vs.META_MODEL, self.identity), (vs.META_WINDOW, self.layout)):
-                    conn.execute(vs.delete_meta(d), {"key": key})
-                    conn.execute(vs.insert_meta(d), {"key": key, "value": value})
+                vs.set_meta(conn, d, vs.META_MODEL, self.identity)
+                vs.set_meta(conn, d, vs.META_WINDOW, self.layout)
+                conn.execute(vs.delete_meta(d), {"key": vs.META_DIM})
+                recorded = vs.Recorded(self.identity, self.layout, None)
+            if vs.read_meta(conn, d, vs.META_DIM) is None:
+                # a new store's size is the model's own if it says; a store written before
+                # the size was recorded gets the size of most of its vectors (docs/hybrid.md)
+                dim = recorded.dim or self.declared_dim
+                if dim is not None:
+                    vs.set_meta(conn, d, vs.META_DIM, str(dim))
         self._matrix = None
 
-    def _recorded(self, conn: Any) -> tuple[str | None, str | None]:
-        return vs.recorded_model(conn, self.backend.dialect) or (None, None)
+    def _recorded(self, conn: Any) -> vs.Recorded:
+        return vs.recorded_model(conn, self.backend.dialect) or vs.Recorded(None, None, None)
 
-    def _mismatch(self, recorded: tuple[str | None, str | None]) -> EmbeddingMismatchError:
+    def _matches(self, recorded: vs.Recorded) -> bool:
+        """Whether the store's vectors are this model's: its identity, its window layout and,
+        when the model says its size and the store knows its own, that size."""
+        if (recorded.model, recorded.window) != (self.identity, self.layout):
+            return False
+        return None in (recorded.dim, self.declared_dim) or recorded.dim == self.declared_dim
+
+    def _mismatch(self, recorded: vs.Recorded) -> EmbeddingMismatchError:
+        def size(dim: int | None) -> str:
+            return f", {dim} dimensions" if dim else ""
+
         return EmbeddingMismatchError(
-            f"{self.backend.describe()} holds passage vectors of {recorded[0]} "
-            f"(windows {recorded[1]}), not of {self.identity} (windows {self.layout}): search "
-            "with that model, or rebuild the vectors for this one (reindex_embeddings=True, "
-            "or `session-recall embed --reindex`)"
+            f"{self.backend.describe()} holds passage vectors of {recorded.model} "
+            f"(windows {recorded.window}{size(recorded.dim)}), not of {self.identity} "
+            f"(windows {self.layout}{size(self.declared_dim)}): search with that model, or "
+            "rebuild the vectors for this one (reindex_embeddings=True, or "
+            "`session-recall embed --reindex`)"
         )
 
     def check(self) -> None:
         """Raise unless the store holds vectors of this model and layout (before a search)."""
         with self.backend._read() as conn:
             recorded = self._recorded(conn)
-        if recorded[0] is None:
+        if recorded.model is None:
             raise NoVectorsError(
                 f"{self.backend.describe()} holds no passage vectors: open it writable with "
                 "embeddings= and call embed_missing() (or run `session-recall embed`), or "
                 "search without embeddings"
             )
-        if recorded != (self.identity, self.layout):
+        if not self._matches(recorded):
             raise self._mismatch(recorded)
 
     # ------------------------------------------------------------------ writing
 
-    def refresh(self, session_ids: Iterable[str]) -> int:
-        """Embed the new or changed windows of these sessions; how many were embedded.
+    def refresh(self, session_ids: Iterable[str], *, backfill: bool = False) -> int:
+        """Embed the new or changed windows of these sessions; how many got a vector.
 
         Reads each session from its last stored window on (a recorder's turn re-embeds at
         most the one or two windows its message joins), embeds in batches of
-        ``batch_size`` and writes each session's windows in one short transaction.
+        ``batch_size`` and writes each session's windows in one short transaction. A vector
+        that is not finite or not of the store's size is refused (logged): its window is
+        stored without one and waits for the backfill, which (``backfill``) embeds such
+        windows again, each alone.
         """
         d = self.backend.dialect
-        plans: list[tuple[str, str, int, list[Window]]] = []
+        plans: list[tuple[str, str, int | None, list[Window]]] = []
         with self.backend._read() as conn:
             for sid in dict.fromkeys(session_ids):
                 for size, overlap in self.layouts:
-                    plan = self._plan(conn, sid, size, overlap)
+                    plan = self._plan(conn, sid, size, overlap, backfill=backfill)
                     if plan is not None:
                         plans.append(plan)
         texts = [w.text for *_, fresh in plans for w in fresh]
         vectors = self._embed(texts, [layout for _, layout, _, fresh in plans for _ in fresh])
-        blobs = iter(_unit_blobs(vectors))
+        np = numpy() if vectors else None
+        made = majority_dim((4 * _size(v), 1) for v in vectors)
+        refused: list[Sequence[float]] = []
+        dim: int | None = None
+        at = 0
         for sid, layout, first, fresh in plans:
+            mine, at = vectors[at : at + len(fresh)], at + len(fresh)
             with self.backend._write() as conn:
-                key = {"sid": sid, "layout": layout, "start": first}
-                conn.execute(vs.delete_windows_from(d), key)
+                dim = self._store_dim(conn, made)
+                blobs = [encode(np, v, dim) for v in mine]
+                refused += [v for v, blob in zip(mine, blobs, strict=True) if blob is None]
+                key = {"sid": sid, "layout": layout}
+                if first is not None:
+                    conn.execute(vs.delete_windows_from(d), {**key, "start": first})
+                conn.cursor().executemany(  # windows that waited, before the changed tail
+                    vs.delete_window(d),
+                    [
+                        {**key, "start": w.start_id}
+                        for w in fresh
+                        if first is None or w.start_id < first
+                    ],
+                )
                 conn.cursor().executemany(
                     vs.insert_window(d),
                     [
@@ -251,12 +298,46 @@ class VectorIndex:
                             "start_id": w.start_id,
                             "last_id": w.message_ids[-1],
                             "message_ids": _ids_json(w),
-                            "embedding": next(blobs),
+                            "embedding": WAITING if blob is None else blob,
                         }
-                        for w in fresh
+                        for w, blob in zip(fresh, blobs, strict=True)
                     ],
                 )
-        return len(texts)
+        if refused:
+            self._warn_refused(refused, dim)
+        return len(texts) - len(refused)
+
+    def _store_dim(self, conn: Any, made: int | None) -> int | None:
+        """The size of the store's vectors (in a write's transaction): recorded, else (its
+        first vectors) the model's stated size or the size most of ``made`` vectors have,
+        recorded now."""
+        d = self.backend.dialect
+        recorded = vs.read_meta(conn, d, vs.META_DIM)
+        if recorded is not None and recorded.isdigit():
+            return int(recorded)
+        dim = vs.sample_dim(conn, d) or self.declared_dim or made
+        if dim is not None:
+            vs.set_meta(conn, d, vs.META_DIM, str(dim))
+        return dim
+
+    def _warn_refused(self, refused: Sequence[Sequence[float]], dim: int | None) -> None:
+        sizes = sorted({_size(v) for v in refused} - {dim})
+        other = (
+            f"; {len([v for v in refused if _size(v) != dim])} of {', '.join(map(str, sizes))} "
+            f"dimensions, not the store's {dim}: if the model now makes vectors of another "
+            "size (a changed dimensions=), rebuild with reindex_embeddings=True or "
+            "`session-recall embed --reindex`"
+            if sizes
+            else ""
+        )
+        logger.warning(
+            "%d passage vector(s) from %s refused (not finite, or not of the store's size%s); "
+            "the messages are stored, and their windows wait for embed_missing() or "
+            "`session-recall embed`",
+            len(refused),
+            self.identity,
+            other,
+        )
 
     def _embed(self, texts: list[str], layouts: list[str]) -> list[Any]:
         """Vectors of ``texts`` (windows of ``layouts``), ``batch_size`` at a time; a
@@ -277,14 +358,21 @@ class VectorIndex:
         return vectors
 
     def _plan(
-        self, conn: Any, sid: str, size: int, overlap: int
-    ) -> tuple[str, str, int, list[Window]] | None:
+        self, conn: Any, sid: str, size: int, overlap: int, *, backfill: bool = False
+    ) -> tuple[str, str, int | None, list[Window]] | None:
         """What one session's windows of one layout need: ``(session, layout, first start
-        to rewrite, windows from it on)``, or ``None`` when they are up to date."""
+        of the tail to rewrite or None, windows to write)``, or ``None`` when they are up to date.
+        ``backfill``: windows waiting for their vector are written too (each alone: the
+        windows after one are not embedded again)."""
         d = self.backend.dialect
         layout = layout_text(((size, overlap),))
-        row = conn.execute(vs.last_window(d), {"sid": sid, "layout": layout}).fetchone()
+        key = {"sid": sid, "layout": layout}
+        row = conn.execute(vs.last_window(d), key).fetchone()
         start = int(row[0]) if row else 0
+        waiting = (
+            {int(r[0]) for r in conn.execute(vs.waiting_windows(d), key)} if backfill else set()
+        )
+        start = min([start, *waiting])
         rows = conn.execute(vs.messages_from(d), {"sid": sid, "start": start}).fetchall()
         if not rows:
             return None
@@ -296,29 +384,55 @@ class VectorIndex:
             size=size,
             overlap=overlap,
         )
-        key = {"sid": sid, "layout": layout, "start": start}
-        stored = {int(s): m for s, m in conn.execute(vs.windows_from(d), key)}
+        stored = {int(s): m for s, m in conn.execute(vs.windows_from(d), {**key, "start": start})}
         changed = [w.start_id for w in windows if stored.get(w.start_id) != _ids_json(w)]
         changed += set(stored) - {w.start_id for w in windows}  # messages gone
-        if not changed:
+        first = min(changed, default=None)
+        if first is None and not waiting:
             return None
-        first = min(changed)
-        return sid, layout, first, [w for w in windows if w.start_id >= first]
+        fresh = [
+            w
+            for w in windows
+            if w.start_id in waiting or (first is not None and w.start_id >= first)
+        ]
+        return sid, layout, first, fresh
 
     def embed_missing(self, *, progress: Progress | None = None, chunk: int = 50) -> int:
         """Bring every session's windows up to date (a backfill); windows embedded.
 
-        Sessions go ``chunk`` at a time (one embedding batch per chunk), ``progress`` is
-        called after each; killed half-way, a second run embeds only what is still missing.
+        First, stored vectors a search cannot use (:mod:`.health`) are emptied, so that their
+        windows are embedded again with the others waiting for a vector. Sessions go
+        ``chunk`` at a time (one embedding batch per chunk), ``progress`` is called after
+        each; killed half-way, a second run embeds only what is still missing.
         """
+        self._empty_broken()
         with self.backend._read() as conn:
             ids = [r[0] for r in conn.execute(vs.sessions_with_messages(self.backend.dialect))]
         done = 0
         for at in range(0, len(ids), chunk):
-            done += self.refresh(ids[at : at + chunk])
+            done += self.refresh(ids[at : at + chunk], backfill=True)
             if progress is not None:
                 progress(min(at + chunk, len(ids)), len(ids))
         return done
+
+    def _empty_broken(self) -> None:
+        """Stored vectors that cannot be read (not finite, another size, not bytes) made to
+        wait for the backfill like a vector refused at write time."""
+        d = self.backend.dialect
+        with self.backend._read() as conn:
+            dim = self._recorded(conn).dim
+            health = scan(conn, d, dim)
+        if not health.ids:
+            return
+        with self.backend._write() as conn:
+            conn.cursor().executemany(
+                vs.mark_waiting(d), [{"id": i, "empty": WAITING} for i in health.ids]
+            )
+        logger.warning(
+            "%d stored passage vector(s) could not be read (%s): their windows are embedded again",
+            len(health.ids),
+            health.describe(dim),
+        )
 
     # ------------------------------------------------------------------ searching
 
@@ -331,9 +445,23 @@ class VectorIndex:
                 if self._matrix is not None and self._matrix.version == version:
                     return self._matrix
             rows = conn.execute(vs.all_vectors(d)).fetchall()
+            recorded = self._recorded(conn)
         np = numpy()
         if not rows:
             return None
+        dim = recorded.dim or 0  # 0: no stored vector has a usable size
+        kept, vectors, health = decode(np, [(n, r[4]) for n, r in enumerate(rows)], dim)
+        if health.broken:
+            logger.warning(
+                "%s: %d passage vector(s) cannot be read (%s) and are left out of hybrid "
+                "searches, the other windows are scored; `session-recall check` counts them "
+                "and embed_missing() (or `session-recall embed`) embeds their windows again",
+                self.backend.describe(),
+                health.broken,
+                health.describe(dim),
+            )
+        skipped = [int(rows[n][0]) for n in (*health.ids, *health.waiting_ids)]
+        rows = [rows[n] for n in kept]
         codes: dict[str, int] = {}
         layouts = {layout_text((pair,)): n for n, pair in enumerate(self.layouts)}
         matrix = _Matrix(
@@ -343,7 +471,9 @@ class VectorIndex:
             sessions=list(codes),
             layouts=np.array([layouts.get(r[2], -1) for r in rows], dtype=np.int64),
             message_ids=[r[3] for r in rows],
-            vectors=np.vstack([np.frombuffer(bytes(r[4]), dtype="<f4") for r in rows]),
+            vectors=vectors,
+            dim=dim,
+            skipped=np.array(skipped, dtype=np.int64),
         )
         with self._lock:
             self._matrix = matrix
@@ -358,19 +488,26 @@ class VectorIndex:
         include: Iterable[str] = (),
     ) -> DenseResult:
         """The ``limit`` sessions whose best window is closest to ``query``, plus the
-        sessions of ``include`` (the lexical candidates) that the filters allow."""
+        sessions of ``include`` (the lexical candidates) that the filters allow. Stored
+        vectors that cannot be used are left out (``skipped``: those in scope).
+
+        Raises:
+            EmbeddingMismatchError: ``query`` is not of the size of the store's vectors (the
+                model was reopened with another ``dimensions=``, or is another model).
+        """
         np = numpy()
         matrix = self._load()
         if matrix is None:
             return DenseResult({}, 0.0, 0.0)
+        q = self._question(np, query, matrix.dim)
         statement, params = vs.allowed_rows(self.backend.dialect, filters)
         with self.backend._read() as conn:
             started = {int(r[0]): float(r[1] or 0.0) for r in conn.execute(statement, params)}
-        rows = np.flatnonzero(np.isin(matrix.ids, np.fromiter(started, dtype=np.int64)))
-        if rows.size == 0:
-            return DenseResult({}, 0.0, 0.0)
-        q = np.asarray(query, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
+        allowed = np.fromiter(started, dtype=np.int64)
+        skipped = int(np.isin(matrix.skipped, allowed).sum())
+        rows = np.flatnonzero(np.isin(matrix.ids, allowed))
+        if rows.size == 0 or q is None:
+            return DenseResult({}, 0.0, 0.0, skipped)
         n_sessions = len(matrix.sessions)
         total = np.zeros(n_sessions)
         present = np.zeros(n_sessions, dtype=bool)
@@ -400,7 +537,7 @@ class VectorIndex:
             best_sim[sessions[better]] = top_sims[better]
         found = np.flatnonzero(present)
         if found.size == 0:
-            return DenseResult({}, 0.0, 0.0)
+            return DenseResult({}, 0.0, 0.0, skipped)
         scores = total[found] / len(self.layouts)
         by_score = np.argsort(-scores, kind="stable")
         wanted = set(include)
@@ -417,19 +554,43 @@ class VectorIndex:
                     tuple(json.loads(matrix.message_ids[row])),
                     started[int(matrix.ids[row])],
                 )
-        return DenseResult(hits, float(scores.min()), float(scores.max()))
+        return DenseResult(hits, float(scores.min()), float(scores.max()), skipped)
+
+    def _question(self, np: Any, query: Sequence[float], dim: int) -> Any:
+        """The question's vector, unit length; ``None`` (logged) when it is not finite.
+
+        Raises:
+            EmbeddingMismatchError: it is not of the store's size ``dim`` (0: unknown).
+        """
+        q = np.asarray(query, dtype=np.float32).ravel()
+        if dim and q.size != dim:
+            raise self._size_mismatch(q.size, dim)
+        norm = np.linalg.norm(q)
+        if not (np.isfinite(q).all() and np.isfinite(norm)):
+            logger.warning(
+                "the question's vector from %s is not finite (NaN or infinity): this search "
+                "ranks by its words alone",
+                self.identity,
+            )
+            return None
+        return q / (norm or 1.0)
+
+    def _size_mismatch(self, size: int, dim: int) -> EmbeddingMismatchError:
+        return EmbeddingMismatchError(
+            f"{self.identity} made a question vector of {size} dimensions, and "
+            f"{self.backend.describe()} holds passage vectors of {dim}: the model now makes "
+            "vectors of another size (another dimensions=, or another model under the same "
+            "name). Search with the model as it was, or rebuild the vectors for this one "
+            "(reindex_embeddings=True, or `session-recall embed --reindex`)"
+        )
 
 
 def _ids_json(window: Window) -> str:
     return json.dumps(list(window.message_ids), separators=(",", ":"))
 
 
-def _unit_blobs(vectors: Sequence[Sequence[float]]) -> list[bytes]:
-    """Vectors as unit-length little-endian float32 bytes."""
-    if not vectors:
-        return []
-    np = numpy()
-    m = np.asarray(vectors, dtype="<f4")
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    m = m / np.where(norms == 0, 1.0, norms)
-    return [row.astype("<f4").tobytes() for row in m]
+def _size(vector: Sequence[float]) -> int:
+    try:
+        return len(vector)
+    except TypeError:
+        return 0

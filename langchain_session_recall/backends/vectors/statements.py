@@ -2,13 +2,15 @@
 
 ``passage_vectors`` holds one row per window: its session, its layout (``"3/1"``), first and
 last message ids, the window's message ids (JSON) and its vector as little-endian float32
-bytes (the layout sqlite-vec and pgvector's ``bytea`` input read). Rows go with their session
-(``ON DELETE CASCADE``). The model that made them is recorded in ``session_recall_meta``.
+bytes (the layout sqlite-vec and pgvector's ``bytea`` input read), or no bytes at all for a
+window whose vector was refused at write time (left to the backfill). Rows go with their
+session (``ON DELETE CASCADE``). The model that made them, their window layout and their size
+are recorded in ``session_recall_meta``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.models import SearchFilters
@@ -16,6 +18,10 @@ from langchain_session_recall.models import SearchFilters
 TABLE = "passage_vectors"
 META_MODEL = "embedding_model"
 META_WINDOW = "embedding_window"
+META_DIM = "embedding_dim"
+DIM_SAMPLE = 100
+"""Vectors read to tell the size of a store's vectors when it was not recorded (stores written
+before the size was): the size most of its first ones (not empty) have."""
 
 
 def create_table(d: sql.Dialect) -> list[str]:
@@ -44,17 +50,46 @@ def get_meta(d: sql.Dialect) -> str:
     return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
 
 
-def recorded_model(conn: Any, d: sql.Dialect) -> tuple[str | None, str | None] | None:
-    """The model and the window layout recorded beside the store's vectors (``None`` each
-    when not recorded), or ``None`` when the store has no vector table: the one read of them,
-    for the index's checks and for ``stats()``."""
+class Recorded(NamedTuple):
+    """What a store records beside its vectors (``None`` each when it does not)."""
+
+    model: str | None
+    window: str | None
+    dim: int | None
+    """The vectors' size: recorded, else (a store written before it was) the size most of its
+    first :data:`DIM_SAMPLE` vectors have, else ``None`` (no vector yet)."""
+
+
+def recorded_model(conn: Any, d: sql.Dialect) -> Recorded | None:
+    """The model, window layout and vector size recorded beside the store's vectors, or
+    ``None`` when the store has no vector table: the one read of them, for the index's checks,
+    ``stats()`` and ``check()``."""
     if not conn.execute(table_exists(d)).fetchone()[0]:
         return None
-    values = []
-    for key in (META_MODEL, META_WINDOW):
-        row = conn.execute(get_meta(d), {"key": key}).fetchone()
-        values.append(row[0] if row else None)
-    return values[0], values[1]
+    model, window, dim = (read_meta(conn, d, key) for key in (META_MODEL, META_WINDOW, META_DIM))
+    size = int(dim) if dim is not None and dim.isdigit() else None
+    return Recorded(model, window, size if size else sample_dim(conn, d))
+
+
+def read_meta(conn: Any, d: sql.Dialect, key: str) -> str | None:
+    row = conn.execute(get_meta(d), {"key": key}).fetchone()
+    return None if row is None else str(row[0])
+
+
+def sample_dim(conn: Any, d: sql.Dialect) -> int | None:
+    """The size most of the first :data:`DIM_SAMPLE` stored vectors have (``None``: none)."""
+    from langchain_session_recall.backends.vectors.health import majority_dim
+
+    sizes = conn.execute(
+        f"SELECT n, count(*) FROM (SELECT length(embedding) AS n FROM {TABLE} "
+        f"WHERE length(embedding) > 0 ORDER BY id LIMIT {DIM_SAMPLE}) first_rows GROUP BY n"
+    ).fetchall()
+    return majority_dim((int(n or 0), int(c)) for n, c in sizes)
+
+
+def set_meta(conn: Any, d: sql.Dialect, key: str, value: str) -> None:
+    conn.execute(delete_meta(d), {"key": key})
+    conn.execute(insert_meta(d), {"key": key, "value": value})
 
 
 def delete_meta(d: sql.Dialect) -> str:
@@ -72,6 +107,27 @@ def last_window(d: sql.Dialect) -> str:
         f"SELECT start_id FROM {TABLE} WHERE session_id = {d.param('sid')} "
         f"AND layout = {d.param('layout')} ORDER BY start_id DESC LIMIT 1"
     )
+
+
+def waiting_windows(d: sql.Dialect) -> str:
+    """The session's windows of a layout whose vector was refused (left to the backfill):
+    ``start_id``."""
+    return (
+        f"SELECT start_id FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"AND layout = {d.param('layout')} AND length(embedding) = 0"
+    )
+
+
+def delete_window(d: sql.Dialect) -> str:
+    return (
+        f"DELETE FROM {TABLE} WHERE session_id = {d.param('sid')} "
+        f"AND layout = {d.param('layout')} AND start_id = {d.param('start')}"
+    )
+
+
+def mark_waiting(d: sql.Dialect) -> str:
+    """A stored vector that cannot be read, emptied: the backfill embeds its window again."""
+    return f"UPDATE {TABLE} SET embedding = {d.param('empty')} WHERE id = {d.param('id')}"
 
 
 def windows_from(d: sql.Dialect) -> str:
@@ -116,6 +172,11 @@ def sessions_with_messages(d: sql.Dialect) -> str:
     return "SELECT s.id FROM sessions s WHERE s.message_count > 0 ORDER BY s.started_at, s.id"
 
 
+def row_vectors(d: sql.Dialect) -> str:
+    """Every stored vector by row: ``id, embedding`` (what ``check()`` and the backfill read)."""
+    return f"SELECT id, embedding FROM {TABLE} ORDER BY id"
+
+
 def version(d: sql.Dialect) -> str:
     """What changes whenever a row is added or removed: the cache's key."""
     return f"SELECT count(*), coalesce(max(id), 0) FROM {TABLE}"
@@ -132,6 +193,7 @@ def count_windows(d: sql.Dialect, *, scoped: bool) -> str:
 
 
 def all_vectors(d: sql.Dialect) -> str:
+    """Every window: ``id, session_id, layout, message_ids, embedding``."""
     return f"SELECT id, session_id, layout, message_ids, embedding FROM {TABLE} ORDER BY id"
 
 
