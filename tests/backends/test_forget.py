@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import run_cli
 from hermes_fixtures import build_hermes_db
 from store_targets import StoreFactory, StoreTarget
 
+from langchain_session_recall import SessionStore
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.importers import import_jsonl
 from langchain_session_recall.search.pipeline import search_sessions
@@ -179,6 +182,72 @@ def test_the_words_of_a_forgotten_session_leave_the_sqlite_file(tmp_path: Path) 
     assert run_cli("forget", "secret", "--db", str(db), "--yes").code == 0
     files = [db, *(Path(f"{db}{x}") for x in ("-wal", "-shm"))]
     assert not [f.name for f in files if f.exists() and b"hunter2zebra" in f.read_bytes()]
+
+
+@pytest.fixture
+def secure_delete_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every SQLite connection opened with ``secure_delete`` off, SQLite's own default (the
+    builds of python.org, conda and macOS; Debian's turns it on)."""
+    connect = sqlite3.connect
+
+    def without_secure_delete(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        conn.execute("PRAGMA secure_delete = 0")
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", without_secure_delete)
+
+
+_FORGOTTEN_WORDS = ("hunter2zebra", "quetzalrecap", "数据库迁移", "迁移")
+
+
+def _words_in_files(db: Path) -> dict[str, list[str]]:
+    """The forgotten words (FTS terms, a CJK run and one of its bigrams, a cached recap) still
+    in the file or its -wal, by file."""
+    found: dict[str, list[str]] = {}
+    for f in [db, *(Path(f"{db}{x}") for x in ("-wal", "-shm"))]:
+        data = f.read_bytes() if f.exists() else b""
+        words = [w for w in _FORGOTTEN_WORDS if w.encode() in data]
+        if words:
+            found[f.name] = words
+    return found
+
+
+def _secret_store(db: Path) -> None:
+    store = SessionStore(db)
+    store.add_session("keep", started_at=T0)
+    store.add_messages("keep", [{"role": "user", "content": "nginx keep"}])
+    store.add_session("secret", started_at=T0 + 1)
+    store.add_session("secret/sub", parent_session_id="secret", started_at=T0 + 2)
+    texts = ["my token is hunter2zebra", "数据库迁移失败了 hunter2zebra"]
+    store.add_messages("secret", [{"role": "user", "content": t} for t in texts])
+    store.add_messages("secret/sub", [{"role": "user", "content": "sub saw hunter2zebra"}])
+    store.put_cached_summary("k", session_id="secret", summary="quetzalrecap", model="m")
+    store.close()
+    assert _words_in_files(db)  # the test can see them before
+
+
+@pytest.mark.usefixtures("secure_delete_off")
+def test_forget_zeroes_the_words_on_a_build_without_secure_delete(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _secret_store(db)
+    assert run_cli("forget", "secret", "--db", str(db), "--yes").code == 0
+    assert _words_in_files(db) == {}
+    with SessionStore(db) as store:
+        assert store.check().ok and _found(store, "nginx") == {"keep"}
+
+
+@pytest.mark.usefixtures("secure_delete_off")
+def test_delete_then_optimize_zeroes_the_words_on_a_build_without_secure_delete(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "recall.db"
+    _secret_store(db)
+    with SessionStore(db) as store:
+        assert store.delete_sessions(["secret"]) == 2
+        store.optimize()
+        assert store.get_cached_summary("k") is None
+    assert _words_in_files(db) == {}
 
 
 def import_jsonl_cli(db: Path, path: Path) -> int:
