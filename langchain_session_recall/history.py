@@ -23,7 +23,7 @@ from langchain_core.messages import (
 from langchain_core.runnables.config import run_in_executor
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.errors import InvalidArgumentError
+from langchain_session_recall.errors import InvalidArgumentError, SessionOwnerError
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.tool_calls import parse_tool_calls
 
@@ -85,9 +85,29 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         self.user_id = user_id
         self.title = title
 
+    def _own(self) -> bool:
+        """Whether the session exists; raises when it is another user's (with ``user_id``)."""
+        session = self.store.get_session(self.session_id)
+        if session is None:
+            return False
+        if self.user_id is not None and session.user_id != self.user_id:
+            raise SessionOwnerError(
+                f"session {self.session_id!r} belongs to another user: a history opened for "
+                f"user_id={self.user_id!r} reads and writes only that user's sessions (pick "
+                "another session_id)"
+            )
+        return True
+
     def get_messages(self) -> list[BaseMessage]:
-        """The session's messages, oldest first (none when it does not exist)."""
-        return [_to_message(m) for m in self.store.get_messages(self.session_id)]
+        """The session's messages in the order they were added (none when it does not exist).
+
+        Raises:
+            SessionOwnerError: the session is another user's (with ``user_id``).
+        """
+        if not self._own():
+            return []
+        stored = sorted(self.store.get_messages(self.session_id), key=lambda m: m.id)
+        return [_to_message(m) for m in stored]
 
     async def aget_messages(self) -> list[BaseMessage]:
         """:meth:`get_messages`, run in LangChain's executor."""
@@ -95,20 +115,28 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:
-        """The session's messages, oldest first."""
+        """The session's messages in the order they were added."""
         return self.get_messages()
 
     @messages.setter
     def messages(self, value: Sequence[BaseMessage]) -> None:
-        """Replace the session's messages: clear it, then add ``value``."""
-        self.clear()
-        self.add_messages(value)
+        """Replace the session's messages by ``value``, in one transaction: every message is
+        checked first (one the store refuses raises, and the old messages stay); the session's
+        sub-sessions are left as they are."""
+        if self._own():
+            self.store.replace_messages(self.session_id, list(value))
+        else:
+            self.add_messages(value)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append messages to the session (created first if needed), in one transaction."""
+        """Append messages to the session (created first if needed), in one transaction.
+
+        Raises:
+            SessionOwnerError: the session is another user's (with ``user_id``).
+        """
         if not messages:
             return
-        if self.store.get_session(self.session_id) is None:
+        if not self._own():
             self.store.add_session(
                 self.session_id, source=self.source, user_id=self.user_id, title=self.title
             )
@@ -119,12 +147,17 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         await run_in_executor(None, self.add_messages, list(messages))
 
     def clear(self) -> None:
-        """Forget the session: its messages, sub-sessions and cached recaps leave the store."""
-        self.store.delete_sessions([self.session_id])
+        """Forget the session: its messages, sub-sessions and cached recaps leave the store.
+
+        Raises:
+            SessionOwnerError: the session is another user's (with ``user_id``).
+        """
+        if self._own():
+            self.store.delete_sessions([self.session_id])
 
     async def aclear(self) -> None:
         """:meth:`clear`, run in LangChain's executor."""
-        await self.store.adelete_sessions([self.session_id])
+        await run_in_executor(None, self.clear)
 
 
 def _to_message(message: StoredMessage) -> BaseMessage:

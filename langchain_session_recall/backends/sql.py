@@ -374,6 +374,11 @@ def end_session(d: Dialect) -> str:
     )
 
 
+def reset_message_count(d: Dialect) -> str:
+    """The session ``id`` holds no message (its messages were deleted, others follow)."""
+    return f"UPDATE sessions SET message_count = 0 WHERE id = {d.param('id')}"
+
+
 def bump_message_count(d: Dialect) -> str:
     return (
         f"UPDATE sessions SET message_count = message_count + {d.param('n')} "
