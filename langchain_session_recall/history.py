@@ -37,14 +37,18 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
     are added; reading a session that does not exist gives no messages. ``clear()`` forgets the
     session (:meth:`~langchain_session_recall.SessionStore.delete_sessions`: its messages, its
     sub-sessions, its cached recaps, its words in the index); adding messages afterwards starts
-    it anew. Tool calls and tool results round-trip (``AIMessage.tool_calls``,
-    ``ToolMessage``).
+    it anew. Setting ``messages`` replaces this session's messages in one transaction (all
+    checked first; its sub-sessions stay). Messages come back in the order they were added.
+    Tool calls and tool results round-trip (``AIMessage.tool_calls``, ``ToolMessage``); of
+    other content, the text parts are kept (an image part is not stored).
 
     Args:
         store: Any session store (SQLite or PostgreSQL).
         session_id: The conversation's id (any non-empty text; the store's session id).
         source: The session's source, when this history creates it.
-        user_id: The session's owner (tenant), when this history creates it.
+        user_id: The session's owner (tenant): the history reads and writes only a session of
+            this user (another user's raises :class:`~langchain_session_recall.errors.
+            SessionOwnerError`), and creates it with this owner.
         title: The session's title, when this history creates it.
 
     Raises:
@@ -147,13 +151,14 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         await run_in_executor(None, self.add_messages, list(messages))
 
     def clear(self) -> None:
-        """Forget the session: its messages, sub-sessions and cached recaps leave the store.
+        """Forget the session: its messages, sub-sessions and cached recaps leave the store
+        (with ``user_id``, sub-sessions of anyone else stay).
 
         Raises:
             SessionOwnerError: the session is another user's (with ``user_id``).
         """
         if self._own():
-            self.store.delete_sessions([self.session_id])
+            self.store.delete_sessions([self.session_id], user_id=self.user_id)
 
     async def aclear(self) -> None:
         """:meth:`clear`, run in LangChain's executor."""

@@ -455,18 +455,34 @@ def matching_sessions(
     return f"SELECT s.id FROM sessions s WHERE {' AND '.join(where)}", params
 
 
-def chains_below(d: Dialect, selection: str) -> str:
+def chains_below(d: Dialect, selection: str, *, user_scoped: bool = False) -> str:
     """The sessions of ``selection`` (a query of session ids) and everything below them,
-    oldest first; cycle-safe like :func:`descendants`."""
+    oldest first; cycle-safe like :func:`descendants`. With ``user_scoped`` the walk goes
+    through sessions of ``user_id`` only (another user's session and all below it are left
+    out, as :func:`descendants` does)."""
+    scope = f" AND {d.session_column('user_id')} = {d.param('user_id')}" if user_scoped else ""
     return f"""
         WITH RECURSIVE down(id) AS (
             {selection}
             UNION
-            SELECT c.id FROM down JOIN sessions c ON c.parent_session_id = down.id
+            SELECT s.id FROM down JOIN sessions s ON s.parent_session_id = down.id{scope}
         )
         SELECT s.id FROM sessions s WHERE s.id IN (SELECT id FROM down)
         ORDER BY s.started_at, s.id
     """
+
+
+def children_left(d: Dialect) -> str:
+    """``(id, parent)`` of the sessions whose parent is among ``ids`` but not themselves."""
+    return (
+        f"SELECT id, parent_session_id FROM sessions WHERE {d.member('parent_session_id', 'ids')} "
+        f"AND NOT {d.member('id', 'ids')}"
+    )
+
+
+def set_parent(d: Dialect) -> str:
+    """Hang the session ``id`` below ``parent`` (NULL: make it a root)."""
+    return f"UPDATE sessions SET parent_session_id = {d.param('parent')} WHERE id = {d.param('id')}"
 
 
 def lock_sessions(d: Dialect) -> str:

@@ -118,6 +118,12 @@ def test_a_history_opened_for_a_user_sees_only_that_users_session(
     assert store.get_session("s").user_id == "bob"  # type: ignore[union-attr]
     # a history for no user in particular reads any session, as before
     assert len(SessionChatMessageHistory(store=store, session_id="s").messages) == 1
+    # clearing alice's own session leaves bob's sub-session below it
+    alices = SessionChatMessageHistory(store=store, session_id="a", user_id="alice")
+    alices.add_messages([HumanMessage("alice's question")])
+    store.add_session("a/bob", parent_session_id="a", user_id="bob")
+    alices.clear()
+    assert store.get_session("a") is None and store.get_session("a/bob") is not None
 
 
 def test_setting_messages_stores_all_of_them_or_keeps_the_old_ones(

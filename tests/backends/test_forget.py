@@ -7,6 +7,7 @@ conformance suite, ``langchain_session_recall.testing``.)"""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -15,9 +16,11 @@ from typing import Any
 import pytest
 from cli_support import run_cli
 from hermes_fixtures import build_hermes_db
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 from store_targets import StoreFactory, StoreTarget
 
-from langchain_session_recall import SessionStore
+from langchain_session_recall import SessionRecallRetriever, SessionStore, SessionSummarizer
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.importers import import_jsonl
 from langchain_session_recall.search.pipeline import search_sessions
@@ -154,12 +157,44 @@ def test_forget_on_the_command_line(store_factory: StoreFactory, tmp_path: Path)
     result = run_cli("forget", "--before", "2026-09-01", "--source", "cron", "--db", db, "-y")
     assert result.code == 0 and "Forgot 1 session" in result.out
     result = run_cli("forget", "root", "other", "--user", "alice", "--db", db, "--yes")
-    assert result.code == 0 and "Forgot 5 sessions (5 messages)" in result.out
+    assert result.code == 0 and "Forgot 4 sessions (4 messages)" in result.out
+    assert "Kept 1 session below them that 'alice' does not own" in result.out  # no user's
     result = run_cli("forget", "root", "--db", db, "--yes")
     assert result.code == 1 and "nothing to forget" in result.err
+    result = run_cli("forget", "root/agent/deep", "--db", db, "--yes")
+    assert result.code == 0 and "Forgot 1 session" in result.out
     assert run_cli("check", "--db", db).code == 0
     with target.open() as store:
         assert store.stats()["sessions"] == 0
+    _assert_indexes_intact(target)
+
+
+def test_forget_for_a_user_never_deletes_another_users_sessions(
+    store_factory: StoreFactory,
+) -> None:
+    target = store_factory.target()
+    with target.open() as store:
+        _chains(store)
+        store.add_session("root/bob", parent_session_id="root", user_id="bob", started_at=T0 + 50)
+        store.add_messages("root/bob", [{"role": "user", "content": "bob's own kestrel"}])
+    db = target.db
+    result = run_cli("forget", "root", "--user", "alice", "--db", db, "--dry-run", "--json")
+    plan = json.loads(result.out)
+    assert (plan["count"], plan["sessions"]) == (3, ["root", "root/agent", "root-2"])
+    assert plan["kept"] == ["root/agent/deep", "root/bob"]
+    result = run_cli("forget", "root", "--user", "alice", "--db", db, "--dry-run")
+    assert "Would keep 2 sessions below them that 'alice' does not own:" in result.out
+    assert "  root/bob" in result.out
+
+    result = run_cli("forget", "root", "--user", "alice", "--db", db, "--yes", "--json")
+    done = json.loads(result.out)
+    assert (done["count"], done["kept"]) == (3, ["root/agent/deep", "root/bob"])
+    with target.open() as store:
+        bob = store.get_session("root/bob")
+        assert bob is not None and bob.parent_session_id is None  # its parent went: a root
+        assert _found(store, "kestrel") == {"root/bob"}
+        assert _found(store, "sourdough") == set()
+        assert store.check().ok, store.check().problems
     _assert_indexes_intact(target)
 
 
@@ -272,3 +307,47 @@ def test_a_terminal_is_asked_first(
     assert "Forget 4 sessions (4 messages)" in result.err and "cannot be undone" in result.err
     with target.open() as store:
         assert store.stats()["sessions"] == left
+
+
+# --------------------------------------------------------------------------- side caches
+
+
+def _recapped_chain(store: SessionBackend) -> None:
+    """``r`` (alice) whose sub-agent ``r/agent`` saw the pelican plan; the root's last message
+    is the chain's newest, so forgetting the sub-agent leaves the chain's last message id."""
+    store.add_session("r", started_at=T0, user_id="alice", title="Deploy")
+    store.add_messages("r", [{"role": "user", "content": "deploy the app", "timestamp": T0}])
+    store.add_session("r/agent", parent_session_id="r", started_at=T0 + 1, user_id="alice")
+    store.add_messages(
+        "r/agent", [{"role": "assistant", "content": "pelican plan: deploy", "timestamp": T0 + 2}]
+    )
+    store.add_messages("r", [{"role": "assistant", "content": "deploy done", "timestamp": T0 + 3}])
+
+
+def _summarize(reader: SessionBackend, cache_path: Path) -> list[str]:
+    """Recap ``deploy`` with a model that always names the pelican plan, gate and grounding off
+    (a cached recap is then served as it is); the recaps' statuses."""
+    llm = GenericFakeChatModel(messages=itertools.repeat(AIMessage("The pelican plan ran.")))
+    summarizer = SessionSummarizer(
+        llm=llm, store=reader, cache_path=str(cache_path), quality_gate=False, grounding=False
+    )
+    docs = SessionRecallRetriever(store=reader).invoke("deploy")
+    return [d.metadata["summary_status"] for d in summarizer.invoke(docs)]
+
+
+def test_forgetting_a_sub_session_purges_and_never_serves_its_roots_side_file_recap(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    target = store_factory.target()
+    side, stale = tmp_path / "recaps.json", tmp_path / "copy.json"
+    with target.open() as store, target.open(read_only=True) as reader:
+        _recapped_chain(store)
+        assert _summarize(reader, side) == ["summarized"]
+        assert _summarize(reader, side) == ["cached"]
+        stale.write_bytes(side.read_bytes())  # a side file no store of this process knows
+        assert store.delete_sessions(["r/agent"]) == 1
+        assert b"pelican" not in side.read_bytes()  # registered by the summarizer: purged
+        # the copy still holds the recap made with the sub-agent's words: never served
+        assert b"pelican" in stale.read_bytes()
+        assert _summarize(reader, stale) == ["summarized"]
+        assert _summarize(reader, side) == ["summarized"]

@@ -358,6 +358,9 @@ class SqliteSessionStore(SessionBackend):
     def describe(self) -> str:
         return self.path
 
+    def _database_key(self) -> str:
+        return self.store_id if self._memory else os.path.realpath(self.path)
+
     def __repr__(self) -> str:
         return (
             f"SqliteSessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
