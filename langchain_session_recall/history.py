@@ -39,8 +39,8 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
     sub-sessions, its cached recaps, its words in the index); adding messages afterwards starts
     it anew. Setting ``messages`` replaces this session's messages in one transaction (all
     checked first; its sub-sessions stay). Messages come back in the order they were added.
-    Tool calls and tool results round-trip (``AIMessage.tool_calls``, ``ToolMessage``); of
-    other content, the text parts are kept (an image part is not stored).
+    Tool calls and tool results round-trip (``AIMessage.tool_calls``, ``ToolMessage``), and so
+    does content with images or other non-text parts (its text parts are what is searched).
 
     Args:
         store: Any session store (SQLite or PostgreSQL).
@@ -111,7 +111,8 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         if not self._own():
             return []
         stored = sorted(self.store.get_messages(self.session_id), key=lambda m: m.id)
-        return [_to_message(m) for m in stored]
+        parts = self.store.message_parts(m.id for m in stored)
+        return [_to_message(m, parts.get(m.id)) for m in stored]
 
     async def aget_messages(self) -> list[BaseMessage]:
         """:meth:`get_messages`, run in LangChain's executor."""
@@ -165,16 +166,18 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         await run_in_executor(None, self.clear)
 
 
-def _to_message(message: StoredMessage) -> BaseMessage:
-    """A stored row as the LangChain message it was (role, text, tool calls, tool result)."""
+def _to_message(message: StoredMessage, parts: list[Any] | None = None) -> BaseMessage:
+    """A stored row as the LangChain message it was (role, content with its images and other
+    parts, tool calls, tool result)."""
     kwargs: dict[str, Any] = {"id": str(message.id)}
+    content: Any = parts if parts is not None else message.content
     if message.role == "user":
-        return HumanMessage(message.content, **kwargs)
+        return HumanMessage(content, **kwargs)
     if message.role == "system":
-        return SystemMessage(message.content, **kwargs)
+        return SystemMessage(content, **kwargs)
     if message.role == "tool":
         return ToolMessage(
-            message.content,
+            content,
             tool_call_id=message.tool_call_id or "",
             name=message.tool_name,
             **kwargs,
@@ -191,4 +194,4 @@ def _to_message(message: StoredMessage) -> BaseMessage:
                     "type": "tool_call",
                 }
             )
-    return AIMessage(message.content, tool_calls=calls, **kwargs)
+    return AIMessage(content, tool_calls=calls, **kwargs)

@@ -180,7 +180,7 @@ class Forgotten(int):
     """What :meth:`~langchain_session_recall.SessionStore.delete_sessions` did: the number of
     sessions it removed (an ``int``), ``sessions`` (their ids, oldest first) and ``kept``: the
     sessions below them that it left in place because they are not the given user's (each then
-    hangs below its nearest ancestor left, or becomes a root).
+    hangs below its nearest ancestor left, or becomes a root). It prints as the number.
 
     Example:
         >>> done = Forgotten(["a", "a/sub"], kept=["a/bob"])
@@ -196,6 +196,3 @@ class Forgotten(int):
         done.sessions = tuple(sessions)
         done.kept = tuple(kept)
         return done
-
-    def __repr__(self) -> str:
-        return f"Forgotten({list(self.sessions)!r}, kept={list(self.kept)!r})"

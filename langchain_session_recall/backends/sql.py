@@ -374,6 +374,34 @@ def end_session(d: Dialect) -> str:
     )
 
 
+MESSAGE_PARTS = "message_parts"
+"""Content lists that hold more than text (images, audio), by message; made when first needed
+(a store that never keeps one has no such table), its rows go with their message."""
+
+
+def create_message_parts(d: Dialect) -> str:
+    return (
+        f"CREATE TABLE IF NOT EXISTS {MESSAGE_PARTS} (message_id BIGINT PRIMARY KEY "
+        "REFERENCES messages(id) ON DELETE CASCADE, parts TEXT NOT NULL)"
+    )
+
+
+def message_parts_exist(d: Dialect) -> str:
+    if d.name == "postgresql":
+        return f"SELECT to_regclass('{MESSAGE_PARTS}') IS NOT NULL"
+    return f"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{MESSAGE_PARTS}'"
+
+
+def insert_message_parts(d: Dialect) -> str:
+    values = f"{d.param('id')}, {d.param('parts')}"
+    return f"INSERT INTO {MESSAGE_PARTS} (message_id, parts) VALUES ({values})"
+
+
+def message_parts_of(d: Dialect) -> str:
+    """``(message_id, parts)`` of the messages bound as ``ids`` that have parts."""
+    return f"SELECT message_id, parts FROM {MESSAGE_PARTS} WHERE {d.member('message_id', 'ids')}"
+
+
 def reset_message_count(d: Dialect) -> str:
     """The session ``id`` holds no message (its messages were deleted, others follow)."""
     return f"UPDATE sessions SET message_count = 0 WHERE id = {d.param('id')}"

@@ -165,3 +165,24 @@ def test_messages_come_back_in_the_order_they_were_added(store_factory: StoreFac
     )
     history.add_messages([HumanMessage("third", additional_kwargs={"timestamp": 1.0})])
     assert [m.content for m in history.messages] == ["first", "second", "third"]
+
+
+def test_image_and_other_content_blocks_are_kept(store_factory: StoreFactory) -> None:
+    store = store_factory.open("history")
+    history = SessionChatMessageHistory(store=store, session_id="chat")
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    asked = [{"type": "text", "text": "what is on this kiln photo?"}, image]
+    history.add_messages(
+        [HumanMessage(asked), AIMessage([audio, "a cracked pot"]), AIMessage("ok")]
+    )
+    got = history.messages
+    assert [m.content for m in got] == [asked, [audio, "a cracked pot"], "ok"]
+    # the text parts are searched as before, the rest is not
+    assert [d.id for d in SessionRecallRetriever(store=store).invoke("kiln photo")] == ["chat"]
+    assert SessionRecallRetriever(store=store).invoke("iVBORw0KGgo") == []
+    history.messages = got[1:]  # replacing keeps them too
+    assert [m.content for m in history.messages] == [[audio, "a cracked pot"], "ok"]
+    assert store.check().ok, store.check().problems
+    history.clear()
+    assert history.messages == []

@@ -194,6 +194,10 @@ class SessionWrites(StoreCore):
             return []
         ids = self._insert_messages(conn, session_id, rows, count_of(found[0]))
         conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        parts = [{"id": i, "parts": r.parts} for i, r in zip(ids, rows, strict=True) if r.parts]
+        if parts:
+            conn.execute(sql.create_message_parts(d))
+            conn.cursor().executemany(sql.insert_message_parts(d), parts)
         return ids
 
     def end_session(
