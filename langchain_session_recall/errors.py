@@ -22,6 +22,7 @@ __all__ = [
     "ReadOnlyStoreError",
     "RefusedEncodingError",
     "SessionNotFoundError",
+    "SessionOwnerError",
     "SessionRecallError",
     "StoreBusyError",
     "StoreUnavailableError",
@@ -37,6 +38,11 @@ class SessionNotFoundError(SessionRecallError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable.
         return str(self.args[0]) if self.args else "session not found"
+
+
+class SessionOwnerError(SessionRecallError, PermissionError):
+    """A session of another user, reached through an object opened for one user (a
+    ``SessionChatMessageHistory`` with ``user_id``): it is neither read nor written."""
 
 
 class InvalidSessionError(SessionRecallError, ValueError):

@@ -23,7 +23,7 @@ from langchain_core.messages import (
 from langchain_core.runnables.config import run_in_executor
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.errors import InvalidArgumentError
+from langchain_session_recall.errors import InvalidArgumentError, SessionOwnerError
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.tool_calls import parse_tool_calls
 
@@ -37,14 +37,18 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
     are added; reading a session that does not exist gives no messages. ``clear()`` forgets the
     session (:meth:`~langchain_session_recall.SessionStore.delete_sessions`: its messages, its
     sub-sessions, its cached recaps, its words in the index); adding messages afterwards starts
-    it anew. Tool calls and tool results round-trip (``AIMessage.tool_calls``,
-    ``ToolMessage``).
+    it anew. Setting ``messages`` replaces this session's messages in one transaction (all
+    checked first; its sub-sessions stay). Messages come back in the order they were added.
+    Tool calls and tool results round-trip (``AIMessage.tool_calls``, ``ToolMessage``), and so
+    does content with images or other non-text parts (its text parts are what is searched).
 
     Args:
         store: Any session store (SQLite or PostgreSQL).
         session_id: The conversation's id (any non-empty text; the store's session id).
         source: The session's source, when this history creates it.
-        user_id: The session's owner (tenant), when this history creates it.
+        user_id: The session's owner (tenant): the history reads and writes only a session of
+            this user (another user's raises :class:`~langchain_session_recall.errors.
+            SessionOwnerError`), and creates it with this owner.
         title: The session's title, when this history creates it.
 
     Raises:
@@ -85,9 +89,30 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         self.user_id = user_id
         self.title = title
 
+    def _own(self) -> bool:
+        """Whether the session exists; raises when it is another user's (with ``user_id``)."""
+        session = self.store.get_session(self.session_id)
+        if session is None:
+            return False
+        if self.user_id is not None and session.user_id != self.user_id:
+            raise SessionOwnerError(
+                f"session {self.session_id!r} belongs to another user: a history opened for "
+                f"user_id={self.user_id!r} reads and writes only that user's sessions (pick "
+                "another session_id)"
+            )
+        return True
+
     def get_messages(self) -> list[BaseMessage]:
-        """The session's messages, oldest first (none when it does not exist)."""
-        return [_to_message(m) for m in self.store.get_messages(self.session_id)]
+        """The session's messages in the order they were added (none when it does not exist).
+
+        Raises:
+            SessionOwnerError: the session is another user's (with ``user_id``).
+        """
+        if not self._own():
+            return []
+        stored = sorted(self.store.get_messages(self.session_id), key=lambda m: m.id)
+        parts = self.store.message_parts(m.id for m in stored)
+        return [_to_message(m, parts.get(m.id)) for m in stored]
 
     async def aget_messages(self) -> list[BaseMessage]:
         """:meth:`get_messages`, run in LangChain's executor."""
@@ -95,20 +120,28 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:
-        """The session's messages, oldest first."""
+        """The session's messages in the order they were added."""
         return self.get_messages()
 
     @messages.setter
     def messages(self, value: Sequence[BaseMessage]) -> None:
-        """Replace the session's messages: clear it, then add ``value``."""
-        self.clear()
-        self.add_messages(value)
+        """Replace the session's messages by ``value``, in one transaction: every message is
+        checked first (one the store refuses raises, and the old messages stay); the session's
+        sub-sessions are left as they are."""
+        if self._own():
+            self.store.replace_messages(self.session_id, list(value))
+        else:
+            self.add_messages(value)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append messages to the session (created first if needed), in one transaction."""
+        """Append messages to the session (created first if needed), in one transaction.
+
+        Raises:
+            SessionOwnerError: the session is another user's (with ``user_id``).
+        """
         if not messages:
             return
-        if self.store.get_session(self.session_id) is None:
+        if not self._own():
             self.store.add_session(
                 self.session_id, source=self.source, user_id=self.user_id, title=self.title
             )
@@ -119,24 +152,32 @@ class SessionChatMessageHistory(BaseChatMessageHistory):
         await run_in_executor(None, self.add_messages, list(messages))
 
     def clear(self) -> None:
-        """Forget the session: its messages, sub-sessions and cached recaps leave the store."""
-        self.store.delete_sessions([self.session_id])
+        """Forget the session: its messages, sub-sessions and cached recaps leave the store
+        (with ``user_id``, sub-sessions of anyone else stay).
+
+        Raises:
+            SessionOwnerError: the session is another user's (with ``user_id``).
+        """
+        if self._own():
+            self.store.delete_sessions([self.session_id], user_id=self.user_id)
 
     async def aclear(self) -> None:
         """:meth:`clear`, run in LangChain's executor."""
-        await self.store.adelete_sessions([self.session_id])
+        await run_in_executor(None, self.clear)
 
 
-def _to_message(message: StoredMessage) -> BaseMessage:
-    """A stored row as the LangChain message it was (role, text, tool calls, tool result)."""
+def _to_message(message: StoredMessage, parts: list[Any] | None = None) -> BaseMessage:
+    """A stored row as the LangChain message it was (role, content with its images and other
+    parts, tool calls, tool result)."""
     kwargs: dict[str, Any] = {"id": str(message.id)}
+    content: Any = parts if parts is not None else message.content
     if message.role == "user":
-        return HumanMessage(message.content, **kwargs)
+        return HumanMessage(content, **kwargs)
     if message.role == "system":
-        return SystemMessage(message.content, **kwargs)
+        return SystemMessage(content, **kwargs)
     if message.role == "tool":
         return ToolMessage(
-            message.content,
+            content,
             tool_call_id=message.tool_call_id or "",
             name=message.tool_name,
             **kwargs,
@@ -153,4 +194,4 @@ def _to_message(message: StoredMessage) -> BaseMessage:
                     "type": "tool_call",
                 }
             )
-    return AIMessage(message.content, tool_calls=calls, **kwargs)
+    return AIMessage(content, tool_calls=calls, **kwargs)

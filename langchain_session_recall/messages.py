@@ -46,6 +46,9 @@ class MessageRow:
     tool_call_id: str | None = None
     tool_calls: str | None = None
     tool_name: str | None = None
+    parts: str | None = None
+    """JSON of the message's content list when it holds more than text (an image, audio):
+    ``content`` keeps its text (searched), this the whole list (given back as it was)."""
 
 
 def storable_text(text: str) -> str:
@@ -85,6 +88,20 @@ def _content_text(content: Any) -> str:
                     parts.append(text)
         return storable_text("\n".join(p for p in parts if p))
     return storable_text(str(content))
+
+
+def _is_text_part(part: Any) -> bool:
+    return isinstance(part, str) or (isinstance(part, Mapping) and part.get("type") == "text")
+
+
+def _content_parts(content: Any) -> str | None:
+    """JSON of a content list holding anything but text, to keep it whole; else ``None``."""
+    if not isinstance(content, list) or all(_is_text_part(p) for p in content):
+        return None
+    try:
+        return storable_text(json.dumps(content, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidMessageError(f"message content cannot be stored as JSON: {exc}") from None
 
 
 def decode_content(raw: str | bytes | None) -> str:
@@ -238,6 +255,7 @@ def to_row(message: BaseMessage | Mapping[str, Any], *, now: float | None = None
             tool_call_id=_optional_text(getattr(message, "tool_call_id", None)),
             tool_calls=_openai_tool_calls(calls),
             tool_name=_optional_text(tool_name),
+            parts=_content_parts(message.content),
         )
     if isinstance(message, Mapping):
         if "role" not in message:

@@ -10,6 +10,7 @@ __all__ = [
     "HIDDEN_SOURCES",
     "CacheStatus",
     "CachedSummary",
+    "Forgotten",
     "MessageHit",
     "RecentSession",
     "SearchFilters",
@@ -173,3 +174,25 @@ class CachedSummary:
     model: str | None = None
     reasons: tuple[str, ...] = ()
     """Why the gate rejected it (its reason codes); empty for a summary."""
+
+
+class Forgotten(int):
+    """What :meth:`~langchain_session_recall.SessionStore.delete_sessions` did: the number of
+    sessions it removed (an ``int``), ``sessions`` (their ids, oldest first) and ``kept``: the
+    sessions below them that it left in place because they are not the given user's (each then
+    hangs below its nearest ancestor left, or becomes a root). It prints as the number.
+
+    Example:
+        >>> done = Forgotten(["a", "a/sub"], kept=["a/bob"])
+        >>> done == 2, done.sessions, done.kept
+        (True, ('a', 'a/sub'), ('a/bob',))
+    """
+
+    sessions: tuple[str, ...]
+    kept: tuple[str, ...]
+
+    def __new__(cls, sessions: Sequence[str] = (), *, kept: Sequence[str] = ()) -> Forgotten:
+        done = super().__new__(cls, len(sessions))
+        done.sessions = tuple(sessions)
+        done.kept = tuple(kept)
+        return done

@@ -375,6 +375,39 @@ def end_session(d: Dialect) -> str:
     )
 
 
+MESSAGE_PARTS = "message_parts"
+"""Content lists that hold more than text (images, audio), by message; made when first needed
+(a store that never keeps one has no such table), its rows go with their message."""
+
+
+def create_message_parts(d: Dialect) -> str:
+    return (
+        f"CREATE TABLE IF NOT EXISTS {MESSAGE_PARTS} (message_id BIGINT PRIMARY KEY "
+        "REFERENCES messages(id) ON DELETE CASCADE, parts TEXT NOT NULL)"
+    )
+
+
+def message_parts_exist(d: Dialect) -> str:
+    if d.name == "postgresql":
+        return f"SELECT to_regclass('{MESSAGE_PARTS}') IS NOT NULL"
+    return f"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{MESSAGE_PARTS}'"
+
+
+def insert_message_parts(d: Dialect) -> str:
+    values = f"{d.param('id')}, {d.param('parts')}"
+    return f"INSERT INTO {MESSAGE_PARTS} (message_id, parts) VALUES ({values})"
+
+
+def message_parts_of(d: Dialect) -> str:
+    """``(message_id, parts)`` of the messages bound as ``ids`` that have parts."""
+    return f"SELECT message_id, parts FROM {MESSAGE_PARTS} WHERE {d.member('message_id', 'ids')}"
+
+
+def reset_message_count(d: Dialect) -> str:
+    """The session ``id`` holds no message (its messages were deleted, others follow)."""
+    return f"UPDATE sessions SET message_count = 0 WHERE id = {d.param('id')}"
+
+
 def bump_message_count(d: Dialect) -> str:
     return (
         f"UPDATE sessions SET message_count = message_count + {d.param('n')} "
@@ -451,18 +484,34 @@ def matching_sessions(
     return f"SELECT s.id FROM sessions s WHERE {' AND '.join(where)}", params
 
 
-def chains_below(d: Dialect, selection: str) -> str:
+def chains_below(d: Dialect, selection: str, *, user_scoped: bool = False) -> str:
     """The sessions of ``selection`` (a query of session ids) and everything below them,
-    oldest first; cycle-safe like :func:`descendants`."""
+    oldest first; cycle-safe like :func:`descendants`. With ``user_scoped`` the walk goes
+    through sessions of ``user_id`` only (another user's session and all below it are left
+    out, as :func:`descendants` does)."""
+    scope = f" AND {d.session_column('user_id')} = {d.param('user_id')}" if user_scoped else ""
     return f"""
         WITH RECURSIVE down(id) AS (
             {selection}
             UNION
-            SELECT c.id FROM down JOIN sessions c ON c.parent_session_id = down.id
+            SELECT s.id FROM down JOIN sessions s ON s.parent_session_id = down.id{scope}
         )
         SELECT s.id FROM sessions s WHERE s.id IN (SELECT id FROM down)
         ORDER BY s.started_at, s.id
     """
+
+
+def children_left(d: Dialect) -> str:
+    """``(id, parent)`` of the sessions whose parent is among ``ids`` but not themselves."""
+    return (
+        f"SELECT id, parent_session_id FROM sessions WHERE {d.member('parent_session_id', 'ids')} "
+        f"AND NOT {d.member('id', 'ids')}"
+    )
+
+
+def set_parent(d: Dialect) -> str:
+    """Hang the session ``id`` below ``parent`` (NULL: make it a root)."""
+    return f"UPDATE sessions SET parent_session_id = {d.param('parent')} WHERE id = {d.param('id')}"
 
 
 def lock_sessions(d: Dialect) -> str:

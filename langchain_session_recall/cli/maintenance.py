@@ -144,8 +144,10 @@ def check(state: State, db: str, read_only: bool, as_json: bool) -> int:
   session-recall forget --user alice --db postgresql://app@db/agents --dry-run --json
   session-recall forget --source cron,kanban --before 2026-06-01 --db recall.db -y
 
-Each session goes with its whole chain below it (sub-agents, continuations). A forgotten
-session is not imported again from the same source unless `import ... --reimport` is given.
+Each session goes with its whole chain below it (sub-agents, continuations); with --user,
+only that user's sessions go: another user's (or no user's) below them stay, listed as kept.
+A forgotten session is not imported again from the same source unless `import ... --reimport`
+is given.
 
 \b
 Exit codes: 0 forgotten (or listed, with --dry-run), 1 nothing matched,
@@ -179,7 +181,8 @@ def forget(
     and --source (conditions narrow the named sessions when both are given).
 
     Their messages, titles, full-text index entries and cached recaps go; on SQLite the index
-    is merged and the file's free space zeroed, so their words leave the file too.
+    is merged and the file's free space zeroed, so their words leave the file too. With
+    --user, sessions of anyone else below the user's are kept (and said so).
     """
     named = list(session_ids) or None
     if named is None and before is None and user is None and not source:
@@ -190,16 +193,16 @@ def forget(
     with open_db(db, read_only=True) as store:
         doomed = store.sessions_to_forget(named, before=before, user_id=user, sources=source)
         held = store.get_sessions(doomed)
+        # under --user, what hangs below their sessions but is not theirs stays
+        gone = set(doomed)
+        kept = [s for s in store.sessions_to_forget(doomed) if s not in gone] if doomed else []
     messages = sum(s.message_count for s in held.values())
-    others = sum(1 for s in held.values() if user is not None and s.user_id != user)
     if not doomed:
         click.echo(f"session-recall: nothing to forget in {describe_target(db)}", err=True)
         if as_json:
-            state.json({"dry_run": dry_run, "count": 0, "messages": 0, "sessions": []})
+            state.json({"dry_run": dry_run, "count": 0, "messages": 0, "sessions": [], "kept": []})
         return EXIT_EMPTY
     plan = f"{plural(len(doomed), 'session')} ({plural(messages, 'message')})"
-    if others:
-        plan += f", {others} of them below --user {user}'s sessions but not theirs"
     if not dry_run:
         if not yes:
             if not sys.stdin.isatty():
@@ -208,25 +211,39 @@ def forget(
                     "--dry-run to list them"
                 )
             question = f"Forget {plan} from {describe_target(db)}? This cannot be undone"
+            if kept:
+                question += f" ({_kept(kept, user)})"
             if not click.confirm(question, default=False, err=True):
                 click.echo("session-recall: nothing forgotten", err=True)
                 return EXIT_EMPTY
         with open_db(db, read_only=False) as store:
-            forgotten = store.delete_sessions(doomed)
+            done = store.delete_sessions(doomed, user_id=user)
             store.optimize()  # drops their words from the index segments, empties the log
-        plan = f"{plural(forgotten, 'session')} ({plural(messages, 'message')})"
+        doomed, kept = list(done.sessions), list(done.kept)
+        plan = f"{plural(len(doomed), 'session')} ({plural(messages, 'message')})"
     if as_json:
         payload = {"dry_run": dry_run, "count": len(doomed), "messages": messages}
-        state.json({**payload, "sessions": doomed})
+        state.json({**payload, "sessions": doomed, "kept": kept})
         return EXIT_OK
     from langchain_session_recall.cli.output import print_lines
 
     head = f"Would forget {plan}:" if dry_run else f"Forgot {plan} from {describe_target(db)}."
-    shown = [f"  {sid}" for sid in doomed[:_LISTED]]
-    if len(doomed) > _LISTED:
-        shown.append(f"  ... and {len(doomed) - _LISTED} more (--json lists them all)")
-    print_lines(state.console(), [head, *(shown if dry_run else [])])
+    shown = _listed(doomed) if dry_run else []
+    if kept:
+        shown += [f"{'Would keep' if dry_run else 'Kept'} {_kept(kept, user)}:", *_listed(kept)]
+    print_lines(state.console(), [head, *shown])
     return EXIT_OK
+
+
+def _kept(kept: list[str], user: str | None) -> str:
+    return f"{plural(len(kept), 'session')} below them that {user!r} does not own"
+
+
+def _listed(ids: list[str]) -> list[str]:
+    shown = [f"  {sid}" for sid in ids[:_LISTED]]
+    if len(ids) > _LISTED:
+        shown.append(f"  ... and {len(ids) - _LISTED} more (--json lists them all)")
+    return shown
 
 
 _LISTED = 20

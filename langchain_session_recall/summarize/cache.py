@@ -1,8 +1,11 @@
 """Summary cache: a repeated search costs no LLM call.
 
-Keys come from :func:`summary_cache_key` (root session, its last message id or a content hash,
-normalized query, model, prompt version, quality-gate version), so a new message in the session,
-another model, a new prompt or another gate simply misses. Each entry carries the gate's verdict
+Keys come from :func:`summary_cache_key` (root session, its last message id, a hash of the
+transcript the model read, normalized query, model, prompt version, quality-gate version), so
+a new message in the session, a forgotten sub-session, another model, a new prompt or another
+gate simply misses. ``delete_sessions`` drops the entries of the chains it changes from the
+caches registered with the store (a summarizer registers its side file and its memory cache).
+Each entry carries the gate's verdict
 (:class:`~langchain_session_recall.models.CachedSummary`): a rejected answer is cached too, so a
 repeated search does not pay the model again, and it is never served as a summary. Three
 implementations of the two-method :class:`SummaryCache` protocol:
@@ -20,7 +23,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -35,6 +38,7 @@ __all__ = [
     "StoreSummaryCache",
     "SummaryCache",
     "normalize_query",
+    "side_file_cache",
     "summary_cache_key",
 ]
 
@@ -86,9 +90,12 @@ def summary_cache_key(
 ) -> str:
     """Cache key of one session summary.
 
-    ``last_message_id`` (the retriever's ``last_message_id`` metadata) changes when the session
-    grows; without it a hash of the transcript plays that role. ``gate_version`` names the
-    quality gate and its thresholds (its verdict is part of the entry).
+    A hash of ``transcript`` (what the model read) is part of the key: a recap is served only
+    for the very text it was made from, so one made before a sub-session was forgotten, or
+    for another user's view of the same chain, is never served (a miss, not a stale recap).
+    ``last_message_id`` (the retriever's ``last_message_id`` metadata) changes when the
+    session grows. ``gate_version`` names the quality gate and its thresholds (its verdict is
+    part of the entry).
 
     Example:
         >>> k = summary_cache_key(session_id="s1", last_message_id=7, transcript="...",
@@ -96,12 +103,9 @@ def summary_cache_key(
         >>> k.startswith("summary:") and len(k)
         72
     """
-    version = (
-        f"m{last_message_id}"
-        if last_message_id is not None
-        else "h" + hashlib.sha256(transcript.encode("utf-8")).hexdigest()
-    )
-    parts = [session_id, version, normalize_query(query), model or "", prompt_version]
+    made_from = hashlib.sha256(transcript.encode("utf-8")).hexdigest()
+    version = f"m{last_message_id}" if last_message_id is not None else ""
+    parts = [session_id, version, made_from, normalize_query(query), model or "", prompt_version]
     if gate_version:
         parts.append(gate_version)
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
@@ -113,6 +117,7 @@ class InMemorySummaryCache:
 
     def __init__(self) -> None:
         self._data: dict[str, CachedSummary] = {}
+        self._sessions: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def get(self, key: str) -> CachedSummary | None:
@@ -131,6 +136,14 @@ class InMemorySummaryCache:
     ) -> None:
         with self._lock:
             self._data[key] = CachedSummary(summary, status, model, tuple(reasons))
+            self._sessions[key] = session_id
+
+    def forget_sessions(self, session_ids: Collection[str]) -> None:
+        """Drop the entries made for any of ``session_ids``."""
+        gone = set(session_ids)
+        with self._lock:
+            for key in [k for k, sid in self._sessions.items() if sid in gone]:
+                del self._data[key], self._sessions[key]
 
     def __len__(self) -> int:
         return len(self._data)
@@ -184,11 +197,49 @@ class JsonFileSummaryCache:
                 "status": status,
                 "reasons": list(reasons),
             }
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False)
-            os.replace(tmp, self.path)
+            self._write(data)
+
+    def forget_sessions(self, session_ids: Collection[str]) -> None:
+        """Drop the entries made for any of ``session_ids`` from the file (rewritten whole,
+        so their text leaves the disk with the old file)."""
+        gone = set(session_ids)
+        with self._lock:
+            data = self._load()
+            kept = {
+                k: v
+                for k, v in data.items()
+                if not (isinstance(v, dict) and v.get("session_id") in gone)
+            }
+            if len(kept) != len(data):
+                self._write(kept)
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False)
+        os.replace(tmp, self.path)
+
+
+_SIDE_FILES: dict[str, JsonFileSummaryCache] = {}
+_SIDE_FILES_LOCK = threading.Lock()
+
+
+def side_file_cache(path: str | os.PathLike[str]) -> JsonFileSummaryCache:
+    """The one :class:`JsonFileSummaryCache` of this process for ``path``: summarizers on the
+    same file share its lock, and it outlives them, so a store it is registered with
+    (``register_summary_cache``) still purges the file after the summarizer is gone.
+
+    Example:
+        >>> side_file_cache("/tmp/recaps.json") is side_file_cache("/tmp/../tmp/recaps.json")
+        True
+    """
+    key = os.path.realpath(path)
+    with _SIDE_FILES_LOCK:
+        cache = _SIDE_FILES.get(key)
+        if cache is None:
+            cache = _SIDE_FILES[key] = JsonFileSummaryCache(key)
+        return cache
 
 
 class StoreSummaryCache:

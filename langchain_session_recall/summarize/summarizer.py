@@ -55,6 +55,7 @@ from langchain_session_recall.summarize.cache import (
     JsonFileSummaryCache,
     StoreSummaryCache,
     SummaryCache,
+    side_file_cache,
     summary_cache_key,
 )
 from langchain_session_recall.summarize.extractive import (
@@ -397,11 +398,17 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         store = self.store
         if store is not None and not store.read_only:
             return StoreSummaryCache(store)
-        # No store, or a read-only one: never write into a database we must not touch.
+        # No store, or a read-only one: never write into a database we must not touch. The
+        # store's delete_sessions (through any store of this process on the same database)
+        # empties the cache of what it forgets.
         if self.cache_path is not None:
             if self._side_cache is None:
-                self._side_cache = JsonFileSummaryCache(self.cache_path)
+                self._side_cache = side_file_cache(self.cache_path)
+                if store is not None:
+                    store.register_summary_cache(self._side_cache)
             return self._side_cache
+        if store is not None:
+            store.register_summary_cache(self._memory_cache)
         return self._memory_cache
 
     def _prompt_vars(self, plan: _Plan) -> dict[str, Any]:

@@ -927,6 +927,27 @@ class SessionBackendTests:
         assert asyncio.run(store.adelete_sessions(["a"])) == 4
         assert store.all_session_ids() == ["c"]
 
+    def test_delete_sessions_of_a_user_keeps_what_is_not_theirs(
+        self, store: SessionBackend
+    ) -> None:
+        self._forgettable(store)
+        _say(store, "a.1.bob", "bob below ana", parent_session_id="a.1", user_id="bob")
+        _say(store, "a.1.bob.ana", "ana below bob", parent_session_id="a.1.bob", user_id="ana")
+        assert store.sessions_to_forget(["a"], user_id="ana") == ["a", "a.1", "a.2"]
+        done = store.delete_sessions(["a", "c"], user_id="ana")
+        assert done == 3 and done.sessions == ("a", "a.1", "a.2")
+        assert set(done.kept) == {"a.1.1", "a.1.bob", "a.1.bob.ana"}
+        assert store.get_session("c") is not None  # named, but bob's
+        # what is kept hangs below its nearest ancestor left: none here, so roots
+        assert store.get_session("a.1.1").parent_session_id is None  # type: ignore[union-attr]
+        assert store.get_session("a.1.bob").parent_session_id is None  # type: ignore[union-attr]
+        bob = store.get_session("a.1.bob.ana")
+        assert bob is not None and bob.parent_session_id == "a.1.bob"
+        assert [m.content for m in store.get_messages("a.1.bob")] == ["bob below ana"]
+        assert _match(store, "zebrafish") == [] and _match(store, "watercolor") != []
+        assert store.delete_sessions(["b"], user_id="ana").kept == ()
+        assert store.check().ok, store.check().problems
+
     def test_sessions_to_forget_selects_without_deleting(self, store: SessionBackend) -> None:
         self._forgettable(store)
         chain_of_a = ["a", "a.1", "a.1.1", "a.2"]
@@ -935,8 +956,9 @@ class SessionBackendTests:
         assert store.sessions_to_forget(before=50.0) == ["c"]
         assert store.sessions_to_forget(sources=["cron"]) == ["c"]
         assert store.sessions_to_forget(user_id="bob") == ["c"]
-        # the chain below goes with a session, whoever owns its members; conditions narrow
-        assert store.sessions_to_forget(user_id="ana", before=101.0) == chain_of_a
+        # conditions narrow; with a user, only that user's part of the chain below goes
+        assert store.sessions_to_forget(before=101.0) == ["c", *chain_of_a]
+        assert store.sessions_to_forget(user_id="ana", before=101.0) == ["a", "a.1", "a.2"]
         assert store.sessions_to_forget(["a", "c"], user_id="bob") == ["c"]
         assert store.sessions_to_forget(["nope"]) == []
         with pytest.raises(ValueError, match="name sessions"):

@@ -25,6 +25,7 @@ EXPECTED_ALL = [
     "SessionBackend",
     "SessionChatMessageHistory",
     "SessionNotFoundError",
+    "SessionOwnerError",
     "SessionRecallError",
     "SessionRecallRetriever",
     "SessionRecorder",

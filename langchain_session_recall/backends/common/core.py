@@ -108,6 +108,10 @@ class StoreCore(ABC):
         deletes its own rows of them first (SQLite: the header index)."""
         yield
 
+    def _clearing_messages(self, conn: Any, session_id: str) -> None:  # noqa: B027
+        """Before the messages of ``session_id`` are deleted and others take their place
+        (:meth:`replace_messages`): passage vectors drop the session's windows here."""
+
     @abstractmethod
     def _size_bytes(self, conn: Any) -> int:
         """Space the store takes on disk."""

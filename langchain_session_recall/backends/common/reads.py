@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +36,37 @@ class SessionReads(StoreCore):
         with self._read() as conn:
             rows = conn.execute(sql.sessions_by_id(d), {"ids": d.array(ids)}).fetchall()
         return {str(row[0]): session_of(row) for row in rows}
+
+    def message_parts(self, message_ids: Iterable[int]) -> dict[int, list[Any]]:
+        """The whole content lists of those of these messages that held more than text (an
+        image, audio), as they were given; the text of every message is its ``content``.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("s")
+            >>> image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}
+            >>> asked = HumanMessage([{"type": "text", "text": "hi"}, image])
+            >>> [i] = store.add_messages("s", [asked])
+            >>> store.get_messages("s")[0].content, store.message_parts([i])[i][1] == image
+            ('hi', True)
+        """
+        ids = list(dict.fromkeys(message_ids))
+        d = self.dialect
+        with self._read() as conn:
+            if not ids or not conn.execute(sql.message_parts_exist(d)).fetchone()[0]:
+                return {}
+            rows = conn.execute(sql.message_parts_of(d), {"ids": d.array(ids)}).fetchall()
+        found: dict[int, list[Any]] = {}
+        for message_id, parts in rows:
+            try:
+                value = json.loads(parts)
+            except (TypeError, ValueError, RecursionError):
+                continue  # another writer's junk: the message's text stands
+            if isinstance(value, list):
+                found[int(message_id)] = value
+        return found
 
     def all_session_ids(self) -> list[str]:
         """Ids of every session, oldest first."""

@@ -139,6 +139,50 @@ class SessionWrites(StoreCore):
         self._wrote([session_id], in_block=self._in_block())
         return ids
 
+    def replace_messages(self, session_id: str, messages: Iterable[MessageLike]) -> list[int]:
+        """Replace the messages of one session by ``messages``, in one transaction; returns
+        the new messages' ids.
+
+        Every message is validated before anything is deleted: an invalid one raises
+        :class:`~langchain_session_recall.errors.InvalidMessageError` and the session keeps its
+        messages. Only this session's messages change: its sub-sessions and continuations stay.
+        The old messages leave the full-text indexes and their passage vectors go; the recaps
+        cached for the chains above the session (made with them) are dropped.
+
+        Raises:
+            SessionNotFoundError: the session does not exist (call :meth:`add_session`).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("a"), store.add_session("a/sub", parent_session_id="a")
+            >>> _ = store.add_messages("a", [{"role": "user", "content": "old"}])
+            >>> _ = store.replace_messages("a", [{"role": "user", "content": "new"}])
+            >>> [m.content for m in store.get_messages("a")], store.get_session("a/sub").id
+            (['new'], 'a/sub')
+        """
+        now = time.time()
+        rows = [to_row(m, now=now) for m in messages]
+        d = self.dialect
+        self._before_delete()
+        with self._write() as conn:
+            if not conn.execute(sql.session_exists(d), {"id": session_id}).fetchone():
+                raise SessionNotFoundError(
+                    f"session {session_id!r} does not exist; call add_session() first"
+                )
+            ids = {"ids": d.array([session_id])}
+            chains = conn.execute(sql.ancestors(d, user_scoped=False), ids).fetchall()
+            conn.execute(
+                sql.delete_of_sessions(d, "summary_cache"), {"ids": d.array([r[0] for r in chains])}
+            )
+            conn.execute(sql.forget_ledger(d), ids)
+            self._clearing_messages(conn, session_id)
+            conn.execute(sql.delete_of_sessions(d, "messages"), ids)
+            conn.execute(sql.reset_message_count(d), {"id": session_id})
+            new_ids = self._append(conn, session_id, rows)
+        self._wrote([session_id], in_block=self._in_block())
+        return new_ids
+
     def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
         d = self.dialect
         found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
@@ -150,6 +194,10 @@ class SessionWrites(StoreCore):
             return []
         ids = self._insert_messages(conn, session_id, rows, count_of(found[0]))
         conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        parts = [{"id": i, "parts": r.parts} for i, r in zip(ids, rows, strict=True) if r.parts]
+        if parts:
+            conn.execute(sql.create_message_parts(d))
+            conn.cursor().executemany(sql.insert_message_parts(d), parts)
         return ids
 
     def end_session(

@@ -203,13 +203,11 @@ SIZE = "SELECT page_size * page_count FROM pragma_page_size(), pragma_page_count
 DELETE_HEADERS = (
     "DELETE FROM session_headers WHERE session_id IN (SELECT value FROM json_each(:ids))"
 )
-SECURE_DELETE = "PRAGMA secure_delete"
+SECURE_DELETE_ON = "PRAGMA secure_delete = ON"
+"""Zero what deleted or rewritten rows leave free (SQLite's own default is off; Debian's build
+turns it on): every writable connection, so no delete, replacement or index merge leaves text
+in the file's free space."""
 CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
-
-
-def set_secure_delete(on: bool) -> str:
-    """``PRAGMA secure_delete``: zero what deleted rows leave free (on) or not (off)."""
-    return f"PRAGMA secure_delete = {1 if on else 0}"
 
 
 QUICK_CHECK = "PRAGMA quick_check"

@@ -360,6 +360,9 @@ class SqliteSessionStore(SessionBackend):
     def describe(self) -> str:
         return self.path
 
+    def _database_key(self) -> str:
+        return self.store_id if self._memory else os.path.realpath(self.path)
+
     def __repr__(self) -> str:
         return (
             f"SqliteSessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
@@ -426,6 +429,7 @@ class SqliteSessionStore(SessionBackend):
             else:
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute(st.SECURE_DELETE_ON)
         except sqlite3.DatabaseError as exc:
             raise NotASessionDatabaseError(f"cannot open {self.path}: {exc}") from exc
         with self._conns_lock:
@@ -607,15 +611,10 @@ class SqliteSessionStore(SessionBackend):
 
     @contextmanager
     def _deleting(self, conn: sqlite3.Connection, session_ids: Sequence[str]) -> Iterator[None]:
-        # secure_delete zeroes the pages (and parts of pages) the deleted rows leave free:
-        # a forgotten secret does not linger in the file's free space.
-        (previous,) = conn.execute(st.SECURE_DELETE).fetchone()
-        conn.execute(st.set_secure_delete(True))
-        try:
-            conn.execute(st.DELETE_HEADERS, {"ids": self.dialect.array(session_ids)})
-            yield
-        finally:
-            conn.execute(st.set_secure_delete(bool(previous)))
+        # The pages the deleted rows leave free are zeroed: every writable connection runs
+        # with secure_delete on (see _open_connection).
+        conn.execute(st.DELETE_HEADERS, {"ids": self.dialect.array(session_ids)})
+        yield
 
     def _close(self) -> None:
         with self._conns_lock:

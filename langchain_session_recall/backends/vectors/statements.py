@@ -149,6 +149,10 @@ def messages_from(d: sql.Dialect) -> str:
     )
 
 
+def delete_session_windows(d: sql.Dialect) -> str:
+    return f"DELETE FROM {TABLE} WHERE session_id = {d.param('sid')}"
+
+
 def delete_windows_from(d: sql.Dialect) -> str:
     return (
         f"DELETE FROM {TABLE} WHERE session_id = {d.param('sid')} "

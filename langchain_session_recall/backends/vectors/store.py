@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_session_recall.errors import InvalidArgumentError
 
@@ -122,6 +122,17 @@ class StoreVectors:
         self._pending_vectors: set[str] = set()
         self._pending_lock = threading.Lock()
         self.vectors = index
+
+    def _clearing_messages(self, conn: Any, session_id: str) -> None:
+        """The session's windows go with its messages (vectors of a store opened without a
+        model too: they would name messages that no longer exist)."""
+        from langchain_session_recall.backends.common.core import StoreCore
+        from langchain_session_recall.backends.vectors import statements as vs
+
+        assert isinstance(self, StoreCore)
+        d = self.dialect
+        if conn.execute(vs.table_exists(d)).fetchone()[0]:
+            conn.execute(vs.delete_session_windows(d), {"sid": session_id})
 
     def _wrote(self, session_ids: Iterable[str], *, in_block: bool) -> None:
         """After a write committed (or inside a block: when the block ends)."""
