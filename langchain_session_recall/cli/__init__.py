@@ -23,6 +23,7 @@ Exit codes (stable, for scripts):
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sqlite3
 import sys
@@ -41,6 +42,7 @@ from langchain_session_recall.cli.commands import (
     State,
     app,
 )
+from langchain_session_recall.core.text import safe_for_terminal
 from langchain_session_recall.errors import (
     NotASessionDatabaseError,
     SessionRecallError,
@@ -67,7 +69,17 @@ EXIT_INTERRUPTED = 130
 
 
 def _say(message: str) -> None:
-    print(f"session-recall: {message}", file=sys.stderr)
+    # A message may quote the file (another program's table names, a path): nothing in it
+    # reaches the terminal as an escape sequence.
+    print(f"session-recall: {safe_for_terminal(message)}", file=sys.stderr)
+
+
+def _show(exc: click.ClickException) -> None:
+    """Click's own message for ``exc`` (usage, hint, error) on stderr, made safe: it quotes
+    the values given."""
+    shown = io.StringIO()
+    exc.show(file=shown)
+    sys.stderr.write(safe_for_terminal(shown.getvalue()))
 
 
 def _db_of(argv: Sequence[str]) -> str | None:
@@ -106,11 +118,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
         return EXIT_USAGE
-    except click.UsageError as exc:
-        exc.show(file=sys.stderr)
-        return EXIT_USAGE
-    except click.ClickException as exc:
-        exc.show(file=sys.stderr)
+    except click.ClickException as exc:  # a UsageError among them
+        _show(exc)
         return EXIT_USAGE
     except (click.Abort, KeyboardInterrupt):
         _say("interrupted")
