@@ -215,16 +215,17 @@ def test_a_hot_rollback_journal_is_named_with_the_way_to_recover(tmp_path: Path)
     subprocess.run([sys.executable, "-c", _CRASHING_WRITER, str(path)], check=False)
     assert Path(f"{path}-journal").stat().st_size > 0
     before = snapshot(tmp_path)
-    advice = (
-        rf"crashed mid-write.*sqlite3 '{path}' 'PRAGMA quick_check;'.*Do not delete the journal"
-    )
-    with pytest.raises(NotASessionDatabaseError, match=advice):
-        SessionStore(path, read_only=True)
+    advice = rf"crashed mid-write.*sqlite3 {path} 'PRAGMA quick_check;'.*Do not delete the journal"
+    for read_only in (True, False):  # a writable open would roll it back: the file changed
+        with pytest.raises(NotASessionDatabaseError, match=advice):
+            SessionStore(path, read_only=read_only)
     result = io.StringIO()
     with contextlib.redirect_stderr(result):
         code = cli_main(["search", "nginx", "--db", str(path), "--read-only"], out=io.StringIO())
     assert code == 3 and "hot rollback journal" in result.getvalue(), result.getvalue()
     assert snapshot(tmp_path) == before  # refused, not rolled back
+    assert cli_main(["stats", "--db", str(path)], out=io.StringIO()) == 3  # without --read-only
+    assert snapshot(tmp_path) == before
 
     recover = sqlite3.connect(path)  # what the message says to do
     assert recover.execute("PRAGMA quick_check").fetchall() == [("ok",)]

@@ -10,6 +10,7 @@ handler stops a read that runs past :data:`DEFAULT_READ_TIMEOUT` with :class:`Re
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -17,7 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from langchain_session_recall.errors import InvalidArgumentError, ReadLimitError
+from langchain_session_recall.errors import (
+    InvalidArgumentError,
+    NotASessionDatabaseError,
+    ReadLimitError,
+)
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -27,6 +32,7 @@ __all__ = [
     "hot_journal_message",
     "is_hot_journal",
     "read_only_uri",
+    "refuse_hot_journal",
 ]
 
 DEFAULT_READ_TIMEOUT = 60.0
@@ -98,13 +104,33 @@ def hot_journal_message(path: str) -> str:
     return (
         f"{path} cannot be read: a program writing to it crashed mid-write and left "
         f"{path}-journal (a hot rollback journal), which holds the pages that write changed as "
-        "they were before it. Only a writable open can roll that write back, and a read-only "
-        "open never writes. To recover, stop the program that writes the file, then open it "
-        f"once writable with sqlite3: sqlite3 '{path}' 'PRAGMA quick_check;' rolls the "
-        "unfinished write back (nothing it had committed is lost) and removes the journal. "
-        "Do not delete the journal instead: the file would keep that write half-done, "
-        "possibly corrupt"
+        "they were before it. Rolling the write back rewrites the file, which this library "
+        "never does to a file opened read-only or one that may be another program's. To "
+        "recover, stop the program that writes the file, then open it once writable with "
+        f"sqlite3: sqlite3 {shlex.quote(path)} 'PRAGMA quick_check;' rolls the unfinished write "
+        "back (what was committed before it stays) and removes the journal. Do not delete the "
+        "journal instead: the file would keep that write half-done, possibly corrupt"
     )
+
+
+def refuse_hot_journal(path: str) -> None:
+    """Raise :class:`NotASessionDatabaseError` (:func:`hot_journal_message`) when ``path`` has a
+    hot rollback journal, before a writable connection would roll it back: that rewrites the
+    file, and a file that turns out to be another program's must be left as it is. A journal
+    of a writer still at work is not hot (it holds its lock) and passes."""
+    try:
+        if os.path.getsize(path + "-journal") == 0:
+            return
+    except OSError:
+        return
+    probe = sqlite3.connect(read_only_uri(path), uri=True, timeout=0)
+    try:
+        probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if is_hot_journal(path, exc):
+            raise NotASessionDatabaseError(hot_journal_message(path)) from exc
+    finally:
+        probe.close()
 
 
 class ReadDeadline:

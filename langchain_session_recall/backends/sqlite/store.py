@@ -43,6 +43,7 @@ from langchain_session_recall.backends.sqlite.files import (
     hot_journal_message,
     is_hot_journal,
     read_only_uri,
+    refuse_hot_journal,
 )
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
@@ -292,6 +293,8 @@ class SqliteSessionStore(SessionBackend):
         """
         if read_only:
             self._check_file()
+        elif not self._memory:
+            refuse_hot_journal(self.path)
         with self._connection() as conn:
             layout = self._detect(conn)
         if not read_only:
