@@ -98,8 +98,9 @@ def hot_journal_message(path: str) -> str:
     """What a hot rollback journal means and how to recover from it.
 
     Example:
-        >>> hot_journal_message("state.db")  # doctest: +ELLIPSIS
-        'state.db cannot be read: a program writing to it crashed mid-write and left...'
+        >>> print(hot_journal_message("state.db"))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+        state.db cannot be read: a program writing to it crashed mid-write and left ...
+        open it once writable with sqlite3: sqlite3 state.db 'PRAGMA quick_check;' rolls ...
     """
     return (
         f"{path} cannot be read: a program writing to it crashed mid-write and left "
