@@ -11,8 +11,9 @@ Exit codes (stable, for scripts):
 * 2: bad usage or input (unknown option, bad value, bad date, unreadable import source,
   missing optional part such as the MCP server).
 * 3: the database is missing, not a regular file, not a session database, or not ours to write
-  (a Hermes file without ``--read-only``); the PostgreSQL server cannot be reached; ``check``
-  found a problem.
+  (a Hermes file without ``--read-only``), or cannot be read (a hot rollback journal, a read
+  of a read-only file past ``$SESSION_RECALL_READ_TIMEOUT``); the PostgreSQL server cannot be
+  reached; ``check`` found a problem.
 * 4: import finished but skipped some input (the summary line and ``--json`` say which).
 * 75: the store stayed busy: another process kept its write lock past every wait and retry
   (``EX_TEMPFAIL``; nothing of the failed write was stored, running the command again is safe).
