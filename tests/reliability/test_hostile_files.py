@@ -590,10 +590,11 @@ def test_a_read_past_its_time_limit_is_stopped_and_ordinary_reads_are_not(
     with SessionStore(path, read_only=True) as store:
         assert [s.root_id for s in search_sessions(store, "zeppelin").sessions] == ["chain-1"]
         assert len(store.chain_messages("chain-1")) == 1_000
-    limited = SessionStore(path, read_only=True, read_timeout=1e-9)
-    with pytest.raises(ReadLimitError, match=r"took longer than 1e-09 s.*raise the limit"):
+    with (
+        pytest.raises(ReadLimitError, match=r"took longer than 1e-09 s.*raise the limit"),
+        SessionStore(path, read_only=True, read_timeout=1e-9) as limited,
+    ):
         limited.chain_messages("chain-1")
-    limited.close()
 
     monkeypatch.setenv(READ_TIMEOUT_ENV, "1e-9")
     result = run_cli("show", "chain-1", "--db", str(path), "--read-only")
