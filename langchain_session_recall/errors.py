@@ -19,6 +19,7 @@ __all__ = [
     "MissingFeatureError",
     "NoVectorsError",
     "NotASessionDatabaseError",
+    "ReadLimitError",
     "ReadOnlyStoreError",
     "RefusedEncodingError",
     "SessionNotFoundError",
@@ -63,7 +64,15 @@ class ReadOnlyStoreError(SessionRecallError):
 
 class NotASessionDatabaseError(SessionRecallError):
     """The file is missing, not SQLite, lacks the ``sessions``/``messages`` tables, or holds
-    another program's tables and none of ours (it is then left untouched)."""
+    another program's tables and none of ours (it is then left untouched), or cannot be read
+    (a hot rollback journal a crashed writer left, a read past its time limit)."""
+
+
+class ReadLimitError(NotASessionDatabaseError):
+    """A read of a file opened read-only ran past its time limit (``read_timeout``, 60 s by
+    default) and was stopped: the file makes SQLite work without end (a view that never
+    ends, say), or is huge beyond what the limit allows (raise it then). Nothing was written;
+    the command line exits 3."""
 
 
 class StoreBusyError(SessionRecallError):

@@ -45,6 +45,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
     ) from _missing
 
 from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.core.text import safe_for_terminal
 from langchain_session_recall.errors import (
     InvalidArgumentError,
     SessionNotFoundError,
@@ -304,9 +305,19 @@ def _show_function(store: SessionBackend, search: SessionSearchTool) -> Callable
             return _failure(f"{exc}. Fix the arguments and call session_show again.")
         except Exception as exc:  # a server boundary: report, keep serving
             return _unexpected("session_show", exc)
-        return _result(json.dumps(payload, ensure_ascii=False))
+        shown = {
+            key: value if key in _IDS or not isinstance(value, str) else safe_for_terminal(value)
+            for key, value in payload.items()
+        }
+        return _result(json.dumps(shown, ensure_ascii=False))
 
     return session_show
+
+
+_IDS = frozenset({"session_id", "requested_session_id"})
+"""Fields of session_show's reply a client passes back as they are (the transcript's text
+fields are made safe to print with :func:`~langchain_session_recall.core.text.safe_for_terminal`:
+a client printing them shows text, never runs an escape sequence stored in the session)."""
 
 
 def chat_model_from_env(model: str) -> BaseChatModel:

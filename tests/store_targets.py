@@ -30,6 +30,7 @@ import pytest
 from pg_support import PG_DSN, SKIP_PG
 
 from langchain_session_recall.backends import SessionBackend, SessionStore
+from langchain_session_recall.backends.sqlite.files import read_only_uri
 
 Backend = Literal["sqlite", "postgres"]
 
@@ -237,7 +238,7 @@ class Watcher:
         self._sql: Sql | None = None
         self._open = ExitStack()
         if target.backend == "sqlite":
-            self._conn = sqlite3.connect(f"file:{Path(target.db).as_posix()}?mode=ro", uri=True)
+            self._conn = sqlite3.connect(read_only_uri(target.db), uri=True)
             self._open.callback(self._conn.close)
         else:
             self._sql = self._open.enter_context(target.sql())

@@ -39,6 +39,7 @@ import corpus  # noqa: E402
 from run import reference_expression, reference_search  # noqa: E402
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore  # noqa: E402
+from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
 from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
 from langchain_session_recall.results import recall  # noqa: E402
 from langchain_session_recall.search.pipeline import search_sessions  # noqa: E402
@@ -98,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         copy = Path(tmp) / "corpus.db"
         shutil.copy(args.db, copy)  # the store may migrate an older file on a writable open
         store = SessionStore(copy)
-        conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(copy), uri=True)
         queries = [q for _, q in corpus.QUERIES]
         print(f"{args.db.name}, load average {os.getloadavg()[0]:.2f}")
         reference = 0.0

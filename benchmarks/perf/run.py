@@ -311,13 +311,14 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
     import corpus
 
     from langchain_session_recall import SessionRecallRetriever, SessionStore
+    from langchain_session_recall.backends.sqlite.files import read_only_uri
 
     base_rss = _vm("VmHWM")
     store = SessionStore(path)
     retriever = SessionRecallRetriever(store=store, k=3)
     queries = [q for _, q in corpus.QUERIES]
     exprs = [reference_expression(q) for q in queries]
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(path), uri=True)
     floor_sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
 
     def ours(i: int) -> int:
@@ -366,11 +367,12 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
     from langchain_core.documents import Document
 
     from langchain_session_recall import SessionStore
+    from langchain_session_recall.backends.sqlite.files import read_only_uri
     from langchain_session_recall.transcript import format_transcript
 
     base_rss = _vm("VmHWM")
     store = SessionStore(path)
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(path), uri=True)
     roots = [
         r[0]
         for r in conn.execute(

@@ -11,8 +11,9 @@ Exit codes (stable, for scripts):
 * 2: bad usage or input (unknown option, bad value, bad date, unreadable import source,
   missing optional part such as the MCP server).
 * 3: the database is missing, not a regular file, not a session database, or not ours to write
-  (a Hermes file without ``--read-only``); the PostgreSQL server cannot be reached; ``check``
-  found a problem.
+  (a Hermes file without ``--read-only``), or cannot be read (a hot rollback journal, a read
+  of a read-only file past ``$SESSION_RECALL_READ_TIMEOUT``); the PostgreSQL server cannot be
+  reached; ``check`` found a problem.
 * 4: import finished but skipped some input (the summary line and ``--json`` say which).
 * 75: the store stayed busy: another process kept its write lock past every wait and retry
   (``EX_TEMPFAIL``; nothing of the failed write was stored, running the command again is safe).
@@ -23,6 +24,7 @@ Exit codes (stable, for scripts):
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sqlite3
 import sys
@@ -41,6 +43,7 @@ from langchain_session_recall.cli.commands import (
     State,
     app,
 )
+from langchain_session_recall.core.text import safe_for_terminal
 from langchain_session_recall.errors import (
     NotASessionDatabaseError,
     SessionRecallError,
@@ -67,7 +70,17 @@ EXIT_INTERRUPTED = 130
 
 
 def _say(message: str) -> None:
-    print(f"session-recall: {message}", file=sys.stderr)
+    # A message may quote the file (another program's table names, a path): nothing in it
+    # reaches the terminal as an escape sequence.
+    print(f"session-recall: {safe_for_terminal(message)}", file=sys.stderr)
+
+
+def _show(exc: click.ClickException) -> None:
+    """Click's own message for ``exc`` (usage, hint, error) on stderr, made safe: it quotes
+    the values given."""
+    shown = io.StringIO()
+    exc.show(file=shown)
+    sys.stderr.write(safe_for_terminal(shown.getvalue()))
 
 
 def _db_of(argv: Sequence[str]) -> str | None:
@@ -106,11 +119,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
         return EXIT_USAGE
-    except click.UsageError as exc:
-        exc.show(file=sys.stderr)
-        return EXIT_USAGE
-    except click.ClickException as exc:
-        exc.show(file=sys.stderr)
+    except click.ClickException as exc:  # a UsageError among them
+        _show(exc)
         return EXIT_USAGE
     except (click.Abort, KeyboardInterrupt):
         _say("interrupted")

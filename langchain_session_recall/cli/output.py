@@ -1,10 +1,11 @@
 """What the commands print for people: rich panels, tables and lines.
 
-Stored text is never read as rich markup or passed to the terminal raw: escape sequences and
-control characters are removed first (a transcript may hold a tool's coloured output, or
-anything another program wrote). Widths are measured in terminal cells, so CJK text (two
-cells a character) fits its box. Colour follows the terminal (``NO_COLOR`` and
-``FORCE_COLOR`` are honoured); without a terminal the text is plain.
+Stored text is never read as rich markup or passed to the terminal raw: escape sequences,
+control characters and bidirectional overrides are removed first
+(:func:`~langchain_session_recall.core.text.safe_for_terminal`; a transcript may hold a tool's
+coloured output, or anything another program wrote). Widths are measured in terminal cells,
+so CJK text (two cells a character) fits its box. Colour follows the terminal (``NO_COLOR``
+and ``FORCE_COLOR`` are honoured); without a terminal the text is plain.
 
 JSON output does not come through here (``--json`` never imports rich).
 """
@@ -24,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from langchain_session_recall.core.query import highlight_words, parse_query
+from langchain_session_recall.core.text import safe_for_terminal as clean
 from langchain_session_recall.results import Result
 from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, term_pattern
 
@@ -47,28 +49,6 @@ _SESSION_LINE = re.compile(r"^--- session .* ---$", re.MULTILINE)
 _MARKERS = re.compile(
     "|".join(re.escape(m.strip()) for m in (EARLIER_MARKER, LATER_MARKER, "...[truncated]..."))
 )
-# Terminal escape sequences (CSI, OSC, two-character escapes) and other control characters.
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[@-_]?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
-def clean(text: object) -> str:
-    """``text`` without terminal escape sequences or control characters (newlines and tabs stay).
-
-    Anything else another program may have stored in a text column (bytes, a number) is shown
-    as text, never an error.
-
-    Example:
-        >>> clean("a\\x1b[31mred\\x1b[0m\\x07 b\\r"), clean(b"caf\\xc3\\xa9 \\xff"), clean(42)
-        ('ared b', 'café �', '42')
-    """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    return _ESCAPES.sub("", text if isinstance(text, str) else str(text))
 
 
 def make_console(out: TextIO) -> Console:

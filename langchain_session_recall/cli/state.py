@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.core.text import escape_for_terminal
 from langchain_session_recall.results import Result
 
 if TYPE_CHECKING:
@@ -51,9 +52,11 @@ class State:
 
     def json(self, payload: Any) -> None:
         """Write ``payload`` as strict JSON: a non-finite number (a NaN or infinite timestamp
-        another program stored) becomes ``null``, never ``NaN``/``Infinity``."""
-        json.dump(_finite(payload), self.out, ensure_ascii=False, indent=2, default=str)
-        self.out.write("\n")
+        another program stored) becomes ``null``, never ``NaN``/``Infinity``; the characters a
+        terminal would act on (controls, bidirectional overrides) are ``\\uXXXX`` escapes,
+        so the JSON can be printed on a terminal and still holds every character."""
+        text = json.dumps(_finite(payload), ensure_ascii=False, indent=2, default=str)
+        self.out.write(escape_for_terminal(text) + "\n")
 
 
 def _finite(value: Any) -> Any:

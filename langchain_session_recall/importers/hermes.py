@@ -111,5 +111,8 @@ def import_hermes(
     with source:
         if source.layout.own:  # a store of ours (``import sqlite``), not a Hermes file
             report.label = "sqlite"
-        sessions = read_hermes(source, report)
+        try:
+            sessions = read_hermes(source, report)
+        except NotASessionDatabaseError as exc:  # e.g. a read stopped at its time limit
+            raise ImportSourceError(f"{path} could not be read: {exc}") from exc
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

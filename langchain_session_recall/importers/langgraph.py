@@ -25,6 +25,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.backends.sqlite.files import read_only_uri
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import ImportSourceError
 from langchain_session_recall.importers.base import write_sessions
@@ -45,9 +46,8 @@ _THREADS = (  # as bytes: an id that is not UTF-8 must cost its thread only
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    uri = f"file:{path.resolve().as_posix()}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
         conn.execute("SELECT 1 FROM checkpoints LIMIT 1")
     except sqlite3.DatabaseError as exc:
         raise ImportSourceError(

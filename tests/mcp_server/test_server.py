@@ -4,6 +4,7 @@ and the CLI's wiring."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -260,3 +261,21 @@ def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.Monk
             },
         ),
     ]
+
+
+async def test_session_show_sends_no_escape_sequences(tmp_path: Path) -> None:
+    # session_show's reply carried a stored ESC sequence (an OSC 52 clipboard write, a screen
+    # clear), C1 controls and bidi overrides as they were: a client printing the transcript
+    # ran them on its user's terminal.
+    hostile = "nginx \x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J \x9b31m \u202eexe.txt \u2066x\u2069"
+    with SessionStore(tmp_path / "h.db") as store:
+        store.add_session("s\x1b[1m1", title=f"title {hostile}", source="cli")
+        store.add_messages("s\x1b[1m1", [{"role": "user", "content": hostile}])
+        async with connected(store) as client:
+            reply = await client.call_tool("session_show", {"session_id": "s\x1b[1m1"})
+    payload = payload_of(reply)
+    acted_on = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    for field in ("transcript", "title"):
+        assert not acted_on.search(payload[field]), (field, payload[field])
+    assert "nginx" in payload["transcript"] and "exe.txt" in payload["transcript"]
+    assert payload["session_id"] == "s\x1b[1m1"  # an id, to pass back as it is

@@ -5,6 +5,7 @@ never deletes or fills a file it did not build. Imports write into a store of ea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -27,14 +28,22 @@ from reliability.reliability_support import RELIABILITY_SETTINGS, count, example
 from store_targets import StoreFactory, backend_of
 
 from langchain_session_recall.backends import SessionBackend, SessionStore
+from langchain_session_recall.backends.sqlite.files import READ_TIMEOUT_ENV
 from langchain_session_recall.demo import build_demo_store, demo_sessions
-from langchain_session_recall.errors import InvalidSessionError, NotASessionDatabaseError
+from langchain_session_recall.errors import (
+    ImportSourceError,
+    InvalidArgumentError,
+    InvalidSessionError,
+    NotASessionDatabaseError,
+    ReadLimitError,
+)
 from langchain_session_recall.importers import (
     import_claude_code,
     import_hermes,
     import_jsonl,
     import_langgraph,
 )
+from langchain_session_recall.search.pipeline import search_sessions
 
 # --------------------------------------------------------------------------- LangGraph checkpoints
 
@@ -495,3 +504,113 @@ def test_demo_builds_new_and_empty_files_and_rebuilds_its_own(tmp_path: Path) ->
         assert store.stats()["sessions"] == len(demo_sessions())
         assert store.get_cached_summary("k") is None  # rebuilt from scratch
     assert run_cli("demo", "--db", "postgresql://app@db/x").code == 2  # a file, not a DSN
+
+
+# --------------------------------------------------------------------------- files that never end
+
+_ENDLESS = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT {columns} FROM r"
+
+
+def _files_of(directory: Path) -> dict[str, str]:
+    """``{name: sha256}`` of the files in ``directory`` (an ``-shm`` only as present: readers
+    of a WAL file register in it)."""
+    return {
+        p.name: "present" if p.name.endswith("-shm") else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.iterdir())
+    }
+
+
+def _endless_view(path: Path, table: str) -> None:
+    """A Hermes file whose ``table`` is a view that never ends (the table renamed away)."""
+    build_hermes_db(path, 3)
+    conn = sqlite3.connect(path)
+    names = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+    columns = ", ".join(f"{'x' if n == 'id' else 'NULL'} AS {n}" for n in names)
+    conn.execute(f"ALTER TABLE {table} RENAME TO real_{table}")
+    conn.execute(f"CREATE VIEW {table} AS {_ENDLESS.format(columns=columns)}")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("table", ["sessions", "messages"])
+def test_a_view_where_a_table_belongs_is_refused_not_run(
+    table: str, backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    # A 'sessions' view that never ends hung search, recent and stats (--read-only) and
+    # import hermes: the layout took views for tables, and every read ran the view.
+    path = tmp_path / "state.db"
+    _endless_view(path, table)
+    before = _files_of(tmp_path)
+    with pytest.raises(NotASessionDatabaseError, match=f"'{table}' is a view, not a table"):
+        SessionStore(path, read_only=True)
+    for argv in (["search", "nginx"], ["recent"], ["stats"]):
+        result = run_cli(*argv, "--db", str(path), "--read-only")
+        assert result.code == 3, (argv, result.err)
+        assert f"'{table}' is a view, not a table" in result.err
+    with pytest.raises(ImportSourceError, match="is a view, not a table"):
+        import_hermes(backend_store, path)
+    assert backend_store.all_session_ids() == []
+    assert _files_of(tmp_path) == before
+    count("hostile_files.endless_views_refused", 1)
+
+
+def _chain_file(path: Path, links: int) -> None:
+    """A legitimate Hermes file (tables only) that keeps SQLite busy: one chain of ``links``
+    sessions (each the child of the one before, filled by a recursive CTE) and no index on
+    ``parent_session_id``, so each step of a lineage walk scans every session."""
+    build_hermes_db(path, 3)
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX idx_sessions_parent")
+    numbers = f"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {links})"
+    conn.execute(
+        "INSERT INTO sessions (id, source, started_at, parent_session_id, title) "
+        f"{numbers} SELECT 'chain-' || n, 'cli', 1790000000.0 + n, "
+        "CASE WHEN n > 1 THEN 'chain-' || (n - 1) END, 'link ' || n FROM r"
+    )
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp, active, compacted) "
+        f"{numbers} SELECT 'chain-' || n, 'user', 'link ' || n || ' of the zeppelin chain', "
+        "1790000000.0 + n, 1, 0 FROM r"
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_a_read_past_its_time_limit_is_stopped_and_ordinary_reads_are_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reads of a file opened read-only had no limit: whatever the file made SQLite do ran to
+    # its end, or forever. The limit stops a read that outlasts it (here one too short for
+    # any real read) with an error that says what to do; at its default, the same heavy
+    # file is searched to the end; a store of ours opened writable has no limit at all.
+    (tmp_path / "src").mkdir()
+    path = tmp_path / "src" / "state.db"
+    _chain_file(path, 1_000)
+    before = _files_of(path.parent)
+    with SessionStore(path, read_only=True) as store:
+        assert [s.root_id for s in search_sessions(store, "zeppelin").sessions] == ["chain-1"]
+        assert len(store.chain_messages("chain-1")) == 1_000
+    with (
+        pytest.raises(ReadLimitError, match=r"took longer than 1e-09 s.*raise the limit"),
+        SessionStore(path, read_only=True, read_timeout=1e-9) as limited,
+    ):
+        limited.chain_messages("chain-1")
+
+    monkeypatch.setenv(READ_TIMEOUT_ENV, "1e-9")
+    result = run_cli("show", "chain-1", "--db", str(path), "--read-only")
+    assert result.code == 3, result.err
+    assert "took longer than 1e-09 s" in result.err and READ_TIMEOUT_ENV in result.err
+    result = run_cli("import", "hermes", str(path), "--db", str(tmp_path / "mine.db"))
+    assert result.code == 2 and "took longer than" in result.err, result.err
+    assert _files_of(path.parent) == before
+
+    ours = tmp_path / "ours.db"  # the same environment: a writable store of ours is not limited
+    with SessionStore(ours) as store:
+        store.add_session("c1", title="zeppelin")
+        store.add_messages("c1", [{"role": "user", "content": "zeppelin " * 2000}] * 50)
+        assert store.read_timeout is None
+        assert [s.root_id for s in search_sessions(store, "zeppelin").sessions] == ["c1"]
+    monkeypatch.setenv(READ_TIMEOUT_ENV, "soon")
+    with pytest.raises(InvalidArgumentError, match=READ_TIMEOUT_ENV):
+        SessionStore(path, read_only=True)
+    count("hostile_files.reads_stopped_at_their_limit", 3)

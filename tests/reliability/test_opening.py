@@ -21,12 +21,15 @@ from pathlib import Path
 
 import pytest
 from cli_support import run_cli
+from hermes_fixtures import build_hermes_db
+from langchain_core.messages import HumanMessage
 from reliability.reliability_support import count
-from store_targets import StoreFactory, Watcher, pg_only
+from store_targets import StoreFactory, Watcher, backend_of, pg_only
 
 from langchain_session_recall import NotASessionDatabaseError, SessionStore
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.cli import EXIT_DB
+from langchain_session_recall.importers import import_hermes, import_langgraph
 from langchain_session_recall.search.pipeline import search_sessions
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -221,3 +224,53 @@ def test_reads_do_not_wait_for_a_writer(store_factory: StoreFactory) -> None:
             assert store.get_session("importing") is None  # not committed yet
     assert target.count("sessions") == 2  # the writer went on and committed
     count("opening.reads_beside_a_writer", 5, backend=store_factory.backend)
+
+
+# --------------------------------------------------------------------------- paths are names
+
+
+@pytest.mark.parametrize(
+    ("name", "twin"), [("proj%41", "projA"), ("proj%3FA", "proj?A"), ("proj%20A", "proj A")]
+)
+def test_a_path_names_its_own_file_whatever_it_holds(
+    name: str, twin: str, backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    # 'proj%41/x.db' opened read-only read 'projA/x.db' (the path went into a file: URI
+    # unquoted, and SQLite decoded %41), and import hermes imported that other file; the
+    # LangGraph importer built its URI from the raw path too. Each directory here holds a
+    # file of its own; opening one by name must never read its twin.
+    mine, other = tmp_path / name, tmp_path / twin
+    for folder in (mine, other):
+        folder.mkdir()
+    build_hermes_db(mine / "x.db", 3)
+    with SessionStore(other / "x.db") as decoy:
+        decoy.add_session("decoy", title="the twin's session")
+        decoy.add_messages("decoy", [{"role": "user", "content": "nginx in the twin file"}])
+    with SessionStore(mine / "x.db", read_only=True) as store:
+        assert not store.layout.own  # the Hermes file, not the twin (a store of ours)
+        hermes_ids = set(store.all_session_ids())
+        assert "decoy" not in hermes_ids and hermes_ids
+    result = run_cli("recent", "--db", str(mine / "x.db"), "--read-only", "--json")
+    assert result.code == 0 and '"decoy"' not in result.out, result.err
+    import_hermes(backend_store, mine / "x.db")
+    assert set(backend_store.all_session_ids()) == hermes_ids
+
+    _langgraph_thread(mine / "cp.db", "mine")
+    _langgraph_thread(other / "cp.db", "twin")
+    import_langgraph(backend_store, mine / "cp.db")
+    assert "mine" in backend_store.all_session_ids()
+    assert "twin" not in backend_store.all_session_ids()
+    count("opening.quoted_paths", 3, backend=backend_of(backend_store))
+
+
+def _langgraph_thread(path: Path, thread: str) -> None:
+    """A LangGraph checkpointer file holding one thread."""
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(path, check_same_thread=False)
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"messages": [HumanMessage(f"hello from {thread}", id="m1")]}
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    SqliteSaver(conn).put(config, checkpoint, {"source": "input", "step": 0}, {})  # type: ignore[arg-type]
+    conn.close()

@@ -17,6 +17,8 @@ import hashlib
 import io
 import json
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -190,6 +192,51 @@ def test_our_own_file_opened_read_only_beside_a_live_writer(tmp_path: Path) -> N
     with SessionStore(path, read_only=True) as reader:
         assert exercise(reader)["zeppelin"] == ["a"]
     assert snapshot(tmp_path) == closed
+
+
+_CRASHING_WRITER = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size = 2")  # spill changed pages into the file before the commit
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE messages SET content = 'half-written ' || content")
+os._exit(9)  # killed mid-write: the rollback journal stays, hot
+"""
+
+
+def test_a_hot_rollback_journal_is_named_with_the_way_to_recover(tmp_path: Path) -> None:
+    # A writer that crashed in rollback-journal mode leaves <db>-journal; a read-only open
+    # cannot roll it back, and said only "not a readable SQLite database: attempt to write a
+    # readonly database". It says what happened and how to recover, and the advice works.
+    path = tmp_path / "state.db"
+    build_hermes_db(path, 3, wal=False)
+    with SessionStore(path, read_only=True) as store:
+        expected = {sid: len(store.get_messages(sid)) for sid in store.all_session_ids()}
+    subprocess.run([sys.executable, "-c", _CRASHING_WRITER, str(path)], check=False)
+    assert Path(f"{path}-journal").stat().st_size > 0
+    before = snapshot(tmp_path)
+    advice = rf"crashed mid-write.*sqlite3 {path} 'PRAGMA quick_check;'.*Do not delete the journal"
+    for read_only in (True, False):  # a writable open would roll it back: the file changed
+        with pytest.raises(NotASessionDatabaseError, match=advice):
+            SessionStore(path, read_only=read_only)
+    result = io.StringIO()
+    with contextlib.redirect_stderr(result):
+        code = cli_main(["search", "nginx", "--db", str(path), "--read-only"], out=io.StringIO())
+    assert code == 3 and "hot rollback journal" in result.getvalue(), result.getvalue()
+    assert snapshot(tmp_path) == before  # refused, not rolled back
+    assert cli_main(["stats", "--db", str(path)], out=io.StringIO()) == 3  # without --read-only
+    assert snapshot(tmp_path) == before
+
+    recover = sqlite3.connect(path)  # what the message says to do
+    assert recover.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    recover.close()
+    assert not Path(f"{path}-journal").exists()
+    with SessionStore(path, read_only=True) as store:  # as it was before the crashed write
+        assert {sid: len(store.get_messages(sid)) for sid in expected} == expected
+        assert not any(
+            "half-written" in m.content for m in store.get_messages(next(iter(expected)))
+        )
+    count("read_only.hot_journals_named", 1, backend="sqlite")
 
 
 # --------------------------------------------------------------------------- both backends

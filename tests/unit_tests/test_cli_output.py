@@ -208,3 +208,71 @@ def test_json_stays_strict_when_a_stored_time_is_infinite(tmp_path: Path) -> Non
         constants: list[str] = []
         json.loads(result.out, parse_constant=constants.append)
         assert constants == [], argv
+
+
+# --------------------------------------------------------------------------- terminal injection
+
+_CLIPBOARD = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: sets the clipboard of the terminal
+_HOSTILE = (
+    f"quokka {_CLIPBOARD}\x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"
+    " \x9b31mred\x9b0m \u202eexe.txt\u202c \u2066isolated\u2069 \x85\x7f"
+)
+_ACTED_ON = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What a terminal acts on: controls but newline and tab, DEL, C1, bidirectional overrides."""
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
+
+
+def _hostile_store(path: Path) -> None:
+    with SessionStore(path) as store:
+        store.add_session("s1", title=f"quokka {_HOSTILE}", source="cli")
+        store.add_messages("s1", [{"role": "user", "content": _HOSTILE}])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["search", "quokka"], ["recent"], ["show", "s1"], ["stats"]],
+    ids=["search", "recent", "show", "stats"],
+)
+def test_nothing_a_terminal_acts_on_is_printed(argv: list[str], tmp_path: Path) -> None:
+    # Rich output stripped ESC and C0/C1 controls but let the bidirectional overrides through
+    # (U+202E shows 'txt.exe' as 'exe.txt'); --json escaped C0 only (json.dumps with
+    # ensure_ascii=False leaves C1 controls and bidi overrides raw).
+    db = tmp_path / "hostile.db"
+    _hostile_store(db)
+    for flags in ([], ["--json"]):
+        result = run_cli(*argv, *flags, "--db", str(db))
+        assert result.code == EXIT_OK, result.err
+        printed = result.out + result.err
+        assert not _ACTED_ON.findall(printed), (flags, _ACTED_ON.findall(printed))
+        if flags and argv[0] != "stats":  # the JSON still holds every character, escaped
+            assert "\\u202e" in result.out and "\\u009b" in result.out
+            assert any(_HOSTILE in text for text in _strings(json.loads(result.out)))
+
+
+def test_a_foreign_file_cannot_write_to_the_terminal_through_an_error(tmp_path: Path) -> None:
+    # The table names of another program's file were printed raw on stderr in the "not a
+    # session database" message: an OSC 52 name set the clipboard, another cleared the screen.
+    db = tmp_path / "app.db"
+    conn = sqlite3.connect(db)
+    for name in (f"t{_CLIPBOARD}", "t\x1b[2J\x1b[H", "t\x1b]8;;https://evil.example\x07x\u202e"):
+        conn.execute(f'CREATE TABLE "{name}" (a)')
+    conn.commit()
+    conn.close()
+    for argv in (["stats"], ["search", "x", "--read-only"], ["search", "x", "--json"]):
+        result = run_cli(*argv, "--db", str(db))
+        assert result.code == EXIT_DB, result.err
+        assert "not a session database" in result.err
+        assert not _ACTED_ON.findall(result.err), _ACTED_ON.findall(result.err)
+
+
+def test_usage_errors_do_not_echo_controls(demo_db: str) -> None:
+    result = run_cli("search", "x", "--after", f"soon{_CLIPBOARD}\u202e", "--db", demo_db)
+    assert result.code == 2 and "--after" in result.err
+    assert not _ACTED_ON.findall(result.err), _ACTED_ON.findall(result.err)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from langchain_session_recall import SessionStore
+from langchain_session_recall.backends.sqlite.files import read_only_uri
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.search.pipeline import search_sessions
 from langchain_session_recall.search.request import SearchRequest
@@ -31,7 +32,7 @@ def test_every_stage_runs_on_every_query(perf_db: Path) -> None:
     from benchmarks.perf import breakdown, corpus
 
     store = SessionStore(perf_db)
-    conn = sqlite3.connect(f"file:{perf_db}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(perf_db), uri=True)
     stages = breakdown.stages(store, conn)
     assert next(iter(stages)) == "reference"
     for run in stages.values():

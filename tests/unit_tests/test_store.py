@@ -13,6 +13,7 @@ from langchain_session_recall import (
     NotASessionDatabaseError,
     SessionStore,
 )
+from langchain_session_recall.backends.sqlite.files import read_only_uri
 from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
 from langchain_session_recall.core.query import parse_query
 
@@ -136,7 +137,7 @@ def test_transaction_is_invisible_to_other_threads_until_it_ends(store: SessionS
 
 
 def _trigger_present(path: str) -> bool:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(path), uri=True)
     try:
         return bool(
             conn.execute(

@@ -26,6 +26,7 @@ __all__ = [
     "create_or_migrate",
     "detect_layout",
     "foreign_file_message",
+    "missing_tables_message",
     "schema_objects",
     "setup_needed",
 ]
@@ -311,10 +312,31 @@ def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
 
 
 def _tables(conn: sqlite3.Connection) -> frozenset[str]:
+    """The file's tables (virtual ones included). Never its views: where the layout expects a
+    table, a view would run whatever query another program put in it (one that never ends,
+    say) on every read."""
     return frozenset(
-        row[0]
-        for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+        row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     )
+
+
+def missing_tables_message(conn: sqlite3.Connection, name: str) -> str:
+    """Why a file without ``sessions``/``messages`` tables is refused (naming any of the two
+    that is there as a view)."""
+    views = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'view' "
+            "AND name IN ('sessions', 'messages') ORDER BY name"
+        )
+    ]
+    if views:
+        listed = ", ".join(f"'{v}' is a view, not a table" for v in views)
+        return (
+            f"{name} is not a session database: {listed} (a view runs whatever query it "
+            "holds on every read, so only tables are read)"
+        )
+    return f"{name} is not a session database: it has no 'sessions' and 'messages' tables"
 
 
 def schema_objects(conn: sqlite3.Connection) -> frozenset[str]:

@@ -39,6 +39,14 @@ from langchain_session_recall.backends.retry import (
     schema_changed,
 )
 from langchain_session_recall.backends.sqlite import statements as st
+from langchain_session_recall.backends.sqlite.files import (
+    ReadDeadline,
+    default_read_timeout,
+    hot_journal_message,
+    is_hot_journal,
+    read_only_uri,
+    refuse_hot_journal,
+)
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
     FTS_DEFER,
@@ -50,6 +58,7 @@ from langchain_session_recall.backends.sqlite.schema import (
     create_or_migrate,
     detect_layout,
     foreign_file_message,
+    missing_tables_message,
     schema_objects,
     setup_needed,
 )
@@ -215,6 +224,11 @@ class SqliteSessionStore(SessionBackend):
         read_only: Open someone else's database without ever writing to it: no schema
             creation, no migration, no checkpoint, no new files beside it.
         busy_timeout: Seconds a write waits for another writer's lock (default 30 s).
+        read_timeout: With ``read_only``, seconds one read may run before it is stopped with
+            :class:`~langchain_session_recall.errors.ReadLimitError` (default:
+            ``$SESSION_RECALL_READ_TIMEOUT``, else 60 s; ``0`` or ``None``: no limit), so a
+            file that makes SQLite work without end cannot hang a search. Writable stores
+            (ours) have no limit.
         embeddings: A LangChain ``Embeddings``: passage vectors are written beside the
             full-text index as messages are added, for hybrid search (``docs/hybrid.md``).
         embedding_window: Messages per window and shared by two neighbours (default 3/1);
@@ -242,12 +256,16 @@ class SqliteSessionStore(SessionBackend):
         *,
         read_only: bool = False,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        read_timeout: float | Literal["default"] | None = "default",
         embeddings: Embeddings | None = None,
         embedding_window: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
         reindex_embeddings: bool = False,
     ) -> None:
         self.path = str(path)
         self.busy_timeout = busy_timeout
+        if read_timeout == "default":
+            read_timeout = default_read_timeout() if read_only else None
+        self.read_timeout = (read_timeout or None) if read_only else None
         self._memory = self.path == ":memory:"
         if self._memory and read_only:
             raise InvalidArgumentError("an in-memory store cannot be read-only")
@@ -277,8 +295,10 @@ class SqliteSessionStore(SessionBackend):
         """
         if read_only:
             self._check_file()
-        conn = self._conn()
-        layout = self._detect(conn)
+        elif not self._memory:
+            refuse_hot_journal(self.path)
+        with self._connection() as conn:
+            layout = self._detect(conn)
         if not read_only:
             self._refuse_unless_ours(conn, layout)
             with self._write_lock, self._busy_is_an_error():
@@ -290,7 +310,7 @@ class SqliteSessionStore(SessionBackend):
                     layout = self._detect(conn)
         if layout is None:
             raise NotASessionDatabaseError(
-                f"{self.path} is not a session database: it has no 'sessions' and 'messages' tables"
+                self._guarded(lambda c: missing_tables_message(c, self.path), conn)
             )
         if layout.fts_columns == 0:
             raise NotASessionDatabaseError(
@@ -395,19 +415,13 @@ class SqliteSessionStore(SessionBackend):
             return None
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
-    def _uri(self) -> str:
-        quoted = Path(self.path).resolve().as_posix().replace("?", "%3f").replace("#", "%23")
-        if self._immutable:
-            return f"file:{quoted}?mode=ro&immutable=1"
-        return f"file:{quoted}?mode=ro"
-
     def _open_connection(self) -> sqlite3.Connection:
         try:
             if self._memory:
                 conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             elif self.read_only:
                 conn = sqlite3.connect(
-                    self._uri(),
+                    read_only_uri(self.path, immutable=self._immutable),
                     uri=True,
                     isolation_level=None,
                     timeout=self.busy_timeout,
@@ -426,6 +440,8 @@ class SqliteSessionStore(SessionBackend):
                 # Another program's file may hold text that is not UTF-8: read it with
                 # U+FFFD in place of the bad bytes rather than fail the whole query.
                 conn.text_factory = _lenient_text
+                if self.read_timeout is not None:
+                    self._deadline().install(conn)
             else:
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -468,13 +484,23 @@ class SqliteSessionStore(SessionBackend):
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
-    @staticmethod
-    def _guarded(read: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
-        """``read(conn)``, a file that is not SQLite reported as not a session database."""
+    def _guarded(self, read: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
+        """``read(conn)``, a file that is not SQLite reported as not a session database (and
+        a hot journal as what it is)."""
         try:
             return _again_on_schema_change(lambda: read(conn))
         except sqlite3.DatabaseError as exc:
+            if self.read_only and is_hot_journal(self.path, exc):
+                raise NotASessionDatabaseError(hot_journal_message(self.path)) from exc
             raise NotASessionDatabaseError(f"not a readable SQLite database: {exc}") from exc
+
+    def _deadline(self) -> ReadDeadline:
+        """This thread's :class:`ReadDeadline` (its connection's reads are under it)."""
+        deadline: ReadDeadline | None = getattr(self._local, "deadline", None)
+        if deadline is None:
+            deadline = ReadDeadline(self.read_timeout or 0.0, self.path)
+            self._local.deadline = deadline
+        return deadline
 
     def _detect(self, conn: sqlite3.Connection) -> Layout | None:
         return self._guarded(detect_layout, conn)
@@ -484,6 +510,9 @@ class SqliteSessionStore(SessionBackend):
         # In-memory stores share one connection, so reads take the lock too.
         if self._memory:
             with self._write_lock:
+                yield self._conn()
+        elif self.read_timeout is not None:
+            with self._deadline().limit():
                 yield self._conn()
         else:
             yield self._conn()
