@@ -46,9 +46,13 @@ logger = logging.getLogger(__name__)
 
 _MOST_CONNECTIONS = 1000
 _FEWEST_CONNECTIONS = 8
-_BACKLOG = 128
-"""Connections the kernel queues, and so the most asyncio accepts in one go before any of them
-is looked at: room the connection bound must leave below the open-file limit."""
+_BACKLOG = 64
+"""Connections the kernel queues, and the most asyncio accepts in one go before any of them is
+looked at."""
+_IN_FLIGHT = 4 * _BACKLOG
+"""Descriptors accepted but not yet counted, or closed but not yet released: an accepted socket
+reaches ``connection_made`` two turns of the event loop after ``accept``, and a closed one is
+released a turn after ``close``, while every turn may accept another ``_BACKLOG``."""
 _OTHER_FILES = 64
 """Descriptors kept for everything else: the database and its ``-wal``/``-shm``, PostgreSQL,
 the model's HTTP client, the event loop, stdio."""
@@ -69,7 +73,7 @@ class HttpLimits:
 
     Example:
         >>> HttpLimits.for_open_files(1024).max_connections
-        832
+        704
         >>> HttpLimits.for_open_files(None).max_connections
         1000
     """
@@ -86,7 +90,7 @@ class HttpLimits:
         """The defaults, with ``max_connections`` under an open-file ``limit`` (``None``: none)."""
         if limit is None:
             return cls()
-        room = limit - _BACKLOG - _OTHER_FILES
+        room = limit - _IN_FLIGHT - _OTHER_FILES
         return cls(max_connections=max(_FEWEST_CONNECTIONS, min(_MOST_CONNECTIONS, room)))
 
 

@@ -164,8 +164,8 @@ async def test_when_every_connection_has_a_request_in_flight_a_new_one_gets_503(
 
 
 def test_the_default_bound_leaves_room_under_the_open_file_limit() -> None:
-    assert HttpLimits.for_open_files(1024).max_connections == 1024 - 128 - 64
-    assert HttpLimits.for_open_files(256).max_connections == 64
-    assert HttpLimits.for_open_files(100).max_connections == 8
+    assert HttpLimits.for_open_files(1024).max_connections == 1024 - 4 * 64 - 64
+    assert HttpLimits.for_open_files(512).max_connections == 512 - 4 * 64 - 64
+    assert HttpLimits.for_open_files(256).max_connections == 8
     assert HttpLimits.for_open_files(1 << 20).max_connections == 1000
     assert HttpLimits.for_open_files(None).max_connections == 1000
