@@ -39,6 +39,7 @@ try:
     from mcp.server.fastmcp import FastMCP
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from starlette.responses import JSONResponse
 except ImportError as _missing:  # the CLI turns this into its install hint (tested)
     raise ImportError(
         "the MCP server needs the MCP Python SDK: pip install 'langchain-session-recall[mcp]'"
@@ -224,6 +225,7 @@ def create_mcp_server(
         host=host,
         port=port,
         log_level="WARNING",
+        stateless_http=True,  # the tools keep no state: no session to pile up (issue 32 §2)
         transport_security=_transport_security(host, allowed_hosts),
     )
     # serverInfo.version: ours, not the SDK's (FastMCP 1.x takes no version argument)
@@ -408,19 +410,34 @@ def _transport_security(host: str, allowed_hosts: Sequence[str]) -> TransportSec
     )
 
 
+def _header(scope: Scope, name: bytes) -> bytes:
+    value: bytes = dict(scope.get("headers") or ()).get(name, b"")
+    return value
+
+
+def _bearer_credentials(authorization: bytes) -> bytes:
+    """The credentials of ``Authorization: Bearer <credentials>``, the scheme in any case
+    (auth schemes are case-insensitive, RFC 9110 section 11.1); empty for another scheme.
+
+    Example:
+        >>> _bearer_credentials(b"bearer  s3cret "), _bearer_credentials(b"Basic s3cret")
+        (b's3cret', b'')
+    """
+    scheme, _, credentials = authorization.strip().partition(b" ")
+    return credentials.strip() if scheme.lower() == b"bearer" else b""
+
+
 class _BearerToken:
     """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            given = _bearer_credentials(_header(scope, b"authorization"))
             if not hmac.compare_digest(given, self.expected):
-                from starlette.responses import JSONResponse
-
                 response = JSONResponse(
                     {"error": "unauthorized: send the header 'Authorization: Bearer <token>'"},
                     status_code=401,
@@ -431,13 +448,72 @@ class _BearerToken:
         await self.app(scope, receive, send)
 
 
+def _host_allowed(host: str, patterns: Sequence[str]) -> bool:
+    """The SDK's rule over the patterns of :func:`_transport_security`: a name as is, or
+    ``name:*`` for that name with any port."""
+    return host in patterns or any(p.endswith(":*") and host.startswith(p[:-1]) for p in patterns)
+
+
+def _host_refusal(host: str, patterns: Sequence[str]) -> str:
+    name = host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
+    known = ", ".join(p for p in patterns if not p.endswith(":*"))
+    return (
+        f"the Host header {host[:100]!r} is none of the names this server answers to ({known}): "
+        f"if clients reach it by that name (this machine's LAN address, say), start it with "
+        f"--allow-host {name.strip('[]')[:100] or 'NAME'} (allowed_hosts= in Python)"
+    )
+
+
+class _KnownHost:
+    """ASGI middleware: a ``Host`` the server does not answer to gets 421 saying how to allow
+    it (the SDK, which checks the same patterns after us, says only "Invalid Host header")."""
+
+    def __init__(self, app: ASGIApp, patterns: Sequence[str]) -> None:
+        self.app = app
+        self.patterns = patterns
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = _header(scope, b"host").decode("latin-1")
+            if not _host_allowed(host, self.patterns):
+                message = _host_refusal(host, self.patterns)
+                logger.warning("refused a request: %s", message)
+                await JSONResponse({"error": message}, status_code=421)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class _NoStream:
+    """ASGI middleware: ``GET`` gets 405, as the MCP transport allows a server that offers no
+    stream. Stateless, the SDK would open one that never carries a message and never ends, and
+    connections held that way cannot be closed for anyone else (:mod:`.mcp_http`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            refusal = JSONResponse(
+                {"error": "this server keeps no sessions and opens no stream: POST requests"},
+                status_code=405,
+                headers={"Allow": "POST"},
+            )
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def http_app(server: FastMCP[Any], *, token: str | None = None) -> ASGIApp:
     """The streamable HTTP app of ``server`` (at ``/mcp``), behind a bearer token if given.
 
     Host and Origin checks come from ``server`` (see :func:`create_mcp_server`). Serve it with
-    any ASGI server; :func:`serve` runs it with uvicorn.
+    any ASGI server; :func:`serve` runs it with uvicorn, its connections bounded
+    (:mod:`langchain_session_recall.mcp_http`).
     """
-    app: ASGIApp = server.streamable_http_app()
+    app: ASGIApp = _NoStream(server.streamable_http_app())
+    security = server.settings.transport_security
+    if security is not None and security.enable_dns_rebinding_protection:
+        app = _KnownHost(app, security.allowed_hosts)
     return _BearerToken(app, token) if token else app
 
 
@@ -484,13 +560,16 @@ def _resolve_token(host: str, token: str | None) -> str | None:
     return token
 
 
-async def _serve_http(server: FastMCP[Any], app: ASGIApp) -> None:
-    import uvicorn
-
-    config = uvicorn.Config(
-        app, host=server.settings.host, port=server.settings.port, log_level="warning"
-    )
-    await uvicorn.Server(config).serve()
+def _log_plainly() -> None:
+    """Log to stderr through the standard library's own handler, before FastMCP installs
+    Rich's: Rich imports its traceback module the first time it logs an exception, and when
+    the process is out of file descriptors (the moment asyncio logs a failed accept) that
+    import failed too and took the event loop down (issue 32 §1)."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("session-recall mcp: %(levelname)s %(message)s"))
+        root.addHandler(handler)
 
 
 def serve(
@@ -530,6 +609,7 @@ def serve(
     bearer = _resolve_token(host, token) if http else None
     llm = chat_model_from_env(model) if model else None
     store = open_store(db, read_only=read_only, create=False)  # serving never creates a file
+    _log_plainly()
     try:
         server = create_mcp_server(
             store,
@@ -541,7 +621,9 @@ def serve(
             **options,
         )
         if http:
-            anyio.run(_serve_http, server, http_app(server, token=bearer))
+            from langchain_session_recall.mcp_http import GuardedServer
+
+            anyio.run(GuardedServer(http_app(server, token=bearer), host, port).serve)
         else:
             server.run("stdio")
     finally:

@@ -12,7 +12,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -78,7 +78,12 @@ class Server:
 
 
 def _start(
-    db: Path, tmp_path: Path, bind: str, *extra: str, env: dict[str, str] | None = None
+    db: Path,
+    tmp_path: Path,
+    bind: str,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Iterator[Server]:
     port = _free_port()
     address = "127.0.0.2" if bind == "127.0.0.2" else "127.0.0.1"
@@ -91,6 +96,7 @@ def _start(
             stdout=subprocess.DEVNULL,
             stderr=errlog,
             env={**os.environ, **(env or {})},
+            preexec_fn=preexec_fn,
         )
         server = Server(f"http://{address}:{port}/mcp", log, process)
         try:
@@ -231,12 +237,8 @@ def test_a_lone_surrogate_in_the_query_gets_a_reply(http_server: str) -> None:
         return client.post(http_server, content=body, headers=headers).text
 
     with httpx.Client(timeout=60) as client:
-        first = client.post(http_server, content=json.dumps(INITIALIZE), headers=MCP_HEADERS)
-        headers = {
-            **MCP_HEADERS,
-            "mcp-session-id": first.headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-03-26",
-        }
+        client.post(http_server, content=json.dumps(INITIALIZE), headers=MCP_HEADERS)
+        headers = {**MCP_HEADERS, "mcp-protocol-version": "2025-03-26"}  # stateless: no session
         call(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
         replies = []
         for n, query in enumerate(["pgbouncer \ud800", "\udfff"], start=2):
@@ -254,3 +256,68 @@ def test_a_lone_surrogate_in_the_query_gets_a_reply(http_server: str) -> None:
     assert found["query"] == "pgbouncer \ufffd"
     assert replies[1]["isError"] is True
     assert "nothing to search" in replies[1]["content"][0]["text"]
+
+
+# Issue 32 §1: the server under a lowered open-file limit (1,024 and 1,100 connections in the
+# issue; 256 and 300 here, the same shape, quicker). Every connection goes to 127.0.0.1.
+OPEN_FILES = 256
+IDLE = 300
+
+
+def _idle_connections(url: str, count: int) -> list[socket.socket]:
+    """Connections that send nothing; stops early if the server stops accepting."""
+    address = (httpx.URL(url).host, httpx.URL(url).port)
+    opened = []
+    for _ in range(count):
+        try:
+            opened.append(socket.create_connection(address, timeout=5))
+        except OSError:
+            break
+    return opened
+
+
+def _limit_open_files() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+
+
+def _still_serving(server: Server, idle: list[socket.socket]) -> None:
+    """An authenticated client is answered while the idle connections are still ours, and the
+    process is alive with no traceback in its log."""
+    try:
+        assert len(idle) > OPEN_FILES - 50  # enough to exhaust the server without its bound
+        reply = _post(server.url, {"Authorization": f"Bearer {TOKEN}"})
+        assert reply.status_code == 200, reply.text
+        assert server.process.poll() is None
+    finally:
+        for connection in idle:
+            connection.close()
+    assert "Traceback" not in server.stop()
+
+
+def test_idle_connections_beyond_the_open_file_limit_do_not_stop_the_server(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    """On main the accept failed with EMFILE, the SDK's Rich log handler imported a module to
+    render it, that import failed too and the server exited (70)."""
+    for server in _start(
+        demo_db, tmp_path, "0.0.0.0", "--token", TOKEN, preexec_fn=_limit_open_files
+    ):
+        _still_serving(server, _idle_connections(server.url, IDLE))
+
+
+@pytest.mark.skipif(not hasattr(__import__("resource"), "prlimit"), reason="Linux only")
+def test_running_out_of_descriptors_while_serving_is_survived(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    """The limit lowered under a running server, so its connection bound (set at start) is too
+    high: accept fails with EMFILE, the waiting connections are shed, and it keeps serving."""
+    import resource
+
+    for server in _start(demo_db, tmp_path, "0.0.0.0", "--token", TOKEN):
+        resource.prlimit(server.process.pid, resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+        idle = _idle_connections(server.url, IDLE)
+        time.sleep(1.5)  # asyncio retries accepting a second after EMFILE
+        _still_serving(server, idle)
+        assert "cannot accept connections" in server.log.read_text()
