@@ -20,7 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from langchain_session_recall.core.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
+from langchain_session_recall.core.cjk import (
+    CJK_RUN,
+    CJK_STOP_BIGRAMS,
+    cut_long_runs,
+    has_cjk,
+    query_segments,
+    separate_cjk_words,
+)
 from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_words, edit_distance
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
@@ -55,7 +62,9 @@ MAX_QUERY_CHARS = 2_000
 keywords is far shorter; an error message pasted whole fits."""
 MAX_WORD_CHARS = 128
 """Longest word searched as written (a SHA-512 in hex is 128): a longer word is searched as a
-prefix of its first 128 characters, so a pasted blob is still found by its beginning."""
+prefix of its first 128 characters, so a pasted blob is still found by its beginning. A run of
+CJK characters (no spaces in Chinese or Japanese: a sentence, not a word) is cut into pieces of
+this many characters instead, each searched by its words and bigrams."""
 QUERY_ECHO_CHARS = 80
 """Characters of a query an error message quotes."""
 QUERY_LIMITS = (
@@ -183,7 +192,7 @@ def _chunk_terms(chunk: str) -> list[Term]:
 def _tokens(text: str) -> tuple[tuple[str, ...], bool]:
     """The tokens of ``text`` (at most :data:`MAX_QUERY_TERMS`, each at most
     :data:`MAX_WORD_CHARS`), and whether a longer last token was cut (its prefix is meant)."""
-    tokens = _TOKEN.findall(text)[:MAX_QUERY_TERMS]
+    tokens = _TOKEN.findall(cut_long_runs(text, MAX_WORD_CHARS))[:MAX_QUERY_TERMS]
     cut = bool(tokens) and len(tokens[-1]) > MAX_WORD_CHARS
     return tuple(t[:MAX_WORD_CHARS] for t in tokens), cut
 
@@ -279,7 +288,7 @@ def _notices(text: str, length: int, *, cut_terms: bool) -> tuple[str, ...]:
         notices.append(
             f"the query was cut to its first {MAX_QUERY_CHARS:,} characters (of {length:,})"
         )
-    if any(len(t) > MAX_WORD_CHARS for t in _TOKEN.findall(text)):
+    if any(len(t) > MAX_WORD_CHARS for t in _TOKEN.findall(cut_long_runs(text, MAX_WORD_CHARS))):
         notices.append(
             f"words longer than {MAX_WORD_CHARS} characters were searched as prefixes of "
             f"their first {MAX_WORD_CHARS}"
@@ -336,6 +345,9 @@ class _Scan:
         self.pending = None
 
     def words(self, segment: str) -> None:
+        # CJK punctuation parts words as a space does (``失败了，怎么办``: two words, not the
+        # phrase a hyphen makes of ``docker-compose``); a long CJK run is cut into pieces.
+        segment = cut_long_runs(separate_cjk_words(segment), MAX_WORD_CHARS)
         for chunk in segment.split():
             if chunk in _OPERATORS:
                 # AND/OR with no term before them cannot be expressed; the word is dropped. A
