@@ -23,6 +23,15 @@ resident memory, ``VmHWM``), against the code of ``--code PATH`` (default: this 
     python benchmarks/pathological_queries.py --huge [--code PATH] [--scale 1.0]
 
 ``--scale`` shrinks every huge query (0.1: a tenth) for a quick look. Only loopback traffic.
+
+``--shapes DB``: the costliest query shapes against a typical query (issue 32 §4) on the perf
+corpus (``benchmarks/perf/corpus.py``, seed 1), built into ``DB`` once if it does not exist
+(``--size``, default 200,000 messages; some minutes) and opened read-only after that. The
+typical query is the median of the perf query mix (100 queries: rare and common words,
+phrases, questions, CJK); each shape is sixteen terms (the prefix cap), its CPU time the
+median of ``--repeats`` runs through ``SessionRecallRetriever``:
+
+    python benchmarks/pathological_queries.py --shapes /tmp/lsr-200k.db [--size 200000]
 """
 
 from __future__ import annotations
@@ -271,6 +280,78 @@ def _print_answer(code: str | None, scale: float) -> None:
     )
 
 
+# Sixteen terms each (MAX_PREFIX_TERMS): the words are the perf corpus's most common ones.
+_WORDS = "error deploy build test fix run config server data user file log cache port path index"
+_LETTERS = "c t s r p o u r b s f e m h i q"
+SHAPES = {
+    "16 hyphenated prefixes (`error-c*`)": " ".join(
+        f"{w}-{c}*" for w, c in zip(_WORDS.split(), _LETTERS.split(), strict=True)
+    ),
+    "2 hyphenated prefixes": "error-c* deploy-t*",
+    "16 one-letter prefixes (`c*`)": " ".join(f"{c}*" for c in "cdbtfrspeulmhiqw"),
+    "16 prefixes joined by OR": " OR ".join(f"{c}*" for c in "cdbtfrspeulmhiqw"),
+    "a word and 8 NOT prefixes": "nginx " + " ".join(f"NOT {c}*" for c in "cdbtfrsp"),
+    "16 common words": _WORDS,
+    "16 hyphenated common words": " ".join(
+        f"{a}-{b}" for a, b in zip(_WORDS.split(), [*_WORDS.split()[1:], "query"], strict=True)
+    ),
+}
+
+
+def _cpu(run: Any, query: str, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run(query)
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def _build_perf(db: Path, size: int) -> None:
+    import itertools
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
+    import corpus  # type: ignore[import-not-found]
+
+    store = SessionStore(str(db))
+    specs = corpus.generate(1, size)
+    while group := list(itertools.islice(specs, 500)):
+        with store.transaction():
+            for spec in group:
+                store.add_session(spec.session_id, **spec.kwargs)
+                store.add_messages(spec.session_id, spec.messages)
+    store.close()
+
+
+def shapes(db: Path, size: int, repeats: int) -> None:
+    """Print the CPU time of each query shape against the typical query's (see the module
+    docstring)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
+    import corpus
+
+    if not db.exists():
+        print(f"building {size:,} messages into {db} (once)", file=sys.stderr)
+        _build_perf(db, size)
+    store = SessionStore(str(db), read_only=True)
+    retriever = SessionRecallRetriever(store=store)
+    run = retriever.invoke
+    mix = [q for _, q in corpus.QUERIES]
+    for q in mix:
+        run(q)  # warm-up: the pages every shape reads are in the cache
+    typical = statistics.median(_cpu(run, q, 1) for q in mix)
+    count = store.stats()["messages"]
+    print(f"{count:,} messages; load average {os.getloadavg()[0]:.1f} at start")
+    print(f"typical query (median of the {len(mix)}-query perf mix): {typical * 1000:.0f} ms CPU")
+    print()
+    print("| query shape | CPU (median) | x typical |")
+    print("|---|---:|---:|")
+    for name, query in SHAPES.items():
+        cpu = _cpu(run, query, repeats)
+        print(f"| {name} | {cpu * 1000:,.0f} ms | {cpu / typical:.1f} |")
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+    store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dsn", help="a PostgreSQL DSN (a throwaway schema is used)")
@@ -281,7 +362,13 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=["queries", "answer"], help="with --huge: one half of the cases"
     )
+    parser.add_argument("--shapes", type=Path, help="query shapes vs a typical query on this DB")
+    parser.add_argument("--size", type=int, default=200_000, help="with --shapes: messages")
+    parser.add_argument("--repeats", type=int, default=3, help="with --shapes: runs per shape")
     args = parser.parse_args()
+    if args.shapes:
+        shapes(args.shapes, args.size, args.repeats)
+        return
     if args.huge:
         huge(args.code, args.scale, args.only)
         return

@@ -1,7 +1,9 @@
 """Hand-written Chinese, Japanese and mixed Chinese-English sessions, with their questions.
 
 Same shape as :mod:`corpus_en`. Questions include two-character Chinese words, Latin terms
-glued to CJK text (``修改youer服务端``) and Japanese questions with particles.
+glued to CJK text (``修改youer服务端``) and Japanese questions with particles. The
+``punctuated`` questions are written as people type them, with full-width and ideographic
+punctuation between the words (``爬虫被封了，怎么办？``, ``キャッシュが効かない、どうすればいい？``).
 """
 
 from __future__ import annotations
@@ -256,4 +258,17 @@ EXTRA_QUESTIONS: list[tuple[str, str, str]] = [
     ("mixed-vue-zh", "mixed", "moment换成dayjs"),
     ("zh-crawler", "mixed", "User-Agent 轮换"),
     ("zh-db-index", "mixed", "orders表加索引"),
+    # Punctuated questions (issue 32 §14): the words of a question parted by 、，。？！「」・
+    ("zh-deploy", "punctuated", "上次怎么修改的部署脚本？"),
+    ("zh-deploy", "punctuated", "youer服务端，部署以后要手动重启吗？"),
+    ("zh-db-index", "punctuated", "订单列表为什么这么慢？要五六秒。"),
+    ("zh-db-index", "punctuated", "orders表，加了什么索引？"),
+    ("zh-wedding", "punctuated", "婚礼预算，酒席每桌多少钱？"),
+    ("zh-crawler", "punctuated", "爬虫被封了，返回403，怎么办？"),
+    ("zh-redis-cache", "punctuated", "缓存雪崩，数据库被打满了！怎么解决的？"),
+    ("ja-docker", "punctuated", "Dockerのキャッシュが効かない、どうすればいい？"),
+    ("ja-translation", "punctuated", "「請求書の自動発行」は、英語で何と訳した？"),
+    ("ja-cron-timezone", "punctuated", "レポート送信の時間がずれる。タイムゾーン・設定は？"),
+    ("mixed-k8s-zh", "punctuated", "滚动更新卡住了，pod一直Pending，怎么办？"),
+    ("mixed-vue-zh", "punctuated", "首屏加载慢，vendor.js太大。"),
 ]

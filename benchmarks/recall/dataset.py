@@ -48,10 +48,11 @@ CATEGORIES = (
     "zh",
     "ja",
     "mixed",
+    "punctuated",
     "tool_call",
     "crowding",
 )
-CJK_CATEGORIES = frozenset({"zh", "ja", "mixed"})
+CJK_CATEGORIES = frozenset({"zh", "ja", "mixed", "punctuated"})
 
 
 @dataclass(frozen=True)

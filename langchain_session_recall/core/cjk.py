@@ -11,6 +11,7 @@ and Latin words glued to CJK become separate tokens.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = [
     "CJK_CHARS",
@@ -19,8 +20,10 @@ __all__ = [
     "CJK_STOP_BIGRAMS",
     "bigram_text",
     "char_class",
+    "cut_long_runs",
     "has_cjk",
     "query_segments",
+    "separate_cjk_words",
 ]
 
 # The one table of what counts as CJK: the index, the query, the highlighter, the integrity
@@ -52,6 +55,68 @@ def char_class(ranges: tuple[tuple[int, int], ...]) -> str:
 CJK_CHARS = char_class(CJK_RANGES)
 """Every CJK character, as the inside of a character class: ``f"[{CJK_CHARS}]"``."""
 CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+
+
+# Blocks whose punctuation and symbols (Unicode categories P* and S*) CJK text is written with:
+# radicals and strokes, CJK Symbols and Punctuation (、。「」), the kana blocks' marks (・),
+# enclosed and compatibility forms, vertical and small forms, full- and half-width forms (，？).
+_PUNCTUATION_BLOCKS = (
+    (0x2E80, 0x2FFF),
+    (0x3000, 0x30FF),
+    (0x3190, 0x33FF),
+    (0xFE10, 0xFE1F),
+    (0xFE30, 0xFE6F),
+    (0xFF00, 0xFFEF),
+)
+_CJK_PUNCTUATION = "".join(
+    re.escape(chr(c))
+    for first, last in _PUNCTUATION_BLOCKS
+    for c in range(first, last + 1)
+    if unicodedata.category(chr(c))[0] in "PS"
+)
+# A word boundary in a CJK query: CJK punctuation anywhere, and any other punctuation or symbol
+# next to a CJK character ("deploy失败,怎么办"). '*' (a prefix) and '"' (a phrase) stay syntax.
+_SEPARATOR = re.compile(
+    f'[{_CJK_PUNCTUATION}]|(?<=[{CJK_CHARS}])[^\\w\\s*"]|[^\\w\\s*"](?=[{CJK_CHARS}])'
+)
+
+
+def separate_cjk_words(text: str) -> str:
+    """``text`` with CJK punctuation (and punctuation touching CJK text) made spaces.
+
+    Chinese and Japanese write no spaces: the punctuation is where a question's words part, so
+    ``失败了，怎么办`` is two words, not the phrase "失败了 怎么办" a hyphen makes of
+    ``docker-compose``.
+
+    Example:
+        >>> separate_cjk_words("数据库迁移失败了，怎么办？ docker-compose deploy失败,怎么办")
+        '数据库迁移失败了 怎么办  docker-compose deploy失败 怎么办'
+    """
+    return _SEPARATOR.sub(" ", text)
+
+
+def cut_long_runs(text: str, max_chars: int) -> str:
+    """``text`` with every CJK run longer than ``max_chars`` cut into pieces of ``max_chars``
+    separated by spaces, each piece starting on the last character of the one before (so every
+    bigram of the run is in a piece).
+
+    A run with no punctuation in it is a sentence or a paragraph, not a word: searched as
+    one token it would match only the same paragraph.
+
+    Example:
+        >>> cut_long_runs("ab数据库迁移", 3)
+        'ab数据库 库迁移'
+    """
+    step = max(1, max_chars - 1)
+
+    def cut(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if len(run) <= max_chars:
+            return run
+        starts = range(0, len(run) - 1, step)
+        return " ".join(run[i : i + max_chars] for i in starts)
+
+    return CJK_RUN.sub(cut, text)
 
 
 def has_cjk(text: str) -> bool:

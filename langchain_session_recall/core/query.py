@@ -16,11 +16,18 @@ Two readings of the same query:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from langchain_session_recall.core.cjk import CJK_RUN, CJK_STOP_BIGRAMS, has_cjk, query_segments
+from langchain_session_recall.core.cjk import (
+    CJK_RUN,
+    CJK_STOP_BIGRAMS,
+    cut_long_runs,
+    has_cjk,
+    query_segments,
+    separate_cjk_words,
+)
 from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_words, edit_distance
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
@@ -28,8 +35,10 @@ from langchain_session_recall.messages import storable_text
 __all__ = [
     "MAX_CORRECTIONS",
     "MAX_EXCLUDED_TERMS",
+    "MAX_PREFIX_COMPLETIONS",
     "MAX_PREFIX_TERMS",
     "MAX_QUERY_CHARS",
+    "MAX_QUERY_COMPLETIONS",
     "MAX_QUERY_TERMS",
     "MAX_SEARCH_TERMS",
     "MAX_WORD_CHARS",
@@ -39,6 +48,7 @@ __all__ = [
     "Term",
     "bound_query",
     "closest_words",
+    "complete_prefixes",
     "edit_distance",
     "highlight_words",
     "parse_query",
@@ -55,7 +65,9 @@ MAX_QUERY_CHARS = 2_000
 keywords is far shorter; an error message pasted whole fits."""
 MAX_WORD_CHARS = 128
 """Longest word searched as written (a SHA-512 in hex is 128): a longer word is searched as a
-prefix of its first 128 characters, so a pasted blob is still found by its beginning."""
+prefix of its first 128 characters, so a pasted blob is still found by its beginning. A run of
+CJK characters (no spaces in Chinese or Japanese: a sentence, not a word) is cut into pieces of
+this many characters instead, each searched by its words and bigrams."""
 QUERY_ECHO_CHARS = 80
 """Characters of a query an error message quotes."""
 QUERY_LIMITS = (
@@ -75,6 +87,17 @@ out)."""
 MAX_PREFIX_TERMS = 16
 """Prefix terms (``deploy*``) a query keeps as prefixes; later ones are searched as whole
 words (a prefix costs a stemming pass to render and a range of the index to match)."""
+MAX_PREFIX_COMPLETIONS = 8
+"""Index words a prefix term is searched as, where the store can list its vocabulary (SQLite):
+the prefix's most frequent completions (:func:`complete_prefixes`). ``error-c*`` matched as
+written would read the position lists of every indexed word that starts with ``c`` for each
+full-text query of a search (the strict reading, the probe, the ranking, the per-session
+pass): some seconds for sixteen such prefixes in 200,000 messages. Searched as the phrases
+``"error config"``, ``"error cache"``... it costs what those words cost."""
+MAX_QUERY_COMPLETIONS = 16
+"""Completions a query's prefixes share (each has at most :data:`MAX_PREFIX_COMPLETIONS`, at
+least one): two prefixes get eight words each, sixteen one each, so the prefixes of a query
+cost at most what sixteen words (or phrases) cost."""
 
 # Words that carry no topic in a recall question. Kept short on purpose: a word the user may
 # search for on its own (e.g. "error", "fix", "script") is never a stop word.
@@ -108,6 +131,9 @@ class Term:
     prefix: bool = False
     quoted: bool = False
     """The user wrote the phrase in double quotes (the relaxed reading splits it)."""
+    completions: tuple[str, ...] = field(default=(), repr=False)
+    """For a prefix, the index words searched in place of its last token (as the index stores
+    them, see :func:`complete_prefixes`); empty: the prefix as written."""
 
     @property
     def is_phrase(self) -> bool:
@@ -183,7 +209,7 @@ def _chunk_terms(chunk: str) -> list[Term]:
 def _tokens(text: str) -> tuple[tuple[str, ...], bool]:
     """The tokens of ``text`` (at most :data:`MAX_QUERY_TERMS`, each at most
     :data:`MAX_WORD_CHARS`), and whether a longer last token was cut (its prefix is meant)."""
-    tokens = _TOKEN.findall(text)[:MAX_QUERY_TERMS]
+    tokens = _TOKEN.findall(cut_long_runs(text, MAX_WORD_CHARS))[:MAX_QUERY_TERMS]
     cut = bool(tokens) and len(tokens[-1]) > MAX_WORD_CHARS
     return tuple(t[:MAX_WORD_CHARS] for t in tokens), cut
 
@@ -279,7 +305,7 @@ def _notices(text: str, length: int, *, cut_terms: bool) -> tuple[str, ...]:
         notices.append(
             f"the query was cut to its first {MAX_QUERY_CHARS:,} characters (of {length:,})"
         )
-    if any(len(t) > MAX_WORD_CHARS for t in _TOKEN.findall(text)):
+    if any(len(t) > MAX_WORD_CHARS for t in _TOKEN.findall(cut_long_runs(text, MAX_WORD_CHARS))):
         notices.append(
             f"words longer than {MAX_WORD_CHARS} characters were searched as prefixes of "
             f"their first {MAX_WORD_CHARS}"
@@ -336,6 +362,9 @@ class _Scan:
         self.pending = None
 
     def words(self, segment: str) -> None:
+        # CJK punctuation parts words as a space does (``失败了，怎么办``: two words, not the
+        # phrase a hyphen makes of ``docker-compose``); a long CJK run is cut into pieces.
+        segment = cut_long_runs(separate_cjk_words(segment), MAX_WORD_CHARS)
         for chunk in segment.split():
             if chunk in _OPERATORS:
                 # AND/OR with no term before them cannot be expressed; the word is dropped. A
@@ -362,6 +391,63 @@ def _relaxed_terms(terms: list[Term], *, drop_stop_words: bool) -> tuple[Term, .
     if not out:  # only stop words: search them rather than nothing
         return _relaxed_terms(terms, drop_stop_words=False)
     return tuple(out)
+
+
+# --------------------------------------------------------------------------- prefix completions
+
+Completions = Callable[[str, int], "tuple[Sequence[str], int] | None"]
+"""``(prefix, limit) -> (the limit most frequent index words starting with it, how many there
+are)``, or ``None`` when the store cannot list its vocabulary."""
+
+
+def complete_prefixes(
+    query: ParsedQuery, completions: Completions
+) -> tuple[ParsedQuery, dict[str, str]]:
+    """``query`` with each prefix term searched as its most frequent completions (at most
+    :data:`MAX_PREFIX_COMPLETIONS`, and :data:`MAX_QUERY_COMPLETIONS` shared by the query's
+    prefixes), and, for each prefix that had more, the words searched (``{"c*": "config, cach,
+    ..."}``, as a search reports the words searched instead).
+
+    ``completions`` is the store's (its vocabulary read once per prefix). A prefix the store
+    cannot list, or with no completion, or with CJK text (matched in the bigram index) stays
+    as written. ``NOT`` terms are completed too: ``NOT c*`` leaves out the sessions that hold
+    one of the completions.
+
+    Example:
+        >>> vocab = {"dep": ["deploy", "deploi", "depend"], "c": ["config", "cach"]}
+        >>> def completions(prefix, limit):
+        ...     return vocab[prefix][:limit], len(vocab[prefix])
+        >>> q, cut = complete_prefixes(parse_query("dep* NOT c*"), completions)
+        >>> q.relaxed[0].completions, q.excluded[0].completions, cut
+        (('deploy', 'deploi', 'depend'), ('config', 'cach'), {})
+    """
+    terms = [t for _, t in query.strict] + [*query.relaxed, *query.excluded]
+    prefixes = {t.tokens for t in terms if t.prefix and not has_cjk(t.tokens[-1])}
+    each = max(1, min(MAX_PREFIX_COMPLETIONS, MAX_QUERY_COMPLETIONS // max(1, len(prefixes))))
+    found: dict[str, tuple[str, ...]] = {}
+    totals: dict[str, int] = {}
+    capped: dict[str, str] = {}
+
+    def complete(term: Term) -> Term:
+        last = term.tokens[-1]
+        if not term.prefix or has_cjk(last):
+            return term
+        if last not in found:
+            listed = completions(last, each)
+            words, total = listed if listed else ((), 0)
+            found[last] = tuple(words[:each])
+            totals[last] = total
+        if totals[last] > len(found[last]):
+            capped[" ".join(term.tokens).lower() + "*"] = ", ".join(found[last])
+        return replace(term, completions=found[last]) if found[last] else term
+
+    expanded = replace(
+        query,
+        strict=tuple((op, complete(t)) for op, t in query.strict),
+        relaxed=tuple(complete(t) for t in query.relaxed),
+        excluded=tuple(complete(t) for t in query.excluded),
+    )
+    return expanded, capped
 
 
 # --------------------------------------------------------------------------- per-term search

@@ -33,6 +33,7 @@ from langchain_session_recall.core.query import (
     MAX_QUERY_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
+    complete_prefixes,
     parse_query,
     search_terms,
 )
@@ -89,7 +90,8 @@ class SearchOutcome:
     reading: QueryReading
     sessions: list[RankedSession] = field(default_factory=list)
     expansions: dict[str, str] = field(default_factory=dict)
-    """Query words that matched nothing and what was searched instead (typo or prefix)."""
+    """Query words that matched nothing and what was searched instead (typo or prefix), and
+    prefixes searched as their most frequent completions (``MAX_PREFIX_COMPLETIONS``)."""
     time_hint: TimeHint | None = None
     """The time the query named ("last week", "May 2023"), used as a soft prior on session
     start times (see :mod:`~langchain_session_recall.search.time_hints`)."""
@@ -134,7 +136,8 @@ def search_sessions(
     """
     request = as_request(request, **changes)
     filters = request.filters()
-    query = parse_query(request.query)
+    # a prefix is searched as the words it most often stands for: its cost is theirs
+    query, completed = complete_prefixes(parse_query(request.query), backend.prefix_completions)
     terms = search_terms(query, limit=MAX_QUERY_TERMS)
     weights = weights or _DEFAULT_WEIGHTS
     moment = time.time() if request.now is None else request.now
@@ -148,8 +151,10 @@ def search_sessions(
         hits, roots = strict_candidates(backend, query, request, filters)
         ranked = rank_sessions(hits, roots, exclude_roots=exclude) if hits else []
         if ranked:
-            return SearchOutcome(query=query, reading="strict", sessions=ranked)
-    expansions: dict[str, str] = {}
+            return SearchOutcome(
+                query=query, reading="strict", sessions=ranked, expansions=completed
+            )
+    expansions = dict(completed)
     term_hits, header_hits, roots = term_candidates(backend, terms, request, filters, expansions)
     ranked = []
     if roots:

@@ -188,6 +188,14 @@ class StoreCore(ABC):
         correction; a backend that cannot list its vocabulary cheaply returns ``[]``."""
         return []
 
+    def prefix_completions(self, prefix: str, limit: int) -> tuple[list[str], int] | None:
+        """The ``limit`` indexed words that most messages hold among those a prefix query for
+        ``prefix`` matches (as the index stores them), and how many such words there are; a
+        search matches a prefix as these words
+        (:func:`~langchain_session_recall.core.query.complete_prefixes`). ``None`` when the
+        backend cannot list its vocabulary cheaply: the prefix is matched as written."""
+        return None
+
     def close(self) -> None:
         """Close every connection this store opened (idempotent)."""
         self._closed = True

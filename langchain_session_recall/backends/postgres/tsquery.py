@@ -11,6 +11,10 @@ We do not use ``websearch_to_tsquery``: its language differs from ours (no prefi
 different NOT), and one parser for both backends keeps their readings identical. The operator
 precedence matches FTS5's (NOT, then AND, then OR): tsquery binds ``!`` tighter than ``&``,
 and ``&`` tighter than ``|``.
+
+A prefix is always rendered as written (``'c':*``): PostgreSQL lists no vocabulary, so a search
+never gives it :attr:`~langchain_session_recall.core.query.Term.completions` (its GIN index
+matches a prefix by one scan of the index entries; see docs/reliability.md).
 """
 
 from __future__ import annotations

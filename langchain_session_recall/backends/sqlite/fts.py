@@ -22,21 +22,34 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _fts5_term(term: Term, *, cjk: bool) -> str:
+def _fts5_term(term: Term, *, cjk: bool, complete: bool = True) -> str:
     tokens = term.tokens
     if cjk:
         tokens = tuple(tok for t in tokens for tok in bigram_text(t).split())[:MAX_QUERY_TERMS]
         if len(tokens) == 1 and has_cjk(tokens[0]) and len(tokens[0]) == 1:
             return _quote(tokens[0]) + "*"  # a lone CJK character: prefix of its bigrams
+    if term.prefix and term.completions and complete:
+        alternatives = [_completed(tokens[:-1], word) for word in term.completions]
+        return alternatives[0] if len(alternatives) == 1 else f"({' OR '.join(alternatives)})"
     if term.prefix:
         tokens = (*tokens[:-1], stable_prefix(tokens[-1]))
         return _quote(" ".join(tokens)) + "*"
     return _quote(" ".join(tokens))
 
 
+def _completed(head: tuple[str, ...], word: str) -> str:
+    """The phrase ``head`` + ``word``, ``word`` an index word (a stem): FTS5 stems a query's
+    tokens again, so a stem that stemming would change is matched as a prefix of what stemming
+    leaves of it (a few index words, not the prefix the user wrote)."""
+    if _porter(word) == word:
+        return _quote(" ".join((*head, word)))
+    return _quote(" ".join((*head, stable_prefix(word)))) + "*"
+
+
 _STEMMER = threading.local()
 
 
+@functools.lru_cache(maxsize=4096)
 def _porter(word: str, *, stem: bool = True) -> str:
     """``word`` as the index's porter tokenizer stores it (SQLite's own stemmer, in memory).
 
@@ -84,10 +97,15 @@ def stable_prefix(word: str) -> str:
     return prefix or folded  # never an empty prefix: FTS5 matches nothing with ""*
 
 
-def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
+def to_fts5(
+    query: ParsedQuery, reading: Reading, *, cjk: bool = False, complete: bool = True
+) -> str:
     """Render an FTS5 MATCH expression.
 
     ``cjk=True`` renders for the bigram index (see :mod:`langchain_session_recall.core.cjk`).
+    A prefix with :attr:`~langchain_session_recall.core.query.Term.completions` is rendered as
+    those words (``complete=False``: as written, for an index the completions were not read
+    from).
 
     Example:
         >>> from langchain_session_recall.core.query import parse_query
@@ -95,13 +113,17 @@ def to_fts5(query: ParsedQuery, reading: Reading, *, cjk: bool = False) -> str:
         '"docker compose" OR "k8s"'
         >>> to_fts5(parse_query("fix the CORS error"), "relaxed")
         '"fix" OR "CORS" OR "error"'
+        >>> from dataclasses import replace
+        >>> term = replace(parse_query("error-c*").relaxed[0], completions=("config", "cach"))
+        >>> to_fts5(replace(parse_query("x"), relaxed=(term,)), "relaxed")
+        '("error config" OR "error cach")'
     """
     query.require_terms()
     if reading == "relaxed":
-        return " OR ".join(_fts5_term(t, cjk=cjk) for t in query.relaxed)
+        return " OR ".join(_fts5_term(t, cjk=cjk, complete=complete) for t in query.relaxed)
     parts: list[str] = []
     for op, term in query.strict:
         if op is not None:
             parts.append(op)
-        parts.append(_fts5_term(term, cjk=cjk))
+        parts.append(_fts5_term(term, cjk=cjk, complete=complete))
     return " ".join(parts)

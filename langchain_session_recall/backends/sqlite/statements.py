@@ -199,6 +199,10 @@ CREATE_VOCAB = (
     "USING fts5vocab(main, messages_fts, row)"
 )
 VOCAB = "SELECT term, doc FROM temp.session_recall_vocab WHERE term >= :lo AND term < :hi LIMIT :n"
+COMPLETIONS = (  # the most frequent words of a range, and how many words it holds
+    "SELECT term, count(*) OVER () FROM temp.session_recall_vocab "
+    "WHERE term >= :lo AND term < :hi ORDER BY doc DESC, term LIMIT :n"
+)
 SIZE = "SELECT page_size * page_count FROM pragma_page_size(), pragma_page_count()"
 DELETE_HEADERS = (
     "DELETE FROM session_headers WHERE session_id IN (SELECT value FROM json_each(:ids))"

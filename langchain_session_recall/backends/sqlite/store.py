@@ -47,7 +47,7 @@ from langchain_session_recall.backends.sqlite.files import (
     read_only_uri,
     refuse_hot_journal,
 )
-from langchain_session_recall.backends.sqlite.fts import to_fts5
+from langchain_session_recall.backends.sqlite.fts import stable_prefix, to_fts5
 from langchain_session_recall.backends.sqlite.schema import (
     FTS_DEFER,
     FTS_INDEX_SINCE,
@@ -916,7 +916,8 @@ class SqliteSessionStore(SessionBackend):
         if not self.layout.has_headers:
             return []
         statement, params = st.header_match_query(self.dialect, filters)
-        params.update(expr=to_fts5(query, reading), limit=limit)
+        # headers hold words no message holds (titles, dates): a prefix is matched as written
+        params.update(expr=to_fts5(query, reading, complete=False), limit=limit)
         with self._read() as conn:
             rows = _execute(conn, statement, params).fetchall()
         hits = [
@@ -1000,6 +1001,27 @@ class SqliteSessionStore(SessionBackend):
             >>> store.vocabulary("ku")
             [('kubernet', 1)]
         """
+        rows = self._vocabulary_rows(st.VOCAB, prefix, limit)
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+    def prefix_completions(self, prefix: str, limit: int) -> tuple[list[str], int] | None:
+        """The ``limit`` words of the main index that most messages hold among those the
+        prefix query ``prefix*`` matches, and how many it matches (one read of that range of
+        the ``fts5vocab`` view).
+
+        Example:
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "deployed deployment"}])
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "deployment depends"}])
+            >>> store.prefix_completions("deploy", 1)
+            (['deploy'], 2)
+        """
+        rows = self._vocabulary_rows(st.COMPLETIONS, stable_prefix(prefix), limit)
+        return [str(r[0]) for r in rows], int(rows[0][1]) if rows else 0
+
+    def _vocabulary_rows(self, statement: str, prefix: str, limit: int) -> list[Any]:
+        """``statement`` over the words of the main index in ``[prefix, prefix + max)``."""
         if not prefix:
             return []
         with self._read() as conn:
@@ -1011,10 +1033,9 @@ class SqliteSessionStore(SessionBackend):
             finally:
                 if self.read_only:
                     conn.execute("PRAGMA query_only = 1")
-            rows = conn.execute(
-                st.VOCAB, {"lo": prefix, "hi": prefix + "\U0010ffff", "n": limit}
-            ).fetchall()
-        return [(str(r[0]), int(r[1])) for r in rows]
+            params = {"lo": prefix, "hi": prefix + "\U0010ffff", "n": limit}
+            rows: list[Any] = conn.execute(statement, params).fetchall()
+        return rows
 
 
 SessionStore = SqliteSessionStore
