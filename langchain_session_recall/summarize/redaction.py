@@ -18,10 +18,16 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["DEFAULT_SECRET_PATTERNS", "SecretPattern", "describe_error", "redact_secrets"]
+__all__ = [
+    "DEFAULT_SECRET_PATTERNS",
+    "SecretPattern",
+    "describe_error",
+    "match_shown_id",
+    "redact_secrets",
+]
 
 
 class SecretPattern(NamedTuple):
@@ -321,18 +327,23 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         needs=_SEP_NEEDS,
     ),
     _p(
-        # | password | hunter2 |: a markdown table row whose first cell names a secret
+        # | password | hunter2 |: a two-column markdown table row whose first cell names a
+        # secret (a third column is a field's description: "| password | string | ... |")
         "table_cell",
-        rf"(?i)(^[ \t]*\|[ \t]*[*_`]{{0,3}}{_SECRET_WORDS}{_KEY_TAIL}[ \t]*\|[ \t]*`?)" + _VALUE,
+        rf"(?i)(^[ \t]*\|[ \t]*[*_`]{{0,3}}{_SECRET_WORDS}{_KEY_TAIL}[ \t]*\|[ \t]*`?)"
+        + _VALUE
+        + r"(?=`?[ \t]*(?:\|[ \t]*)?$)",
         r"\1[REDACTED]",
         flags=re.MULTILINE,
         hints=_WORD_HINTS,
         needs=("|",),
     ),
     _p(
-        # Pwd=... (ODBC, ADO.NET); a path is the shell's working directory, not a password
+        # Pwd=... (ODBC, ADO.NET), "pwd": "..."; a path is the shell's working directory, and
+        # "bash: pwd: command not found" is not a password either
         "pwd_assignment",
-        rf"(?i)((?<![\w-])pwd[\"']?[ \t]*{_SEP}[ \t]*[\"']?)(?![/~$.])" + _VALUE,
+        r"(?i)((?<![\w-])pwd(?:[ \t]*[=\uff1d]|[\"'][ \t]*[:\uff1a])[ \t]*[\"']?)(?![/~$.])"
+        + _VALUE,
         r"\1[REDACTED]",
         hints=("pwd",),
         needs=_SEP_NEEDS,
@@ -576,6 +587,40 @@ def describe_error(exc: BaseException, limit: int = 500) -> str:
         'RuntimeError: 401 for Authorization: Bearer [REDACTED:bearer_token]'
     """
     return redact_secrets(f"{type(exc).__name__}: {exc}"[: 4 * limit])[:limit]
+
+
+def match_shown_id(
+    shown: str, candidates: Iterable[str], redact: Callable[[str], str] = redact_secrets
+) -> str | None:
+    """The one of ``candidates`` that ``redact`` shows as ``shown``; ``None`` when none or
+    several do.
+
+    An identifier that holds a secret (a session id with a key in it) is shown redacted, and
+    a lookup is given the id as shown: this finds the real one (issue 32 item 8). Only
+    candidates holding every piece of ``shown`` outside its markers, in order, are redacted.
+
+    Example:
+        >>> run = "run-sk-" + "a" * 20
+        >>> redact_secrets(run), match_shown_id("run-[REDACTED:openai_key]", ["run-1", run]) == run
+        ('run-[REDACTED:openai_key]', True)
+    """
+    pieces = [p for p in _MARKER.split(shown) if p]
+    found: list[str] = []
+    for candidate in candidates:
+        at = 0
+        for piece in pieces:
+            at = candidate.find(piece, at)
+            if at < 0:
+                break
+            at += len(piece)
+        if at >= 0 and redact(candidate) == shown:
+            found.append(candidate)
+            if len(found) > 1:
+                return None
+    return found[0] if found else None
+
+
+_MARKER = re.compile(r"\[REDACTED[^\]]*\]")
 
 
 def _apply(rule: SecretPattern, text: str, lowered: str | None, needs: tuple[str, ...] = ()) -> str:
