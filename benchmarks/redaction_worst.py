@@ -101,6 +101,8 @@ def main() -> None:
                 if estimate > args.budget:
                     seconds.append(None)
                     cells.append(_cell(None, estimate))
+                    previous, previous_size = estimate, size
+                    continue
                 else:
                     previous = _seconds(redact, hostile_text(worst, size), subset, args.repeat)
                     seconds.append(previous)
