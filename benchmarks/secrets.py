@@ -32,7 +32,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from reliability.secrets_corpus import ISSUE_21_KINDS, ORDINARY, SECRETS, Secret  # noqa: E402
+from reliability.secrets_corpus import (  # noqa: E402
+    ISSUE_21_KINDS,
+    ISSUE_32_KINDS,
+    ORDINARY,
+    SECRETS,
+    Secret,
+)
 
 DEMO_PLANTED = (
     "shop",  # DATABASE_URL=postgresql://shop:shop@...: the URL's password
@@ -103,12 +109,15 @@ def main() -> None:
     print(f"\n| kind | ours | {ds_name} |\n|---|:-:|:-:|")
     ours_caught = ds_caught = 0
     missed_21: list[str] = []
+    missed_32: list[str] = []
     for secret in SECRETS:
         out = redact(secret.text)
         ours = not _leaks(secret, out) and "[REDACTED" in out
         ours_caught += ours
         if not ours and secret.kind in ISSUE_21_KINDS:
             missed_21.append(secret.kind)
+        if not ours and secret.kind in ISSUE_32_KINDS:
+            missed_32.append(secret.kind)
         ds = "-"
         if detector:
             reported = "\n".join(detector(secret.text))
@@ -116,11 +125,13 @@ def main() -> None:
             ds_caught += hit
             ds = "yes" if hit else "**no**"
         mark = " (issue 21)" if secret.kind in ISSUE_21_KINDS else ""
+        mark = " (issue 32)" if secret.kind in ISSUE_32_KINDS else mark
         print(f"| {secret.kind}{mark} | {'yes' if ours else '**no**'} | {ds} |")
     total = len(SECRETS)
     ds_total = f"{ds_caught}/{total}" if detector else "-"
     print(f"| **caught** | **{ours_caught}/{total}** | **{ds_total}** |")
     print(f"\nissue 21 kinds missed by ours: {missed_21 or 'none'}")
+    print(f"issue 32 forms missed by ours: {len(missed_32)}/{len(ISSUE_32_KINDS)} {missed_32}")
 
     print(f"\n| text without secrets | texts | false redactions (ours) | flagged by {ds_name} |")
     print("|---|---:|---:|---:|")

@@ -37,6 +37,7 @@ __all__ = [
     "recall",
     "recent_results",
     "redact_messages",
+    "redact_session",
     "search_results",
 ]
 
@@ -126,12 +127,13 @@ class _SearchResult:
         self.pattern = term_pattern(words)
 
     def __call__(self, ranked: RankedSession, session: Session) -> Result:
+        clean = _memo(self.redact)
         messages = redact_messages(
             self.store.chain_messages(ranked.root_id, user_id=self.user_id), self.redact
         )
-        transcript = format_transcript(
-            messages, show_ids=self.show_message_ids, root_id=ranked.root_id
-        )
+        shown = redact_session(session, clean)  # identifiers too: a key in an id or a source
+        root_id = _clean(ranked.root_id, clean) or ranked.root_id
+        transcript = format_transcript(messages, show_ids=self.show_message_ids, root_id=root_id)
         text = transcript.text
         starts = sorted(set(transcript.offsets.values()))
         ends = dict(zip(starts, [*starts[1:], len(text)], strict=True))
@@ -140,10 +142,10 @@ class _SearchResult:
         spans = [(s, ends[s]) for s in matched]
         centre = match_position(text, spans, self.pattern, self.max_chars and self.max_chars // 2)
         start, end = window_bounds(text, centre, self.max_chars)
-        title = _clean(session.title, self.redact)
+        title = shown.title
         recalled = recalled_session(
-            ranked.root_id,
-            session,
+            root_id,
+            shown,
             title=title,
             last_message_id=max((m.id for m in messages), default=0),
             ids_shown=self.show_message_ids,
@@ -153,15 +155,15 @@ class _SearchResult:
         return Result(
             page_content=window_text(text, start, end),
             metadata={
-                "session_id": ranked.root_id,
+                "session_id": root_id,
                 "when": format_when(session.started_at),
                 "started_at": session.started_at,
-                "source": session.source,
-                "model": session.model,
+                "source": shown.source,
+                "model": shown.model,
                 "title": title,
-                "user_id": session.user_id,
+                "user_id": shown.user_id,
                 "score": ranked.score,
-                "matched_session_ids": list(ranked.session_ids),
+                "matched_session_ids": [_clean(i, clean) for i in ranked.session_ids],
                 "matched_message_ids": list(ranked.message_ids),
                 "match_count": ranked.match_count,
                 "matched_terms": list(ranked.matched_terms),
@@ -184,20 +186,56 @@ class _SearchResult:
 def redact_messages(
     messages: list[StoredMessage], redact: Callable[[str], str] | None
 ) -> list[StoredMessage]:
-    """Messages with ``redact`` applied to their text and their tool calls' arguments."""
+    """Messages with ``redact`` applied to their text, their tool calls (names and arguments)
+    and their identifiers (session id, tool name, tool call id: shown in transcripts)."""
     if redact is None:
         return messages
-    return [_redact_message(m, redact) for m in messages]
+    ids = _memo(redact) or redact  # a chain's messages share a few ids and tool names
+    return [_redact_message(m, redact, ids) for m in messages]
 
 
-def _redact_message(message: StoredMessage, redact: Callable[[str], str]) -> StoredMessage:
-    content = _clean(message.content, redact) or ""
-    if not message.tool_calls:
-        if content == message.content:
-            return message  # nothing redacted: the same message
-        return dataclasses.replace(message, content=content)
-    calls = redact_tool_calls(message.tool_calls, redact)
-    return dataclasses.replace(message, content=content, tool_calls=calls)
+def _redact_message(
+    message: StoredMessage, redact: Callable[[str], str], ids: Callable[[str], str]
+) -> StoredMessage:
+    changes: dict[str, Any] = {
+        "content": _clean(message.content, redact) or "",
+        "session_id": _clean(message.session_id, ids),
+        "tool_name": _clean(message.tool_name, ids),
+        "tool_call_id": _clean(message.tool_call_id, ids),
+    }
+    if message.tool_calls:
+        changes["tool_calls"] = redact_tool_calls(message.tool_calls, redact)
+    elif all(changes[k] == getattr(message, k) for k in changes):
+        return message  # nothing redacted: the same message
+    return dataclasses.replace(message, **changes)
+
+
+_SESSION_TEXT = ("id", "title", "source", "model", "user_id", "parent_session_id", "end_reason")
+
+
+def redact_session(session: Session, redact: Callable[[str], str] | None) -> Session:
+    """``session`` with ``redact`` applied to its text fields, identifiers included: a key in
+    a session id, a source or a model name is shown redacted (issue 32 item 8)."""
+    if redact is None:
+        return session
+    changes: dict[str, Any] = {n: _clean(getattr(session, n), redact) for n in _SESSION_TEXT}
+    if all(value == getattr(session, name) for name, value in changes.items()):
+        return session
+    return dataclasses.replace(session, **changes)
+
+
+def _memo(redact: Callable[[str], str] | None) -> Callable[[str], str] | None:
+    """``redact`` remembering its answers (for identifiers, which repeat)."""
+    if redact is None:
+        return None
+    seen: dict[str, str] = {}
+
+    def cached(text: str) -> str:
+        if text not in seen:
+            seen[text] = redact(text)
+        return seen[text]
+
+    return cached
 
 
 def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:
@@ -259,6 +297,7 @@ def recent_results(
         collapse_sources=AUTOMATION_SOURCES if request.collapse_automation else (),
     )
     out = []
+    ids = _memo(redact)
     for r in recent:
         title, preview = _clean(r.title, redact), _clean_preview(r.preview, redact)
         head = title or "(untitled session)"
@@ -266,14 +305,14 @@ def recent_results(
             Result(
                 page_content=f"{head}\n{preview}" if preview else head,
                 metadata={
-                    "session_id": r.id,
+                    "session_id": _clean(r.id, ids),
                     "when": format_when(r.started_at),
                     "started_at": r.started_at,
                     "last_active": r.last_active,
-                    "source": r.source,
-                    "model": r.model,
+                    "source": _clean(r.source, ids),
+                    "model": _clean(r.model, ids),
                     "title": title,
-                    "user_id": r.user_id,
+                    "user_id": _clean(r.user_id, ids),
                     "message_count": r.message_count,
                     "preview": preview,
                     "query": "",

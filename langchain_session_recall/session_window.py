@@ -16,7 +16,9 @@ from typing import Any
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import Session, StoredMessage
-from langchain_session_recall.tool_calls import map_arguments, parse_tool_calls, redact_tool_calls
+from langchain_session_recall.results import redact_messages, redact_session
+from langchain_session_recall.summarize.redaction import match_shown_id
+from langchain_session_recall.tool_calls import map_arguments, parse_tool_calls
 from langchain_session_recall.transcript import format_transcript, format_when
 
 __all__ = [
@@ -66,28 +68,39 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _read_chain(
-    store: SessionBackend, session_id: str, user_id: str | None, clean: Callable[[str], str]
+    store: SessionBackend,
+    session_id: str,
+    user_id: str | None,
+    redact: Callable[[str], str] | None,
 ) -> tuple[str, Session, list[StoredMessage]]:
-    """The root of ``session_id``'s chain, the session whose head is shown, and the chain's
-    messages (text cleaned); :class:`SessionNotFoundError` for another user's session."""
+    """The root of ``session_id``'s chain, the session whose head is shown (its fields
+    redacted), and the chain's messages (text and identifiers redacted);
+    :class:`SessionNotFoundError` for another user's session."""
     if not session_id:
         raise InvalidArgumentError(
             "session_id is empty: pass a session_id from session_search's results"
         )
+    session_id = _real_id(store, session_id, redact)
     root = store.root_of(session_id, user_id=user_id)
     sessions = store.get_sessions(dict.fromkeys([session_id, root]))
     requested = sessions.get(session_id)
     if requested is None or (user_id is not None and requested.user_id != user_id):
-        raise SessionNotFoundError(f"no session {session_id!r}")
+        shown = redact(session_id) if redact is not None else session_id
+        raise SessionNotFoundError(f"no session {shown!r}")
     messages = [
-        dataclasses.replace(
-            m,
-            content=clean(m.content or ""),
-            tool_calls=redact_tool_calls(m.tool_calls, clean) if m.tool_calls else m.tool_calls,
-        )
+        dataclasses.replace(m, content=m.content or "")
         for m in store.chain_messages(root, user_id=user_id)
     ]
-    return root, sessions.get(root) or requested, messages
+    head = redact_session(sessions.get(root) or requested, redact)
+    return root, head, redact_messages(messages, redact)
+
+
+def _real_id(store: SessionBackend, session_id: str, redact: Callable[[str], str] | None) -> str:
+    """The id of the session that search results show as ``session_id``: an id holding a
+    secret is shown redacted (issue 32 item 8), and given back so to ask for its session."""
+    if redact is None or "[REDACTED" not in session_id or store.get_session(session_id):
+        return session_id
+    return match_shown_id(session_id, store.all_session_ids(), redact) or session_id
 
 
 def _payload(
@@ -102,8 +115,8 @@ def _payload(
     return {
         "success": True,
         "session_id": root,
-        "requested_session_id": session_id,
-        "title": clean(head.title) if head.title else head.title,
+        "requested_session_id": clean(session_id),
+        "title": head.title,
         "when": format_when(head.started_at),
         "source": head.source,
         "model": head.model,
@@ -191,7 +204,8 @@ def show_session(
     """
     session_id = str(session_id or "").strip()
     clean = redact or (lambda text: text)
-    root, head, messages = _read_chain(store, session_id, user_id, clean)
+    root, head, messages = _read_chain(store, session_id, user_id, redact)
+    root = clean(root)  # as shown; the messages' session ids are
 
     context = _clamp(context, 0, SHOW_MAX_CONTEXT)
     max_chars = _clamp(max_chars, SHOW_MIN_CHARS, SHOW_MAX_CHARS)

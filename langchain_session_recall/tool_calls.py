@@ -238,9 +238,30 @@ def redact_tool_calls(
                     return _json_text(clean(decoded))
             return redact(value)
         if isinstance(value, Mapping):
-            return {k: clean(v, k) for k, v in value.items()}
+            return _paired(value, {k: clean(v, k) for k, v in value.items()}, redact)
         if isinstance(value, list):
             return [clean(v) for v in value]
         return value
 
     return [clean(call) for call in calls]
+
+
+_NAME_KEYS = ("name", "key")
+_PROBE = "probe-value"
+
+
+def _paired(
+    raw: Mapping[str, Any], cleaned: dict[str, Any], redact: Callable[[str], str]
+) -> dict[str, Any]:
+    """``cleaned`` with its ``value`` redacted when its ``name`` (or ``key``) names a secret:
+    ``{"name": "OPENAI_API_KEY", "value": "..."}`` splits an assignment over two arguments,
+    and each alone looks harmless (issue 32 item 7). A name names a secret when ``redact``
+    changes the value of ``NAME=probe-value``."""
+    value = cleaned.get("value")
+    name = next((raw[k] for k in _NAME_KEYS if isinstance(raw.get(k), str)), None)
+    if not isinstance(value, str) or not value or name is None:
+        return cleaned
+    probe = f"{name.strip()}={_PROBE}"
+    if redact(probe).endswith(_PROBE) or value.startswith("[REDACTED"):
+        return cleaned
+    return {**cleaned, "value": "[REDACTED]"}

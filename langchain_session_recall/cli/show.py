@@ -21,8 +21,8 @@ from langchain_session_recall.cli.state import (
     open_db,
     pass_state,
 )
-from langchain_session_recall.results import redact_messages
-from langchain_session_recall.summarize.redaction import redact_secrets
+from langchain_session_recall.results import redact_messages, redact_session
+from langchain_session_recall.summarize.redaction import match_shown_id, redact_secrets
 
 __all__ = ["show"]
 
@@ -63,6 +63,9 @@ def show(
 
     with open_db(db, read_only) as store:
         session = store.get_session(session_id)
+        if session is None and "[REDACTED" in session_id:  # an id as results show it
+            real = match_shown_id(session_id, store.all_session_ids())
+            session = store.get_session(real) if real is not None else None
         ids: list[str] = []
         if session is not None:
             if no_children:
@@ -73,21 +76,24 @@ def show(
             if as_json:
                 state.json({"session": None, "sessions": [], "messages": []})
             whose = f" of user {user!r}" if user is not None else ""
+            shown_id = redact_secrets(session_id)
             click.echo(
-                f"session-recall: no session {session_id!r}{whose} in {describe_target(db)}",
+                f"session-recall: no session {shown_id!r}{whose} in {describe_target(db)}",
                 err=True,
             )
             return EXIT_EMPTY
         messages = [m for sid in ids for m in store.get_messages(sid)]
         messages.sort(key=lambda m: (m.timestamp, m.id))
         messages = redact_messages(messages, redact_secrets)
-        if isinstance(session.title, str):  # another writer may have stored a blob there
-            session = dataclasses.replace(session, title=redact_secrets(session.title))
         parent = session.parent_session_id
         if parent is not None and user is not None:
             owner = store.get_session(parent)
             parent = parent if owner is not None and owner.user_id == user else None
         root = store.root_of(session.id, user_id=user) if parent is not None else None
+        # what is shown: text and identifiers redacted (a key in an id, a source, a model)
+        session = redact_session(session, redact_secrets)
+        ids = [redact_secrets(i) for i in ids]
+        parent, root = (redact_secrets(i) if i is not None else None for i in (parent, root))
     if as_json:
         state.json(
             {

@@ -18,14 +18,21 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["DEFAULT_SECRET_PATTERNS", "SecretPattern", "describe_error", "redact_secrets"]
+__all__ = [
+    "DEFAULT_SECRET_PATTERNS",
+    "SecretPattern",
+    "describe_error",
+    "match_shown_id",
+    "redact_secrets",
+]
 
 
 class SecretPattern(NamedTuple):
-    """One kind of secret: a compiled regex and its replacement (``re.sub`` syntax).
+    """One kind of secret: a compiled regex and its replacement (``re.sub`` syntax, or a
+    function of the match, as ``re.sub`` takes).
 
     ``hints``: the rule runs only where one of these occurs (a hint with an upper-case letter
     is looked for as written, an all-lower-case one in any case), and only on the lines that
@@ -36,7 +43,7 @@ class SecretPattern(NamedTuple):
 
     name: str
     pattern: re.Pattern[str]
-    replacement: str
+    replacement: str | Callable[[re.Match[str]], str]
     hints: tuple[str, ...] = ()
     whole_text: bool = False
 
@@ -50,7 +57,7 @@ _NEEDS: dict[tuple[str, int], tuple[str, ...]] = {}
 def _p(
     name: str,
     regex: str,
-    replacement: str | None = None,
+    replacement: str | Callable[[re.Match[str]], str] | None = None,
     flags: int = 0,
     *,
     hints: tuple[str, ...] = (),
@@ -72,44 +79,103 @@ def _base64_headers() -> str:
     return "|".join(base64.b64encode(h[: len(h) // 3 * 3]).decode() for h in heads)
 
 
+# Every rule runs in time linear in its input (issue 32 item 3). A regex is tried at every
+# position of a line, so a repetition that may run to the end of the line from each of many
+# starts costs the square of the line ("mysql " * n, "TOKEN" * n): each repetition before a
+# test that may fail is bounded ({0,40}), may not pass the next start (a tempered token,
+# "(?:(?!mysql)[^\n])*?"), or starts only where a run of its characters starts (a lookbehind
+# on the same class). An unbounded repetition is left only at the end of a regex, where it
+# cannot fail. ``benchmarks/redaction_worst.py`` times the worst input found per rule.
+
+# An ANSI colour code (a terminal capture: "\x1b[32mOPENAI_API_KEY\x1b[0m=..."): allowed
+# around a key name.
+_ANSI = r"(?:\x1b\[[0-9;]{0,16}m)"
+# `=` and `:` and their full-width forms (U+FF1D, U+FF1A: Chinese and Japanese input)
+_SEP = "[=:\uff1d\uff1a]"
+_SEP_NEEDS = ("=", ":", "\uff1d", "\uff1a")
+
 # Lower-case key words in `key=value` / `"key": "value"` forms. Plurals ("secrets:", "tokens")
 # and compounds like "id-token: write" or "max_tokens=500" are prose or config, not secrets.
 # The rules start at the key word (a name before it, "db_password", stays as it is): a regex
 # that starts with a word boundary is tried at every word of the text, ten times slower.
+# "My API key: ...", "Secret Key: ...": a space inside the key word.
 _SECRET_WORDS = (
-    r"(?:password|passwd|secret(?!s)|api[_\-]?key|access[_\-]?key|auth[_\-]?token|"
-    r"access[_\-]?token|refresh[_\-]?token|private[_\-]?token|client[_\-]?secret|"
-    r"(?<![\w-])token(?!s))"
+    r"(?:password|passwd|passphrase|secret(?!s)(?:[ ](?:access[ ])?key)?|api[_\- ]?key|"
+    r"access[_\- ]?key|auth[_\- ]?token|access[_\- ]?token|refresh[_\- ]?token|"
+    r"private[_\- ]?token|client[_\- ]?secret|(?<![\w-])token(?!s))"
 )
-# The value: not already redacted, no quotes or separators.
-_VALUE = r"(?![^\s\"',;&]*\[REDACTED)([^\s\"',;&]{3,})"
+# After the key word: the rest of its name (bounded), a closing quote, markdown emphasis or
+# code (`**Password**:`), colour codes.
+_KEY_TAIL = rf"[a-z0-9_\-]{{0,40}}{_ANSI}{{0,3}}[*_`]{{0,3}}[\"']?"
+# A value character: not a quote or separator, nor a JSON escape's backslash (`\n` in a
+# JSON-escaped `.env` dump ends the value; another backslash is part of it).
+_VCHAR = r"(?:[^\s\"',;&\\]|\\(?![nrt\"]))"
+# The value: not already redacted (within its first 64 characters), at least 3 characters.
+_VALUE = rf"(?!{_VCHAR}{{0,64}}\[REDACTED)({_VCHAR}{{3,}})"
 _WORD_HINTS = (
     "pass",
     "secret",
     "apikey",
     "api_key",
     "api-key",
+    "api key",
     "accesskey",
     "access_key",
     "access-key",
+    "access key",
     "token",
 )
 _B64 = r"[A-Za-z0-9+/]"
+# Upper-case names of secrets (env_assignment).
+_ENV_WORDS = (
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+)
+# Where a name starts: not after a word character, or after a JSON escape (`\nGH_TOKEN=`).
+_NAME_START = r"(?:(?<![\w\\])|(?<=\\[nrt]))"
+# A URL's host after its credentials' "@": host characters, then the end of the authority.
+_HOST_AFTER = r"(?=[A-Za-z0-9._\-\[\]%]{1,256}(?:[:/?#\s\"'<>),;]|$))"
+# Cookie attributes (Set-Cookie): not values of a session.
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
+)
+
+
+def _cookie_values(match: re.Match[str]) -> str:
+    """A ``Cookie:`` / ``Set-Cookie:`` header with every cookie's value redacted (its name
+    kept; attributes such as ``Path=/`` and values already redacted left as they are)."""
+    parts = match.group(2).split(";")
+    for i, part in enumerate(parts):
+        name, eq, value = part.partition("=")
+        if not eq or not value.strip() or value.lstrip().startswith("[REDACTED"):
+            continue
+        if name.strip().lower() in _COOKIE_ATTRIBUTES:
+            continue
+        parts[i] = f"{name}=[REDACTED]"
+    return match.group(1) + ";".join(parts)
+
 
 # Order matters: whole blocks and structured forms first, so a key inside a PEM block or a
 # bearer header is replaced once, by the most specific rule.
 DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "private_key",
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
-        r"(?: BLOCK)?-----|\Z)",
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]{0,40}"
+        r"PRIVATE KEY(?: BLOCK)?-----|\Z)",
         flags=re.DOTALL,
         hints=("PRIVATE KEY",),
         whole_text=True,
     ),
     _p(
         "putty_key",
-        r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
+        r"PuTTY-User-Key-File-\d{1,4}:.*?(?:Private-MAC: {0,8}[0-9a-fA-F]+|\Z)",
         flags=re.DOTALL,
         hints=("PuTTY-User-Key-File-",),
         whole_text=True,
@@ -133,8 +199,20 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         hints=("basic",),
     ),
     _p(
+        # Authorization: Token ..., ApiKey ..., a bare key: any scheme but Bearer and Basic
+        # (their rules ran: the value is a marker now)
+        "authorization_header",
+        r"(?i)((?<![\w-])authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?!bearer\b|basic\b)(?=((?:[a-z][a-z0-9_\-]{0,30}[ \t]+)?))\2)" + _VALUE,
+        r"\1[REDACTED]",
+        hints=("authorization",),
+    ),
+    _p(
+        # scheme://user:password@host; the password may hold "/" and "@" (the last "@"
+        # before a host); a port ("host:8080/a@b") is not a password
         "url_credentials",
-        r"(?i)\b([a-z][a-z0-9+.\-]*://(?!\[REDACTED)[^\s:/@]+):[^\s@/]+@",
+        r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,30}://(?!\[REDACTED)[^\s:/@]{1,256}):"
+        r"(?!\d{1,5}(?:[/?#\s]|$))(?!\[REDACTED\]@)[^\s]{1,256}?@" + _HOST_AFTER,
         r"\1:[REDACTED]@",
         hints=("://",),
     ),
@@ -182,46 +260,116 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     _p(
         "jwt",
         # header and payload are base64url JSON: '{"' (eyJ), '{ ' (eyA), '{' and a newline,
-        # tab or return (ewo, ewk, ew0)
-        r"\be(?:yJ|yA|wo|wk|w0)[A-Za-z0-9_\-]{8,}\.e(?:yJ|yA|wo|wk|w0)[A-Za-z0-9_\-]{8,}"
-        r"\.[A-Za-z0-9_\-]{8,}",
+        # tab or return (ewo, ewk, ew0); a part starts where a run of its characters does
+        r"(?<![A-Za-z0-9_\-])e(?:yJ|yA|wo|wk|w0)[A-Za-z0-9_\-]{8,}\.e(?:yJ|yA|wo|wk|w0)"
+        r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
         hints=("eyJ", "eyA", "ewo", "ewk", "ew0"),
+    ),
+    _p(
+        "url_signature",
+        # signed URLs: Azure SAS sig=, S3 X-Amz-Signature= and X-Amz-Security-Token=, GCS
+        # X-Goog-Signature=
+        r"(?i)([?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=)"
+        r"[^\s&\"'#<>]{8,}",
+        r"\1[REDACTED]",
+        hints=("sig=", "signature=", "security-token="),
     ),
     _p(
         "aws_secret_key",
         # a 40-character key (mixed case and digits) on a line that names an AWS secret, in
-        # prose too ("the aws secret key is ...")
-        r"(?i)(\baws\b[^\n]{0,60}?\bsecret\b[^\n]{0,60}?)(?<![A-Za-z0-9/+=])(?-i:"
+        # prose too ("the aws secret key is ...", "my secret AWS key: ..."); the words up to
+        # the first "secret" (or "aws") after the other one
+        r"(?i)((?:\baws\b(?:(?!\bsecret\b|\baws\b)[^\n]){0,60}\bsecret\b|"
+        r"\bsecret\b(?:(?!\baws\b|\bsecret\b)[^\n]){0,30}\baws\b)[^\n]{0,80}?)"
+        r"(?<![A-Za-z0-9/+=])(?-i:(?=[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))"
         r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}\d)"
-        r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        r"[A-Za-z0-9/+]{40})",
         r"\1[REDACTED:aws_secret_key]",
         hints=("aws",),
     ),
     _p(
         "env_assignment",
-        # GH_TOKEN=..., AWS_SECRET_ACCESS_KEY: ..., DB_PASSWORD="...": upper-case names.
-        r"(\b[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|"
-        r"PRIVATE_KEY)[A-Z0-9_]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
+        # GH_TOKEN=..., AWS_SECRET_ACCESS_KEY: ..., DB_PASSWORD="...": upper-case names (the
+        # key word within the name's first 80 characters, the name at most 120)
+        rf"({_NAME_START}{_ANSI}?(?=[A-Z0-9_]{{0,80}}?(?:{'|'.join(_ENV_WORDS)}))"
+        rf"[A-Z][A-Z0-9_]{{0,120}}{_ANSI}{{0,3}}[\"']?[ \t]*{_SEP}[ \t]*[\"']?)" + _VALUE,
         r"\1[REDACTED]",
-        hints=("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY"),
+        hints=_ENV_WORDS,
+        needs=_SEP_NEEDS,
+    ),
+    _p(
+        # {"name": "OPENAI_API_KEY", "value": "..."}, name="DB_PASSWORD", value="...": a
+        # secret's name and its value in two fields (a tool call's arguments as text)
+        "name_value",
+        r"(?i)((?<![\w-])[\"']?(?:name|key|variable|env)[\"']?[ \t]*[:=][ \t]*[\"']"
+        r"(?=[^\"'\n]{0,80}?(?:token|secret|password|passwd|passphrase|api[_\-]?key|"
+        r"access[_\-]?key|private[_\-]?key))[^\"'\n]{1,100}[\"'][ \t]*,[ \t]*[\"']?value[\"']?"
+        r"[ \t]*[:=][ \t]*[\"']?)" + _VALUE,
+        r"\1[REDACTED]",
+        hints=("value",),
     ),
     _p(
         "quoted_assignment",
         # password: "correct horse battery staple": the whole quoted value, spaces and all
-        rf"(?i)({_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*)([\"'])"
-        r"(?!\[REDACTED)([^\"'\n]*\s[^\"'\n]*)\2",
+        rf"(?i)({_SECRET_WORDS}{_KEY_TAIL}[ \t]*{_SEP}[ \t]*)([\"'])"
+        r"(?!\[REDACTED)(?=[^\"'\n]*?\s)([^\"'\n]*)\2",
         r"\1\2[REDACTED]\2",
         hints=_WORD_HINTS,
-        needs=("=", ":"),  # the [=:] after the key word ('=' and ':' have no other case)
+        needs=_SEP_NEEDS,  # the separator after the key word (none has another case)
     ),
     _p(
         "assignment",
-        # password=..., "api_key": "...": keep the name so the summary can still say *that* a
-        # password was set.
-        rf"(?i)({_SECRET_WORDS}[a-z0-9_\-]*[\"']?\s*[=:]\s*[\"']?)" + _VALUE,
+        # password=..., "api_key": "...", **Password**: ...: keep the name so the summary can
+        # still say *that* a password was set.
+        rf"(?i)({_ANSI}?{_SECRET_WORDS}{_KEY_TAIL}[ \t]*{_SEP}[ \t]*[\"'`]?)" + _VALUE,
         r"\1[REDACTED]",
         hints=_WORD_HINTS,
-        needs=("=", ":"),
+        needs=_SEP_NEEDS,
+    ),
+    _p(
+        # | password | hunter2 |: a two-column markdown table row whose first cell names a
+        # secret (a third column is a field's description: "| password | string | ... |")
+        "table_cell",
+        rf"(?i)(^[ \t]*\|[ \t]*[*_`]{{0,3}}{_SECRET_WORDS}{_KEY_TAIL}[ \t]*\|[ \t]*`?)"
+        + _VALUE
+        + r"(?=`?[ \t]*(?:\|[ \t]*)?$)",
+        r"\1[REDACTED]",
+        flags=re.MULTILINE,
+        hints=_WORD_HINTS,
+        needs=("|",),
+    ),
+    _p(
+        # Pwd=... (ODBC, ADO.NET), "pwd": "..."; a path is the shell's working directory, and
+        # "bash: pwd: command not found" is not a password either
+        "pwd_assignment",
+        r"(?i)((?<![\w-])pwd(?:[ \t]*[=\uff1d]|[\"'][ \t]*[:\uff1a])[ \t]*[\"']?)(?![/~$.])"
+        + _VALUE,
+        r"\1[REDACTED]",
+        hints=("pwd",),
+        needs=_SEP_NEEDS,
+    ),
+    _p(
+        # openssl ... -pass pass:..., -passin pass:..., -passout pass:...
+        "openssl_pass",
+        r"(?i)((?<![\w-])-pass(?:in|out)?[ \t]+pass:)" + _VALUE,
+        r"\1[REDACTED]",
+        hints=("pass:",),
+    ),
+    _p(
+        # pass=... (a query string, a config), --pass ..., -pass ...
+        "pass_assignment",
+        r"(?i)((?<![\w-])(?:--?pass(?:[ \t]+|=)|pass=))(?!-)" + _VALUE,
+        r"\1[REDACTED]",
+        hints=("pass",),
+    ),
+    _p(
+        # .netrc: machine HOST login USER password PASSWORD, on one line or several
+        "netrc_password",
+        r"(?i)(\b(?:machine|default|login)\b(?:[ \t]+\S{1,256})?(?:\s+(?:login|account|port|"
+        r"protocol)[ \t]+\S{1,256}){0,3}\s+password[ \t]+)" + _VALUE,
+        r"\1[REDACTED]",
+        hints=("password",),
+        whole_text=True,
     ),
     _p(
         "stripe_key",
@@ -239,29 +387,54 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # redis://:password@host (no user name before the colon)
     _p(
         "url_password",
-        r"(?i)\b([a-z][a-z0-9+.\-]*://):[^\s@/]+@",
+        r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,30}://):(?!\[REDACTED\]@)[^\s]{1,256}?@"
+        + _HOST_AFTER,
         r"\1:[REDACTED]@",
         hints=("://",),
     ),
     _p(
+        "cookie",
+        # Cookie: a=1; sessionid=...; Set-Cookie: sessionid=...; HttpOnly: every value
+        r"(?i)((?<![\w-])(?:set-)?cookie[\"']?[ \t]*[:=][ \t]*[\"']?)([^\n\"']+)",
+        _cookie_values,
+        hints=("cookie",),
+    ),
+    _p(
         "curl_user",
-        r"((?<![\w-])(?:-u|--user)\s+[^\s:]+:)\S+",
+        r"((?<![\w-])(?:-u|--user)\s+[^\s:]{1,256}:)\S+",
         r"\1[REDACTED]",
         hints=("-u",),
     ),
     _p(
         "mysql_password",
-        r"(\bmysql\w*\b[^\n]*?\s-p)(?!\s)\S+",
+        # the -p after the last "mysql" of a line (the words between may not hold another:
+        # each start scans to the next one only)
+        r"(\bmysql\w{0,20}\b(?:(?!mysql)[^\n]){0,1024}?\s-p)(?!\s)\S+",
         r"\1[REDACTED]",
         hints=("mysql",),
         needs=("-p",),
     ),
     _p(
         "login_password",
-        r"(\blogin\b[^\n]*?\s-p\s+)\S+",
+        r"(\blogin\b(?:(?!login)[^\n]){0,1024}?\s-p\s+)\S+",
         r"\1[REDACTED]",
         hints=("login",),
         needs=("-p",),
+    ),
+    _p(
+        "sshpass",
+        r"(\bsshpass\b(?:(?!sshpass)[^\n]){0,256}?\s-p[ \t]*)(?!-)\S+",
+        r"\1[REDACTED]",
+        hints=("sshpass",),
+        needs=("-p",),
+    ),
+    _p(
+        # htpasswd -b[c] FILE USER PASSWORD, htpasswd -nb USER PASSWORD
+        "htpasswd",
+        r"(\bhtpasswd\b(?=[^\n]{0,64}?\s-[A-Za-z]{0,8}b)(?:[ \t]+-[A-Za-z]{1,8}){1,5}"
+        r"(?:[ \t]+(?!-)\S{1,512})?[ \t]+(?!-)\S{1,512}[ \t]+)(?!-)\S+",
+        r"\1[REDACTED]",
+        hints=("htpasswd",),
     ),
     _p(
         "connection_string_key",
@@ -271,8 +444,8 @@ DEFAULT_SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     _p(
         "cli_flag",
-        r"(?i)((?<![\w-])--?[a-z\-]*(?:password|passwd|secret|api-?key|access-?key|token)"
-        r"[a-z\-]*\s+)(?!-)" + _VALUE,
+        r"(?i)((?<![\w-])--?[a-z\-]{0,40}?(?:password|passwd|passphrase|secret|api-?key|"
+        r"access-?key|token)[a-z\-]{0,40}\s+)(?!-)" + _VALUE,
         r"\1[REDACTED]",
         hints=_WORD_HINTS,
         needs=("-",),  # the flag's dash
@@ -414,6 +587,40 @@ def describe_error(exc: BaseException, limit: int = 500) -> str:
         'RuntimeError: 401 for Authorization: Bearer [REDACTED:bearer_token]'
     """
     return redact_secrets(f"{type(exc).__name__}: {exc}"[: 4 * limit])[:limit]
+
+
+def match_shown_id(
+    shown: str, candidates: Iterable[str], redact: Callable[[str], str] = redact_secrets
+) -> str | None:
+    """The one of ``candidates`` that ``redact`` shows as ``shown``; ``None`` when none or
+    several do.
+
+    An identifier that holds a secret (a session id with a key in it) is shown redacted, and
+    a lookup is given the id as shown: this finds the real one (issue 32 item 8). Only
+    candidates holding every piece of ``shown`` outside its markers, in order, are redacted.
+
+    Example:
+        >>> run = "run-sk-" + "a" * 20
+        >>> redact_secrets(run), match_shown_id("run-[REDACTED:openai_key]", ["run-1", run]) == run
+        ('run-[REDACTED:openai_key]', True)
+    """
+    pieces = [p for p in _MARKER.split(shown) if p]
+    found: list[str] = []
+    for candidate in candidates:
+        at = 0
+        for piece in pieces:
+            at = candidate.find(piece, at)
+            if at < 0:
+                break
+            at += len(piece)
+        if at >= 0 and redact(candidate) == shown:
+            found.append(candidate)
+            if len(found) > 1:
+                return None
+    return found[0] if found else None
+
+
+_MARKER = re.compile(r"\[REDACTED[^\]]*\]")
 
 
 def _apply(rule: SecretPattern, text: str, lowered: str | None, needs: tuple[str, ...] = ()) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import functools
 import inspect
 import logging
 import threading
@@ -87,6 +88,7 @@ from langchain_session_recall.summarize.quality import (
 from langchain_session_recall.summarize.redaction import (
     SecretPattern,
     describe_error,
+    match_shown_id,
     redact_secrets,
 )
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
@@ -411,12 +413,29 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             store.register_summary_cache(self._memory_cache)
         return self._memory_cache
 
+    def _shown_id(self, plan: _Plan) -> str:
+        """The session id as logs and recaps show it: redacted (a key in an id, item 8)."""
+        return self._redact(str(plan.doc.metadata.get("session_id", "?")))[0]
+
+    def _cached_session_id(self, plan: _Plan) -> str:
+        """The session a cache entry belongs to (``forget`` deletes by it): the real id,
+        found in the store when the Document shows it redacted (issue 32 item 8)."""
+        session_id = str(plan.doc.metadata.get("session_id", ""))
+        if "[REDACTED" not in session_id or self.store is None:
+            return session_id
+        try:
+            ids = self.store.all_session_ids()
+        except Exception:  # a broken store must not cost the summary
+            return session_id
+        redact = functools.partial(redact_secrets, patterns=self.secret_patterns)
+        return match_shown_id(session_id, ids, redact) or session_id
+
     def _prompt_vars(self, plan: _Plan) -> dict[str, Any]:
         meta = plan.doc.metadata
         query = self._redact(plan.query)[0] if plan.query.strip() else ""
         values = {
             "query": query or "(no specific topic: general recap)",
-            "source": str(meta.get("source") or "unknown"),
+            "source": self._redact(str(meta.get("source") or "unknown"))[0],
             "when": str(meta.get("when") or meta.get("started_at") or "unknown"),
             "title": self._redact(str(meta.get("title") or "(untitled)"))[0],
             "transcript": plan.transcript,
@@ -523,13 +542,14 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             f"off. Raise max_output_tokens (the default, {DEFAULT_MAX_OUTPUT_TOKENS}, lets a "
             "3-6 sentence recap finish)."
         )
-        logger.warning("summary of session %s: %s", plan.doc.metadata.get("session_id"), notice)
+        logger.warning("summary of session %s: %s", self._shown_id(plan), notice)
         return {"summary_cut_off": True, "summary_notice": notice}
 
     def _extractive(self, plan: _Plan, reason: str) -> str:
         meta = plan.doc.metadata
-        header = f"Session {meta.get('session_id', '?')}, {meta.get('when') or 'unknown date'}"
-        header += f", source {meta.get('source') or 'unknown'}"
+        session_id, source = self._shown_id(plan), self._redact(str(meta.get("source") or ""))[0]
+        header = f"Session {session_id}, {meta.get('when') or 'unknown date'}"
+        header += f", source {source or 'unknown'}"
         if meta.get("title"):
             header += f": {self._redact(str(meta['title']))[0]}"
         matched = meta.get("matched_message_ids") or ()
@@ -607,14 +627,14 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                 err = outcome.error or RuntimeError("unknown failure")
                 logger.warning(
                     "summary of session %s failed: %s",
-                    plan.doc.metadata.get("session_id"),
+                    self._shown_id(plan),
                     _describe(err),
                 )
                 out.append(self._fallback(plan, "error", _describe(err)))
             elif (verdict := self._gate(plan, outcome.text, outcome.finish_reason)) is not None:
                 logger.info(
                     "summary of session %s rejected by the quality gate: %s",
-                    plan.doc.metadata.get("session_id"),
+                    self._shown_id(plan),
                     ", ".join(verdict.reasons),
                 )
                 # Cached as rejected: a repeated search shows the extractive recap again and
@@ -650,7 +670,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             plan.cache.put(
                 plan.cache_key,
                 text,
-                session_id=str(plan.doc.metadata.get("session_id", "")),
+                session_id=self._cached_session_id(plan),
                 model=_model_name(self.llm),
                 status=status,
                 reasons=reasons,

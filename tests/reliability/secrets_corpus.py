@@ -12,7 +12,15 @@ import random
 import string
 from typing import NamedTuple
 
-__all__ = ["SECRETS", "Secret"]
+__all__ = [
+    "HOSTILE_UNITS",
+    "ISSUE_21_KINDS",
+    "ISSUE_32_KINDS",
+    "ORDINARY",
+    "SECRETS",
+    "Secret",
+    "hostile_text",
+]
 
 _rng = random.Random(0x5EC12E7)
 _ALNUM = string.ascii_letters + string.digits
@@ -153,6 +161,53 @@ def _build() -> list[Secret]:
         f"{_r(_ALNUM, 6)} {_r(_ALNUM, 7)} {_r(_ALNUM, 5)}",
         'db:\n  password: "{v}"\n  host: db.internal',
     )
+    # Issue 32 item 7: forms the rules left unredacted (appended: the values above stay).
+    add("netrc", pw(), "machine api.example.com login deploy password {v}")
+    add("netrc_lines", pw(), "[TOOL:cat]: machine git.internal\n  login ci\n  password {v}\n")
+    add("api_key_spaced", _r(_ALNUM, 32), "[USER]: My API key: {v}")
+    add("secret_key_spaced", _r(_B64, 40), "Access Key ID: none here\nSecret Key: {v}")
+    add(
+        "azure_sas_sig",
+        _r(_ALNUM, 30) + "%2B" + _r(_ALNUM, 10) + "%3D",
+        "https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&ss=b&sp=r&sig={v}",
+    )
+    add(
+        "s3_presigned_signature",
+        _r("0123456789abcdef", 64),
+        "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature={v}",
+    )
+    add("url_password_slash", _r(_ALNUM, 8) + "/" + _r(_ALNUM, 8), "postgres://app:{v}@db:5432/app")
+    add("url_password_at", _r(_ALNUM, 14) + "@" + _r(_ALNUM, 14), "mongodb://u:{v}@mongo:27017/x")
+    add("authorization_token", _r(_ALNUM, 40), "curl -H 'Authorization: Token {v}' https://x.io")
+    add("authorization_apikey", _r(_URLSAFE, 40), "Authorization: ApiKey {v}")
+    add("markdown_password", pw(), "Here are the credentials:\n**Password**: {v}")
+    add("markdown_table_password", pw(), "| user | admin |\n|---|---|\n| password | {v} |")
+    add(
+        "env_after_json_newline",
+        _r(_ALNUM, 32),
+        '{{"stdout": "DB_HOST=db\\nGH_TOKEN={v}\\nDEBUG=1\\n", "code": 0}}',
+    )
+    add("odbc_pwd", pw(), "Driver={{ODBC Driver 18}};Server=db;Uid=sa;Pwd={v};")
+    add("query_pass", pw(), "curl 'https://router.internal/login?user=admin&pass={v}'")
+    add("passphrase", pw(), "ssh-keygen finished; passphrase={v}")
+    add("sshpass", pw(), "sshpass -p {v} ssh deploy@10.0.0.5 uptime")
+    add("openssl_pass", pw(), "openssl enc -aes-256-cbc -in db.sql -out db.enc -pass pass:{v}")
+    add("cookie_session", _r(_ALNUM, 32), "Cookie: theme=dark; sessionid={v}; lang=en")
+    add("set_cookie_session", _r(_URLSAFE, 40), "< Set-Cookie: connect.sid={v}; Path=/; HttpOnly")
+    add("htpasswd_b", pw(), "htpasswd -b /etc/nginx/.htpasswd admin {v}")
+    add("fullwidth_colon", _r(_ALNUM, 32), "API_KEY：{v}")
+    add(
+        "tool_call_name_value",
+        pw(),
+        '[ASSISTANT → set_secret(name="OPENAI_API_KEY", value="{v}")]:',
+    )
+    add("json_name_value", pw(), '{{"env": [{{"name": "DB_PASSWORD", "value": "{v}"}}]}}')
+    add("ansi_key_name", _r(_ALNUM, 32), "\x1b[1;32mSTRIPE_API_KEY\x1b[0m={v}")
+    add(
+        "aws_secret_prose_secret_first",
+        _r(_ALNUM, 20) + "/" + _r(_ALNUM, 9) + "+" + _r(_ALNUM, 9),
+        "[USER]: here is my secret AWS key: {v}.",
+    )
     return out
 
 
@@ -175,6 +230,36 @@ ISSUE_21_KINDS = (
 """The kinds issue 21 §12 found the first rules missing (GitLab in prose, npm bare: the
 corpus already had both in config syntax)."""
 
+ISSUE_32_KINDS = (
+    "netrc",
+    "netrc_lines",
+    "api_key_spaced",
+    "secret_key_spaced",
+    "azure_sas_sig",
+    "s3_presigned_signature",
+    "url_password_slash",
+    "url_password_at",
+    "authorization_token",
+    "authorization_apikey",
+    "markdown_password",
+    "markdown_table_password",
+    "env_after_json_newline",
+    "odbc_pwd",
+    "query_pass",
+    "passphrase",
+    "sshpass",
+    "openssl_pass",
+    "cookie_session",
+    "set_cookie_session",
+    "htpasswd_b",
+    "fullwidth_colon",
+    "tool_call_name_value",
+    "json_name_value",
+    "ansi_key_name",
+    "aws_secret_prose_secret_first",
+)
+"""The forms issue 32 item 7 found leaving unredacted."""
+
 ORDINARY = [
     "request 3f1c9a2e-7b4d-4e8a-9c21-5d6e7f8a9b0c failed, see trace 9b2d1c4e-0f3a-4b5c-8d7e-6f5a4b3c2d1e",
     "edit /home/dev/shop-api/src/payments/stripe_webhook.py and /etc/nginx/sites-enabled/api.conf",
@@ -194,9 +279,99 @@ ORDINARY = [
     "base64 of hello is aGVsbG8=, of the config LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",
     "The JWT header is eyJhbGciOiJIUzI1NiJ9 on its own, without a payload or signature",
     "gitlab runner registered with id 42 in group glpat-docs (a wiki page name)",
+    # issue 32: near misses of the forms item 7 added
+    "bash: pwd: command not found; PWD=/home/dev/shop-api and OLDPWD=/tmp were set",
+    "https://mastodon.social/@alice and https://host:8443/users/@bob/posts",
+    "postgres://localhost:5432/app, redis://cache:6379/0 and git@github.com:org/repo.git",
+    "pip install 'requests>=2.31,<3' pydantic==2.7.1, node@20.11.1 and pass-through@2.0.0",
+    "see /home/dev/.password-store/ and ~/.ssh/known_hosts; git log 4f9c2a1..1a2b3c4 --stat",
+    "| field | type | description |\n|---|---|---|\n| password | string | the user's password |",
+    "the first pass: collect the files; cookie policy: we use cookies only for login",
+    "the Authorization header is required; htpasswd -c /etc/nginx/.htpasswd admin",
+    "the api key rotation is scheduled; secret keys live in Vault; sig: 42, signature verified",
+    "see https://example.com/search?q=sig&page=2 or https://user@host.example.com/x",
+    "session 3f1c9a2e-7b4d-4e8a-9c21-5d6e7f8a9b0c, user u-1234, model gpt-4o-mini",
+    "--pass-through-env enabled; bypass=true; set-cookie handling fixed in v2",
 ]
 """Ordinary technical text no rule may change: UUIDs, paths, URLs, version pins, git SHAs in
 prose (also next to "aws secret"), digests, ARNs, public keys, look-alike prefixes."""
 
 
 SECRETS: list[Secret] = _build()
+
+
+HOSTILE_UNITS = (
+    # issue 32 item 3: "mysql " * n + "x-p" took `search --json` 39 s; "TOKEN" * n 78 s a call
+    "mysql ",
+    "TOKEN",
+    "mysql/",
+    "login.",
+    "login -",
+    "A_TOKEN=",
+    "\\nTOKEN",
+    "\x1b[1mTOKEN",
+    "PASSWORD=a[REDACTED",
+    "--password",
+    "--token-",
+    "password",
+    "passwordpassword: ",
+    'password: "a ',
+    "api key ",
+    "secret key ",
+    "| password ",
+    "**password**",
+    "eyJ-",
+    "ew0-",
+    "eyJaaaaaaaa.",
+    "a.",
+    "a://a:",
+    "x://u:a/",
+    "x://u:a@",
+    "://:a@b@",
+    "aws secret ",
+    "secret aws ",
+    "aws secret aAaAaA0",
+    "-u a:",
+    "sshpass ",
+    "sshpass -p",
+    "htpasswd -b ",
+    "htpasswd -b a ",
+    "cookie: a=",
+    "authorization: token ",
+    "authorization: ",
+    "machine h login u ",
+    "login u ",
+    'name: "token", ',
+    '"name": "API_KEY" ',
+    "value: ",
+    "-----BEGIN ",
+    "-----BEGIN PRIVATE KEY-----",
+    "-----END PRIVATE KEY ",
+    "PuTTY-User-Key-File-1:",
+    "PuTTY-User-Key-File-@",
+    "Private-MAC: ",
+    "bearer ",
+    "basic ",
+    "?sig=",
+    "&x-amz-signature=a",
+    "pwd=",
+    "pass=",
+    "-pass pass:",
+    "sk-",
+    "sk-a ",
+    "AKIA",
+    "ghp_",
+    "github_pat_",
+    "glpat-",
+    "1234567:A",
+    "SK0",
+    "AccountKey=",
+    "LS0tLS1CRUdJTi",
+)
+"""Units a hostile text repeats ("TOKEN" * n): the worst inputs found per rule
+(``benchmarks/redaction_worst.py`` searches these and the rules' hints with separators)."""
+
+
+def hostile_text(unit: str, size: int, tail: str = "x-p") -> str:
+    """``unit`` repeated to ``size`` characters, then ``tail`` (what a match may wait for)."""
+    return (unit * (size // len(unit) + 1))[:size] + tail

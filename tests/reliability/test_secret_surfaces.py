@@ -175,3 +175,119 @@ def test_the_summarizer_logs_no_secret(caplog: pytest.LogCaptureFixture) -> None
     assert "summary of session s1 failed" in caplog.text
     assert KEY.value not in caplog.text and KEY.value not in out.metadata["summary_error"]
     assert "[REDACTED" in caplog.text
+
+
+# Issue 32 item 8: a key in an identifier (a session id, a sub-session's id, the source, the
+# model, a tool's name) reached the tool's reply, the Documents, the MCP and CLI JSON and the
+# summarizer's prompt unredacted.
+HF = next(s for s in SECRETS if s.kind == "huggingface")
+GITLAB = next(s for s in SECRETS if s.kind == "gitlab_pat")
+NPM = next(s for s in SECRETS if s.kind == "npm")
+ROOT = f"run-{KEY.value}"
+IDS = [KEY, GITHUB, HF, GITLAB, NPM]
+
+
+def _fill_ids(store: Any) -> None:
+    store.add_session(ROOT, source=f"bot-{GITHUB.value}", model=f"gpt-4o/{HF.value}", title="x")
+    store.add_messages(ROOT, [{"role": "user", "content": "the nginx deploy failed again"}])
+    child = f"sub-{GITLAB.value}"
+    store.add_session(child, parent_session_id=ROOT, source="subagent")
+    store.add_messages(
+        child,
+        [
+            {"role": "assistant", "content": "looking at nginx logs"},
+            {"role": "tool", "content": "nginx: ok", "tool_name": f"t-{NPM.value}"},
+        ],
+    )
+
+
+def _id_leaks(text: str) -> list[str]:
+    return [s.kind for s in IDS if leaked(s, text)]
+
+
+@pytest.fixture
+def ids_store(store_factory: StoreFactory) -> Any:
+    store = store_factory.open("ids")
+    _fill_ids(store)
+    return store
+
+
+def test_identifiers_are_redacted_in_documents_and_the_tool_reply(ids_store: Any) -> None:
+    retriever = SessionRecallRetriever(store=ids_store)
+    found, recent = retriever.invoke("nginx deploy"), retriever.invoke("")
+    assert found and recent
+    for doc in (*found, *recent):
+        assert _id_leaks(_all_text([doc]) + str(doc.id)) == []
+    assert found[0].metadata["session_id"] == "run-[REDACTED:openai_key]" == found[0].id
+    tool = create_session_search_tool(ids_store)
+    for arguments in ({"query": "nginx deploy"}, {"query": ""}):
+        out = tool.invoke(arguments)
+        assert json.loads(out)["count"] == 1
+        assert _id_leaks(out) == [], out
+
+
+async def test_identifiers_are_redacted_over_mcp_and_the_shown_id_still_opens(
+    ids_store: Any,
+) -> None:
+    """``session_show`` is given the id as ``session_search`` showed it (redacted) and finds
+    the session: the lookup matches the shown id against the store's ids."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from langchain_session_recall.mcp_server import create_mcp_server
+
+    async with create_connected_server_and_client_session(create_mcp_server(ids_store)) as c:
+        found = await c.call_tool("session_search", {"query": "nginx deploy"})
+        text = found.content[0].text  # type: ignore[union-attr]
+        shown_id = json.loads(text)["results"][0]["session_id"]
+        shown = await c.call_tool("session_show", {"session_id": shown_id})
+        show_text = shown.content[0].text  # type: ignore[union-attr]
+    payload = json.loads(show_text)
+    assert payload["success"] and payload["message_count"] == 3, payload
+    assert "nginx: ok" in payload["transcript"]
+    assert _id_leaks(text) == [] and _id_leaks(show_text) == []
+
+
+def test_identifiers_are_redacted_by_the_cli(ids_store: Any, store_factory: StoreFactory) -> None:
+    db = store_factory.target("ids").db
+    shown_id = "run-[REDACTED:openai_key]"
+    for argv in (
+        ["search", "nginx deploy", "--db", db, "--json"],
+        ["search", "nginx deploy", "--db", db],
+        ["recent", "--db", db, "--json"],
+        ["show", ROOT, "--db", db, "--json"],
+        ["show", shown_id, "--db", db, "--json"],  # the id as the CLI showed it
+        ["show", shown_id, "--db", db, "--no-pager"],
+    ):
+        result = run_cli(*argv)
+        assert result.code == 0, (argv, result.err)
+        assert _id_leaks(result.out + result.err) == [], argv
+        assert "nginx" in result.out, argv
+
+
+def test_identifiers_never_reach_the_summarizer_prompt(
+    ids_store: Any, store_factory: StoreFactory
+) -> None:
+    """The prompt (source, session id in the extractive header and the log lines) carries no
+    key; the recap is cached under the real session id, so ``forget`` finds it."""
+    prompts: list[str] = []
+
+    def model(value: Any) -> AIMessage:
+        prompts.append(value.to_string())
+        return AIMessage("The nginx deploy failed and was looked at.")
+
+    retriever = SessionRecallRetriever(store=ids_store)
+    summarizer = SessionSummarizer(
+        llm=RunnableLambda(model),
+        store=ids_store,
+        grounding=False,
+        quality_gate=False,
+        temperature=None,
+        max_output_tokens=None,
+    )
+    [recap] = summarizer.invoke(retriever.invoke("nginx deploy"))
+    assert prompts and _id_leaks("\n".join(prompts)) == []
+    assert "bot-[REDACTED:github_token]" in prompts[0]  # the source, redacted
+    assert _id_leaks(recap.page_content + json.dumps(recap.metadata, default=str)) == []
+    with store_factory.target("ids").sql() as sql:
+        cached = sql.execute("SELECT session_id FROM summary_cache")
+    assert cached == [(ROOT,)]

@@ -24,7 +24,7 @@ from langchain_core.documents import Document
 from langchain_openai import ChatOpenAI
 from reliability.llm_stub import FaultyLLMServer
 from reliability.reliability_support import REPO, count
-from reliability.secrets_corpus import ISSUE_21_KINDS, ORDINARY, SECRETS, Secret
+from reliability.secrets_corpus import ISSUE_21_KINDS, ISSUE_32_KINDS, ORDINARY, SECRETS, Secret
 
 from langchain_session_recall.summarize import redaction, summarizer
 
@@ -91,9 +91,16 @@ def test_every_kind_issue_21_named_is_in_the_corpus() -> None:
     assert set(ISSUE_21_KINDS) <= {s.kind for s in SECRETS}
 
 
+def test_every_form_issue_32_named_is_in_the_corpus() -> None:
+    """Item 7's forms (each redacted by ``test_default_rules_remove_the_secret``; every one
+    of them leaked with the rules before)."""
+    assert set(ISSUE_32_KINDS) <= {s.kind for s in SECRETS}
+
+
 @pytest.mark.parametrize("text", ORDINARY, ids=lambda t: t[:30])
 def test_ordinary_text_is_left_alone(text: str) -> None:
-    """UUIDs, paths, URLs, version pins, git SHAs in prose (next to "aws secret" too)."""
+    """UUIDs, paths, URLs, version pins, git SHAs in prose (next to "aws secret" too), and
+    near misses of issue 32's forms (``pwd:``, ports before ``/@``, a three-column table)."""
     assert redaction.redact_secrets(text) == text
 
 

@@ -52,6 +52,10 @@ _PIECES = st.sampled_from(
         " -p ",
         "-u",
         "--user ",
+        "|",
+        "sshpass",
+        "pwd",
+        "PASSWORD",
         "=",
         ":",
         "＝",
@@ -75,8 +79,12 @@ def test_the_guarded_rules_are_the_expected_ones() -> None:
     assert names == {
         "quoted_assignment",
         "assignment",
+        "env_assignment",
+        "table_cell",
+        "pwd_assignment",
         "mysql_password",
         "login_password",
+        "sshpass",
         "cli_flag",
     }
     assert all(
@@ -113,7 +121,9 @@ def test_guarded_rules_give_what_running_them_gives(text: str) -> None:
         "mysql -u root -phunter22",
         "login admin -p hunter22",
         "run --token abcdef123 now",
-        "password＝hunter22 token",  # full-width: no rule matches, with or without the guard
+        "password＝hunter22 token",  # full-width separators are guarded too
+        "API_KEY：hunter22",
+        "| password | hunter22 |",
     ],
 )
 def test_hostile_lines_come_out_as_before(text: str) -> None:
