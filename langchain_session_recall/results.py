@@ -15,7 +15,14 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
+from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import bound_query, highlight_words
+from langchain_session_recall.evidence import (
+    Evidence,
+    evidence_words,
+    surviving_evidence,
+    word_patterns,
+)
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.recalled import RECALL_KEY, recalled_session, shown_window
 from langchain_session_recall.search.blend import DenseSearch
@@ -100,15 +107,23 @@ def search_results(
     """
     request = as_request(request, **changes)
     outcome = search_sessions(store, request, dense=dense)
-    k, user_id = request.k, request.user_id
-    chosen = outcome.sessions[:k]
-    sessions = store.get_sessions(r.root_id for r in chosen)
     build = _SearchResult(
-        store, request.query, outcome, user_id, request.max_chars, request.show_message_ids, redact
-    )
-    return [
-        build(ranked, sessions[ranked.root_id]) for ranked in chosen if ranked.root_id in sessions
-    ]  # a root deleted meanwhile has nothing to show
+        store, request.query, outcome, request.user_id, request.max_chars,
+        request.show_message_ids, redact,
+    )  # fmt: skip
+    results: list[Result] = []
+    ranked, taken = outcome.sessions, 0
+    # Past the k-th when a session's only evidence was redacted (see evidence.py): the next one
+    # takes its place. Nothing is redacted away on an ordinary search: one pass of k.
+    while len(results) < request.k and taken < len(ranked):
+        chosen = ranked[taken : taken + request.k - len(results)]
+        taken += len(chosen)
+        sessions = store.get_sessions(r.root_id for r in chosen)
+        for r in chosen:
+            if r.root_id in sessions:  # a root deleted meanwhile has nothing to show
+                result = build(r, sessions[r.root_id])
+                results += [result] if result is not None else []
+    return build.finish(results)
 
 
 @dataclass
@@ -124,11 +139,24 @@ class _SearchResult:
     def __post_init__(self) -> None:
         words = highlight_words(self.outcome.query, self.outcome.expansions)
         self.pattern = term_pattern(words)
+        self.words = evidence_words(self.outcome.query, self.outcome.expansions)
+        self.patterns = word_patterns(self.words) if self.redact is not None else {}
+        self.dropped = 0
+        self.seen: set[str] = set()
 
-    def __call__(self, ranked: RankedSession, session: Session) -> Result:
-        messages = redact_messages(
-            self.store.chain_messages(ranked.root_id, user_id=self.user_id), self.redact
-        )
+    def __call__(self, ranked: RankedSession, session: Session) -> Result | None:
+        """The session's result; ``None`` when redaction removed all its evidence."""
+        stored = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
+        messages = redact_messages(stored, self.redact)
+        title = _clean(session.title, self.redact)
+        if self.redact is not None:
+            evidence = self._evidence(
+                ranked, stored, messages, (session.title, title), session.started_at
+            )
+            if not evidence.found:
+                self.dropped += 1
+                return None
+            ranked = _surviving(ranked, evidence, self.words)
         transcript = format_transcript(
             messages, show_ids=self.show_message_ids, root_id=ranked.root_id
         )
@@ -140,7 +168,6 @@ class _SearchResult:
         spans = [(s, ends[s]) for s in matched]
         centre = match_position(text, spans, self.pattern, self.max_chars and self.max_chars // 2)
         start, end = window_bounds(text, centre, self.max_chars)
-        title = _clean(session.title, self.redact)
         recalled = recalled_session(
             ranked.root_id,
             session,
@@ -179,6 +206,66 @@ class _SearchResult:
                 RECALL_KEY: recalled.to_dict(),
             },
         )
+
+    def _evidence(
+        self,
+        ranked: RankedSession,
+        stored: list[StoredMessage],
+        shown: list[StoredMessage],
+        titles: tuple[str | None, str | None],
+        started: float | None,
+    ) -> Evidence:
+        order = {m: i for i, m in enumerate(ranked.message_ids)}
+        pairs = sorted(
+            ((s, r) for s, r in zip(stored, shown, strict=True) if s.id in order),
+            key=lambda pair: order[pair[0].id],
+        )
+        show = [w for w, key in self.words.items() if key in self.outcome.expansions]
+        headers = (
+            session_header(titles[0], started),
+            session_header(titles[1], started),
+        )
+        evidence = surviving_evidence(pairs, headers, self.patterns, show=show)
+        if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
+            evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
+        self.seen |= evidence.seen
+        return evidence
+
+    def finish(self, results: list[Result]) -> list[Result]:
+        """With redaction, what the results' metadata says of the whole search reflects what
+        they show: a word searched instead of a query word (a typo's correction, a prefix) is
+        named only where a result shows it, never when it is text redaction removes; the
+        sessions searched leave out those dropped for it (see :mod:`~langchain_session_recall.evidence`)."""
+        if self.redact is None:
+            return results
+        redact = self.redact
+        expansions = {}
+        for key, searched in self.outcome.expansions.items():
+            words = [w.strip() for w in searched.split(",")]
+            shown = [w for w in words if w.rstrip("*") in self.seen and redact(w) == w]
+            if shown:
+                expansions[key] = ", ".join(shown)
+        for result in results:
+            result.metadata["query_expansions"] = dict(expansions)
+            result.metadata["sessions_searched"] -= self.dropped
+        return results
+
+
+def _surviving(
+    ranked: RankedSession, evidence: Evidence, words: dict[str, str]
+) -> RankedSession:
+    """``ranked`` as its surviving evidence shows it: no dropped message, no term matched only
+    inside redacted text. The score stays (ranking is done)."""
+    dropped = set(ranked.message_ids) - set(evidence.message_ids)
+    if not dropped and not evidence.hidden:
+        return ranked
+    gone = {key for w, key in words.items() if w in evidence.hidden}
+    gone -= {key for w, key in words.items() if w in evidence.seen}
+    return dataclasses.replace(
+        ranked,
+        message_ids=tuple(m for m in ranked.message_ids if m not in dropped),
+        matched_terms=tuple(t for t in ranked.matched_terms if t not in gone),
+    )
 
 
 def redact_messages(
