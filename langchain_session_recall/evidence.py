@@ -102,15 +102,15 @@ def searchable_text(message: StoredMessage) -> str:
 def surviving_evidence(
     matched: Sequence[tuple[StoredMessage, StoredMessage]],
     headers: tuple[str, str],
-    patterns: Mapping[str, re.Pattern[str]],
+    words: Collection[str],
     *,
     show: Collection[str] = (),
 ) -> Evidence:
     """What survives of a session's evidence: ``matched`` pairs each matched message as stored
     with its redacted copy (best first), ``headers`` the session's header (title and date
     words, :func:`~langchain_session_recall.core.headers.session_header`) as stored and
-    redacted, ``patterns`` :func:`word_patterns` of :func:`evidence_words`. ``show``: words
-    ``seen`` must report on.
+    redacted, ``words`` the search's :func:`evidence_words`. ``show``: words ``seen`` must
+    report on.
 
     A message redaction changed counts only if a query word is still in its redacted text: a
     word the patterns cannot see there (a form the index stems otherwise, ``wtcey*`` searched
@@ -119,17 +119,18 @@ def surviving_evidence(
     Example:
         >>> key = StoredMessage(1, "s", "user", "OPENAI_API_KEY=sk-proj-abc", 0.0)
         >>> shown = StoredMessage(1, "s", "user", "OPENAI_API_KEY=[REDACTED:openai_key]", 0.0)
-        >>> surviving_evidence([(key, shown)], ("", ""), word_patterns(["sk proj ab"]))
+        >>> surviving_evidence([(key, shown)], ("", ""), ["sk proj ab"])
         Evidence(message_ids=(), hidden=frozenset({'sk proj ab'}), seen=frozenset(), found=False)
-        >>> surviving_evidence([(key, shown)], ("", ""), word_patterns(["openai"])).found
+        >>> surviving_evidence([(key, shown)], ("", ""), ["openai"]).found
         True
     """
     changed = {s.id for s, r in matched if r is not s and r != s}
     if not changed and headers[0] == headers[1]:  # nothing redacted: every match stands
-        asked = {w: p for w, p in patterns.items() if w in show}
+        asked = word_patterns(show)  # compiled here: an ordinary search compiles none
         texts = [searchable_text(r) for _, r in matched] if asked else []
-        seen = _seen(asked, [*texts, _fold(headers[1])]) if asked else set()
-        return Evidence(tuple(s.id for s, _ in matched), frozenset(), frozenset(seen), True)
+        shows = _seen(asked, [*texts, _fold(headers[1])]) if asked else set()
+        return Evidence(tuple(s.id for s, _ in matched), frozenset(), frozenset(shows), True)
+    patterns = word_patterns(words)
     kept: list[int] = []
     seen: set[str] = set()  # words in text that survives
     hidden: set[str] = set()

@@ -21,7 +21,6 @@ from langchain_session_recall.evidence import (
     Evidence,
     evidence_words,
     surviving_evidence,
-    word_patterns,
 )
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.recalled import RECALL_KEY, recalled_session, shown_window
@@ -139,8 +138,8 @@ class _SearchResult:
     def __post_init__(self) -> None:
         words = highlight_words(self.outcome.query, self.outcome.expansions)
         self.pattern = term_pattern(words)
-        self.words = evidence_words(self.outcome.query, self.outcome.expansions)
-        self.patterns = word_patterns(self.words) if self.redact is not None else {}
+        query, expansions = self.outcome.query, self.outcome.expansions
+        self.words = evidence_words(query, expansions) if self.redact is not None else {}
         self.dropped = 0
         self.seen: set[str] = set()
 
@@ -225,7 +224,7 @@ class _SearchResult:
             session_header(titles[0], started),
             session_header(titles[1], started),
         )
-        evidence = surviving_evidence(pairs, headers, self.patterns, show=show)
+        evidence = surviving_evidence(pairs, headers, self.words, show=show)
         if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
             evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
         self.seen |= evidence.seen
@@ -235,7 +234,8 @@ class _SearchResult:
         """With redaction, what the results' metadata says of the whole search reflects what
         they show: a word searched instead of a query word (a typo's correction, a prefix) is
         named only where a result shows it, never when it is text redaction removes; the
-        sessions searched leave out those dropped for it (see :mod:`~langchain_session_recall.evidence`)."""
+        sessions searched leave out those dropped for it (see
+        :mod:`~langchain_session_recall.evidence`)."""
         if self.redact is None:
             return results
         redact = self.redact
@@ -251,9 +251,7 @@ class _SearchResult:
         return results
 
 
-def _surviving(
-    ranked: RankedSession, evidence: Evidence, words: dict[str, str]
-) -> RankedSession:
+def _surviving(ranked: RankedSession, evidence: Evidence, words: dict[str, str]) -> RankedSession:
     """``ranked`` as its surviving evidence shows it: no dropped message, no term matched only
     inside redacted text. The score stays (ranking is done)."""
     dropped = set(ranked.message_ids) - set(evidence.message_ids)
