@@ -148,7 +148,7 @@ class _SearchResult:
         stored = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
         messages = redact_messages(stored, self.redact)
         title = _clean(session.title, self.redact)
-        if self.redact is not None:
+        if self.words:  # redaction is on, and the query searched words (not "NOT x" alone)
             evidence = self._evidence(
                 ranked, stored, messages, (session.title, title), session.started_at
             )

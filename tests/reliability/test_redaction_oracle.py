@@ -168,6 +168,11 @@ def test_metadata_names_no_fragment_of_a_secret(store_factory: StoreFactory) -> 
         assert meta["session_id"] == "deploy"
         assert meta["query_expansions"] == {}, query
         assert meta["sessions_searched"] == 1, query
+    # a query of NOT terms alone lists recent sessions: a key in a title drops none of them
+    store.add_session("titled", title=f"rotate {PROJECT.value}")
+    store.add_messages("titled", [{"role": "user", "content": "rotate it"}])
+    listed = search_results(store, "NOT zebra", k=50, redact=redact_secrets)
+    assert "titled" in {r.metadata["session_id"] for r in listed}
     # without redaction, the stored text is searched and named as it is
     raw = search_results(store, "deploy akia", redact=None)
     assert {r.metadata["session_id"] for r in raw} == {"deploy", "aws"}
