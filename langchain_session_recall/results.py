@@ -220,10 +220,8 @@ class _SearchResult:
             key=lambda pair: order[pair[0].id],
         )
         show = [w for w, key in self.words.items() if key in self.outcome.expansions]
-        headers = (
-            session_header(titles[0], started),
-            session_header(titles[1], started),
-        )
+        header = session_header(titles[0], started)
+        headers = (header, header if titles[1] == titles[0] else session_header(titles[1], started))
         evidence = surviving_evidence(pairs, headers, self.words, show=show)
         if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
             evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
