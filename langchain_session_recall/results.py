@@ -220,8 +220,11 @@ class _SearchResult:
             key=lambda pair: order[pair[0].id],
         )
         show = [w for w, key in self.words.items() if key in self.outcome.expansions]
-        header = session_header(titles[0], started)
-        headers = (header, header if titles[1] == titles[0] else session_header(titles[1], started))
+        # another writer may have put a blob in the title: no words to check there
+        stored_title, shown_title = (t if isinstance(t, str) else None for t in titles)
+        header = session_header(stored_title, started)
+        changed = shown_title != stored_title
+        headers = (header, session_header(shown_title, started) if changed else header)
         evidence = surviving_evidence(pairs, headers, self.words, show=show)
         if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
             evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
