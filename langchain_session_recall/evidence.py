@@ -21,7 +21,12 @@ import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from langchain_session_recall.core.query import ParsedQuery, search_terms
+from langchain_session_recall.core.query import (
+    MAX_QUERY_TERMS,
+    MAX_SEARCH_TERMS,
+    ParsedQuery,
+    search_terms,
+)
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.tool_calls import parse_tool_calls
 from langchain_session_recall.transcript import term_pattern
@@ -30,7 +35,18 @@ _MARKER = re.compile(r"\[redacted[^\]\n]*\]", re.IGNORECASE)
 """The default rules' markers (``[REDACTED]``, ``[REDACTED:kind]``) in folded text; a custom
 rule's replacement is not recognised (its words count as the message's)."""
 
-__all__ = ["Evidence", "evidence_words", "searchable_text", "surviving_evidence", "word_patterns"]
+MORE_TERMS = "+"
+"""The key of the words past the first :data:`MAX_SEARCH_TERMS` (``matched_terms`` names
+them ``"+3 more words"``)."""
+
+__all__ = [
+    "MORE_TERMS",
+    "Evidence",
+    "evidence_words",
+    "searchable_text",
+    "surviving_evidence",
+    "word_patterns",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +67,21 @@ class Evidence:
 
 def evidence_words(query: ParsedQuery, expansions: Mapping[str, str]) -> dict[str, str]:
     """Every word a search may have matched, each with the key of the term it stands for
-    (``matched_terms`` and ``query_expansions`` name terms so): all the query's terms (strict
-    and relaxed, not ``NOT`` ones, past the per-term budget too) and what was searched instead
-    of a term.
+    (``matched_terms`` and ``query_expansions`` name terms so; :data:`MORE_TERMS` for those
+    past the per-term budget, matched together): all the query's terms (strict and relaxed, not
+    ``NOT`` ones) and what was searched instead of a term.
 
     Example:
         >>> from langchain_session_recall.core.query import parse_query
         >>> evidence_words(parse_query("deploy sk-proj-ab* NOT x"), {"deploy": "deploys"})
         {'deploy': 'deploy', 'sk proj ab': 'sk proj ab*', 'deploys': 'deploy'}
     """
-    terms = [t for op, t in query.strict if op != "NOT"] + list(search_terms(query, limit=10**9))
     out: dict[str, str] = {}
-    for term in terms:
+    for i, term in enumerate(search_terms(query, limit=MAX_QUERY_TERMS)):
+        word = " ".join(term.tokens)
+        own = word.lower() + ("*" if term.prefix else "")
+        out.setdefault(word, own if i < MAX_SEARCH_TERMS else MORE_TERMS)
+    for term in (t for op, t in query.strict if op != "NOT"):
         word = " ".join(term.tokens)
         out.setdefault(word, word.lower() + ("*" if term.prefix else ""))
     for key, searched in expansions.items():
@@ -104,13 +123,16 @@ def surviving_evidence(
     headers: tuple[str, str],
     words: Collection[str],
     *,
+    matched_words: Collection[str] | None = None,
     show: Collection[str] = (),
 ) -> Evidence:
     """What survives of a session's evidence: ``matched`` pairs each matched message as stored
     with its redacted copy (best first), ``headers`` the session's header (title and date
     words, :func:`~langchain_session_recall.core.headers.session_header`) as stored and
-    redacted, ``words`` the search's :func:`evidence_words`. ``show``: words ``seen`` must
-    report on.
+    redacted, ``words`` the search's :func:`evidence_words`. ``matched_words``: those the
+    ranking says the session matched, when it says (a word shown but not matched by the index
+    here is no evidence: ``pr`` begins ``private_key`` but matched nothing). ``show``: words
+    ``seen`` must report on.
 
     A message redaction changed counts only if a query word is still in its redacted text: a
     word the patterns cannot see there (a form the index stems otherwise, ``wtcey*`` searched
@@ -131,6 +153,11 @@ def surviving_evidence(
         shows = _seen(asked, [*texts, _fold(headers[1])]) if asked else set()
         return Evidence(tuple(s.id for s, _ in matched), frozenset(), frozenset(shows), True)
     patterns = word_patterns(words)
+    evidence = (
+        patterns
+        if matched_words is None
+        else {w: patterns[w] for w in matched_words if w in patterns}
+    )
     kept: list[int] = []
     seen: set[str] = set()  # words in text that survives
     hidden: set[str] = set()
@@ -143,12 +170,13 @@ def surviving_evidence(
         inside, survives = _split(patterns, text, _unmarked(searchable_text(shown)))
         hidden |= inside
         seen |= survives
-        if survives:
+        if survives & evidence.keys():
             kept.append(stored.id)
     inside, in_header = _split(patterns, _fold(headers[0]), _unmarked(_fold(headers[1])))
     seen |= in_header
     hidden = (hidden | inside) - seen
-    return Evidence(tuple(kept), frozenset(hidden), frozenset(seen), bool(kept or in_header))
+    found = bool(kept or in_header & evidence.keys())
+    return Evidence(tuple(kept), frozenset(hidden), frozenset(seen), found)
 
 
 def _seen(patterns: Mapping[str, re.Pattern[str]], texts: Sequence[str]) -> set[str]:

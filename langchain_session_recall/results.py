@@ -18,6 +18,7 @@ from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import bound_query, highlight_words
 from langchain_session_recall.evidence import (
+    MORE_TERMS,
     Evidence,
     evidence_words,
     surviving_evidence,
@@ -225,7 +226,14 @@ class _SearchResult:
         header = session_header(stored_title, started)
         changed = shown_title != stored_title
         headers = (header, session_header(shown_title, started) if changed else header)
-        evidence = surviving_evidence(pairs, headers, self.words, show=show)
+        terms = set(ranked.matched_terms)  # term-coverage ranking: the terms found here
+        more = any(t.startswith("+") for t in terms)  # "+3 more words"
+        matched = {
+            w for w, key in self.words.items() if key in terms or (more and key == MORE_TERMS)
+        }
+        evidence = surviving_evidence(
+            pairs, headers, self.words, matched_words=matched if terms else None, show=show
+        )
         if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
             evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
         self.seen |= evidence.seen
