@@ -15,7 +15,14 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
+from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import bound_query, highlight_words
+from langchain_session_recall.evidence import (
+    MORE_TERMS,
+    Evidence,
+    evidence_words,
+    surviving_evidence,
+)
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.recalled import RECALL_KEY, recalled_session, shown_window
 from langchain_session_recall.search.blend import DenseSearch
@@ -101,15 +108,23 @@ def search_results(
     """
     request = as_request(request, **changes)
     outcome = search_sessions(store, request, dense=dense)
-    k, user_id = request.k, request.user_id
-    chosen = outcome.sessions[:k]
-    sessions = store.get_sessions(r.root_id for r in chosen)
     build = _SearchResult(
-        store, request.query, outcome, user_id, request.max_chars, request.show_message_ids, redact
-    )
-    return [
-        build(ranked, sessions[ranked.root_id]) for ranked in chosen if ranked.root_id in sessions
-    ]  # a root deleted meanwhile has nothing to show
+        store, request.query, outcome, request.user_id, request.max_chars,
+        request.show_message_ids, redact,
+    )  # fmt: skip
+    results: list[Result] = []
+    ranked, taken = outcome.sessions, 0
+    # Past the k-th when a session's only evidence was redacted (see evidence.py): the next one
+    # takes its place. Nothing is redacted away on an ordinary search: one pass of k.
+    while len(results) < request.k and taken < len(ranked):
+        chosen = ranked[taken : taken + request.k - len(results)]
+        taken += len(chosen)
+        sessions = store.get_sessions(r.root_id for r in chosen)
+        for r in chosen:
+            if r.root_id in sessions:  # a root deleted meanwhile has nothing to show
+                result = build(r, sessions[r.root_id])
+                results += [result] if result is not None else []
+    return build.finish(results)
 
 
 @dataclass
@@ -125,13 +140,25 @@ class _SearchResult:
     def __post_init__(self) -> None:
         words = highlight_words(self.outcome.query, self.outcome.expansions)
         self.pattern = term_pattern(words)
+        query, expansions = self.outcome.query, self.outcome.expansions
+        self.words = evidence_words(query, expansions) if self.redact is not None else {}
+        self.dropped = 0
+        self.seen: set[str] = set()
 
-    def __call__(self, ranked: RankedSession, session: Session) -> Result:
+    def __call__(self, ranked: RankedSession, session: Session) -> Result | None:
+        """The session's result; ``None`` when redaction removed all its evidence."""
         clean = _memo(self.redact)
-        messages = redact_messages(
-            self.store.chain_messages(ranked.root_id, user_id=self.user_id), self.redact
-        )
+        stored = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
+        messages = redact_messages(stored, self.redact)
         shown = redact_session(session, clean)  # identifiers too: a key in an id or a source
+        if self.words:  # redaction is on, and the query searched words (not "NOT x" alone)
+            evidence = self._evidence(
+                ranked, stored, messages, (session.title, shown.title), session.started_at
+            )
+            if not evidence.found:
+                self.dropped += 1
+                return None
+            ranked = _surviving(ranked, evidence, self.words)
         root_id = _clean(ranked.root_id, clean) or ranked.root_id
         transcript = format_transcript(messages, show_ids=self.show_message_ids, root_id=root_id)
         text = transcript.text
@@ -181,6 +208,73 @@ class _SearchResult:
                 RECALL_KEY: recalled.to_dict(),
             },
         )
+
+    def _evidence(
+        self,
+        ranked: RankedSession,
+        stored: list[StoredMessage],
+        shown: list[StoredMessage],
+        titles: tuple[str | None, str | None],
+        started: float | None,
+    ) -> Evidence:
+        order = {m: i for i, m in enumerate(ranked.message_ids)}
+        pairs = sorted(
+            ((s, r) for s, r in zip(stored, shown, strict=True) if s.id in order),
+            key=lambda pair: order[pair[0].id],
+        )
+        show = [w for w, key in self.words.items() if key in self.outcome.expansions]
+        # another writer may have put a blob in the title: no words to check there
+        stored_title, shown_title = (t if isinstance(t, str) else None for t in titles)
+        header = session_header(stored_title, started)
+        changed = shown_title != stored_title
+        headers = (header, session_header(shown_title, started) if changed else header)
+        terms = set(ranked.matched_terms)  # term-coverage ranking: the terms found here
+        more = any(t.startswith("+") for t in terms)  # "+3 more words"
+        matched = {
+            w for w, key in self.words.items() if key in terms or (more and key == MORE_TERMS)
+        }
+        evidence = surviving_evidence(
+            pairs, headers, self.words, matched_words=matched if terms else None, show=show
+        )
+        if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
+            evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
+        self.seen |= evidence.seen
+        return evidence
+
+    def finish(self, results: list[Result]) -> list[Result]:
+        """With redaction, what the results' metadata says of the whole search reflects what
+        they show: a word searched instead of a query word (a typo's correction, a prefix) is
+        named only where a result shows it, never when it is text redaction removes; the
+        sessions searched leave out those dropped for it (see
+        :mod:`~langchain_session_recall.evidence`)."""
+        if self.redact is None:
+            return results
+        redact = self.redact
+        expansions = {}
+        for key, searched in self.outcome.expansions.items():
+            words = [w.strip() for w in searched.split(",")]
+            shown = [w for w in words if w.rstrip("*") in self.seen and redact(w) == w]
+            if shown:
+                expansions[key] = ", ".join(shown)
+        for result in results:
+            result.metadata["query_expansions"] = dict(expansions)
+            result.metadata["sessions_searched"] -= self.dropped
+        return results
+
+
+def _surviving(ranked: RankedSession, evidence: Evidence, words: dict[str, str]) -> RankedSession:
+    """``ranked`` as its surviving evidence shows it: no dropped message, no term matched only
+    inside redacted text. The score stays (ranking is done)."""
+    dropped = set(ranked.message_ids) - set(evidence.message_ids)
+    if not dropped and not evidence.hidden:
+        return ranked
+    gone = {key for w, key in words.items() if w in evidence.hidden}
+    gone -= {key for w, key in words.items() if w in evidence.seen}
+    return dataclasses.replace(
+        ranked,
+        message_ids=tuple(m for m in ranked.message_ids if m not in dropped),
+        matched_terms=tuple(t for t in ranked.matched_terms if t not in gone),
+    )
 
 
 def redact_messages(

@@ -245,7 +245,9 @@ def _corrections(backend: SessionBackend, term: Term) -> list[Term]:
     # Candidates share the first two letters, or the first and third (the 2nd and 3rd swapped):
     # two narrow index ranges instead of every word with the same initial.
     prefixes = dict.fromkeys([lower[:2], lower[0] + lower[2:3]])
-    vocabulary = [entry for p in prefixes for entry in backend.vocabulary(p)]
+    # Words only: the index holds secrets' fragments too, and a correction is named to the
+    # caller (``query_expansions``) -- it must never spell out a piece of a key.
+    vocabulary = [e for p in prefixes for e in backend.vocabulary(p) if e[0].isalpha()]
     return [Term((w,)) for w in closest_words(word, vocabulary)]
 
 
