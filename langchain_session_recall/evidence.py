@@ -85,9 +85,12 @@ def evidence_words(query: ParsedQuery, expansions: Mapping[str, str]) -> dict[st
         word = " ".join(term.tokens)
         out.setdefault(word, word.lower() + ("*" if term.prefix else ""))
     for key, searched in expansions.items():
+        # a phrase's prefix is completed in its last word: the phrase is what was searched
+        lead = key.rstrip("*").split()[:-1]
         for word in searched.split(","):
-            if word.strip().rstrip("*"):
-                out.setdefault(word.strip().rstrip("*"), key)
+            if found := word.strip().rstrip("*"):
+                phrase = found if len(found.split()) > 1 else " ".join([*lead, found])
+                out.setdefault(phrase, key)
     return out
 
 
