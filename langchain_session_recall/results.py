@@ -9,6 +9,7 @@ normalizes them first).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,7 +164,7 @@ class _SearchResult:
         transcript = format_transcript(messages, show_ids=self.show_message_ids, root_id=root_id)
         text = transcript.text
         starts = sorted(set(transcript.offsets.values()))
-        ends = dict(zip(starts, [*starts[1:], len(text)], strict=True))
+        ends = dict(itertools.pairwise([*starts, len(text)]))  # no messages: no starts
         offsets = transcript.offsets
         matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
         spans = [(s, ends[s]) for s in matched]

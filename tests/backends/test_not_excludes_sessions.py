@@ -47,3 +47,12 @@ def test_a_leading_not_excludes(store_factory: StoreFactory) -> None:
     assert _ids(store, "NOT python django") == ["djangoonly"]
     alone = _ids(store, "NOT python")  # the recent sessions that never mention python
     assert alone == ["other", "djangoonly"]
+
+
+def test_a_leading_not_lists_a_session_that_has_no_messages(store_factory: StoreFactory) -> None:
+    store = store_factory.open("not")
+    _fill(store)
+    store.add_session("empty", title="an empty session", started_at=7000.0)
+    results = search_results(store, "NOT python", k=5)
+    assert [r.metadata["session_id"] for r in results] == ["empty", "other", "djangoonly"]
+    assert results[0].page_content == ""
