@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.search.request import SearchRequest, as_request
 from langchain_session_recall.tool_calls import redact_tool_calls
 from langchain_session_recall.transcript import (
+    Transcript,
     format_transcript,
     format_when,
     match_position,
@@ -96,8 +97,10 @@ def search_results(
     query text of one with its defaults; ``changes`` set its fields (``k=5``).
     Raises :class:`~langchain_session_recall.errors.EmptyQueryError` when the query has
     nothing searchable. Metadata: see the retriever (``mode="search"``). ``redact`` (e.g.
-    :func:`~langchain_session_recall.redact_secrets`) is applied to every message's text
-    before the transcript is formatted and cut, and to the title and the echoed query.
+    :func:`~langchain_session_recall.redact_secrets`) is applied to the text of every message
+    a result shows or matched before the transcript is formatted and cut (messages the window
+    cannot reach are left alone: nothing of them is shown), and to the title and the echoed
+    query.
 
     Example:
         >>> from langchain_session_recall import SessionStore
@@ -150,7 +153,8 @@ class _SearchResult:
         """The session's result; ``None`` when redaction removed all its evidence."""
         clean = _memo(self.redact)
         stored = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
-        messages = redact_messages(stored, self.redact)
+        view = _RedactedView(stored, self.redact)
+        messages = view.with_redacted(ranked.message_ids)  # what evidence needs: the matches
         shown = redact_session(session, clean)  # identifiers too: a key in an id or a source
         if self.words:  # redaction is on, and the query searched words (not "NOT x" alone)
             evidence = self._evidence(
@@ -161,21 +165,28 @@ class _SearchResult:
                 return None
             ranked = _surviving(ranked, evidence, self.words)
         root_id = _clean(ranked.root_id, clean) or ranked.root_id
-        transcript = format_transcript(messages, show_ids=self.show_message_ids, root_id=root_id)
-        text = transcript.text
-        starts = sorted(set(transcript.offsets.values()))
-        ends = dict(itertools.pairwise([*starts, len(text)]))  # no messages: no starts
-        offsets = transcript.offsets
-        matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
-        spans = [(s, ends[s]) for s in matched]
-        centre = match_position(text, spans, self.pattern, self.max_chars and self.max_chars // 2)
-        start, end = window_bounds(text, centre, self.max_chars)
+        while True:  # only the messages the window shows are redacted (issue 31 item 2)
+            transcript = format_transcript(
+                messages, show_ids=self.show_message_ids, root_id=root_id
+            )
+            text = transcript.text
+            starts = sorted(set(transcript.offsets.values()))
+            ends = dict(itertools.pairwise([*starts, len(text)]))  # no messages: no starts
+            offsets = transcript.offsets
+            matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
+            spans = [(s, ends[s]) for s in matched]
+            width = self.max_chars and self.max_chars // 2
+            centre = match_position(text, spans, self.pattern, width)
+            start, end = window_bounds(text, centre, self.max_chars)
+            if not (missing := view.unredacted_near(transcript, start, end)):
+                break
+            messages = view.with_redacted(missing)
         title = shown.title
         recalled = recalled_session(
             root_id,
             shown,
             title=title,
-            last_message_id=max((m.id for m in messages), default=0),
+            last_message_id=max((m.id for m in stored), default=0),
             ids_shown=self.show_message_ids,
             windows=[shown_window(text, transcript.parts, start, end)],
         )
@@ -276,6 +287,43 @@ def _surviving(ranked: RankedSession, evidence: Evidence, words: dict[str, str])
         message_ids=tuple(m for m in ranked.message_ids if m not in dropped),
         matched_terms=tuple(t for t in ranked.matched_terms if t not in gone),
     )
+
+
+class _RedactedView:
+    """A chain's messages with redaction applied to those asked for, the rest as stored: a
+    result shows a window of its transcript, and only the messages in (or next to) it need
+    the work redaction costs."""
+
+    def __init__(self, stored: list[StoredMessage], redact: Callable[[str], str] | None) -> None:
+        self.stored = stored
+        self.redact = redact
+        self.ids = _memo(redact)
+        self.done: dict[int, StoredMessage] = {}
+
+    def with_redacted(self, wanted: Iterable[int]) -> list[StoredMessage]:
+        """The messages, those in ``wanted`` (ids) redacted too."""
+        if self.redact is None or self.ids is None:
+            return self.stored
+        wanted = set(wanted) - self.done.keys()
+        for message in self.stored:
+            if message.id in wanted:
+                self.done[message.id] = _redact_message(message, self.redact, self.ids)
+        return [self.done.get(m.id, m) for m in self.stored]
+
+    def unredacted_near(self, transcript: Transcript, start: int, end: int) -> set[int]:
+        """The ids of messages not yet redacted whose text, or the ``--- session`` line before
+        it, may lie in ``[start, end)``: each message is taken to reach from the start of the
+        one before it to the start of the one after it."""
+        if self.redact is None:
+            return set()
+        order = list(transcript.offsets.items())
+        edges = [0, *(offset for _, offset in order[:-1])]
+        after = [*(offset for _, offset in order[1:]), len(transcript.text)]
+        return {
+            mid
+            for (mid, _), lo, hi in zip(order, edges, after, strict=True)
+            if lo <= end and hi >= start and mid not in self.done
+        }
 
 
 def redact_messages(
