@@ -180,7 +180,9 @@ class _SearchResult:
             start, end = window_bounds(text, centre, self.max_chars)
             if not (missing := view.unredacted_near(transcript, start, end)):
                 break
-            messages = view.with_redacted(missing)
+            before, messages = messages, view.with_redacted(missing)
+            if all(a is b for a, b in zip(before, messages, strict=True)):
+                break  # redaction changed none of them: the same transcript, the same window
         title = shown.title
         recalled = recalled_session(
             root_id,
@@ -348,7 +350,7 @@ def _redact_message(
     }
     if message.tool_calls:
         changes["tool_calls"] = redact_tool_calls(message.tool_calls, redact)
-    elif all(changes[k] == getattr(message, k) for k in changes):
+    if all(changes[k] == getattr(message, k) for k in changes):
         return message  # nothing redacted: the same message
     return dataclasses.replace(message, **changes)
 
