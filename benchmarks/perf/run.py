@@ -33,10 +33,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path[:0] = [str(ROOT), str(HERE)]
+CODE_ENV = "SESSION_RECALL_BENCH_CODE"  # the checkout whose package a worker imports
+sys.path[:0] = [os.environ.get(CODE_ENV, str(ROOT)), str(HERE)]
 
-HIT_LIMIT_FLOOR = 200  # the same LIMIT our pipeline asks FTS5 for
 REFERENCE_LIMIT = 50
+HIT_LIMIT_FLOOR = REFERENCE_LIMIT  # the floor: asking the index, nothing ranked (issue 31)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -269,6 +270,14 @@ def worker_stats(path: str) -> dict[str, Any]:
     return {"file_bytes": Path(path).stat().st_size, "groups": groups, "by_name": by_name}
 
 
+def read_only_uri(path: str) -> str:
+    """A read-only SQLite URI for ``path``, written here (not imported) so that a worker can
+    run an older checkout of the package (``--compare-with``)."""
+    from urllib.parse import quote
+
+    return f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+
+
 def reference_expression(text: str) -> str:
     """The FTS5 expression the floor and the reference query (the query read as ours reads it)."""
     from langchain_session_recall.backends.sqlite.fts import to_fts5
@@ -311,7 +320,6 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
     import corpus
 
     from langchain_session_recall import SessionRecallRetriever, SessionStore
-    from langchain_session_recall.backends.sqlite.files import read_only_uri
 
     base_rss = _vm("VmHWM")
     store = SessionStore(path)
@@ -353,6 +361,7 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
         "loadavg": os.getloadavg()[0],
         "peak_rss": _vm("VmHWM"),
         "base_rss": base_rss,
+        "package": str(Path(sys.modules["langchain_session_recall"].__file__ or "").parent),
     }
 
 
@@ -367,7 +376,6 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
     from langchain_core.documents import Document
 
     from langchain_session_recall import SessionStore
-    from langchain_session_recall.backends.sqlite.files import read_only_uri
     from langchain_session_recall.transcript import format_transcript
 
     base_rss = _vm("VmHWM")
@@ -438,7 +446,7 @@ def _spawn(*argv: str, code: Path = ROOT) -> dict[str, Any]:
     """Run a worker of this script in a fresh process; ``code``: the checkout whose package it
     imports (another one for a before/after comparison)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), *argv]
-    env = {**os.environ, "PYTHONPATH": f"{code}:{HERE}"}
+    env = {**os.environ, "PYTHONPATH": f"{code}:{HERE}", CODE_ENV: str(code)}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"worker {argv} failed:\n{proc.stderr[-4000:]}")
@@ -528,8 +536,8 @@ def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
     ``rounds`` times; CPU p50/p95 of ours and the reference, medians over the rounds."""
     rows = [
         "| messages | code | ours p50 | ours p95 | reference p50 | ours / reference (p50) "
-        "| floor p50 | ours / floor (p50) |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| floor p50 | floor p95 | ours / floor (p50) | ours / floor (p95) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for size in sizes:
         label = _size_label(size)
@@ -545,6 +553,7 @@ def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
                 _log(f"{label}: search latency, {name} (round {n + 1}/{args.rounds})")
                 found = _spawn("--worker", "search", "--db", str(db), "--repeats", str(repeats),
                                code=code)  # fmt: skip
+                _log(f"{label}: {name} searched with {found['package']}")
                 runs[name].append(summarize({"search": found})["cpu"])
         for name in ("before", "after"):
             cpu = {
@@ -554,7 +563,8 @@ def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
             ours, ref, floor = (cpu[a]["p50"] for a in ("ours", "reference", "floor"))
             rows.append(
                 f"| {label} | {name} | {_ms(ours)} | {_ms(cpu['ours']['p95'])} | {_ms(ref)} "
-                f"| {ours / ref:.2f} | {_ms(floor)} | {ours / floor:.2f} |"
+                f"| {ours / ref:.2f} | {_ms(floor)} | {_ms(cpu['floor']['p95'])} "
+                f"| {ours / floor:.2f} | {cpu['ours']['p95'] / cpu['floor']['p95']:.2f} |"
             )
     return "\n".join(rows)
 
