@@ -176,7 +176,8 @@ class _SearchResult:
             matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
             spans = [(s, ends[s]) for s in matched]
             width = self.max_chars and self.max_chars // 2
-            centre = match_position(text, spans, self.pattern, width)
+            best = offsets.get(ranked.message_ids[0]) if ranked.message_ids else None
+            centre = match_position(text, spans, self.pattern, width, best)
             start, end = window_bounds(text, centre, self.max_chars)
             if not (missing := view.unredacted_near(transcript, start, end)):
                 break

@@ -237,6 +237,7 @@ def match_position(
     spans: Iterable[tuple[int, int]],
     pattern: re.Pattern[str] | None,
     width: int | None = None,
+    anchor: int | None = None,
 ) -> int:
     """Where the window over the matches should be centred.
 
@@ -245,6 +246,9 @@ def match_position(
     span when the pattern finds nothing there: the index matched a form it cannot see). Without
     ``width``, the first match. With it, the middle of the densest run of matches that fits in
     ``width`` characters (the first such run when several hold as many); 0 when there is none.
+    ``anchor``: the start of the span of the best match (the one the ranking put first): the
+    run must hold it, so a session of many lines that share the common words of a question
+    shows the line with its rare word, not the densest run of common ones.
 
     Example:
         >>> text = "[USER]: hello [ASSISTANT]: set pool_mode=transaction"
@@ -252,11 +256,15 @@ def match_position(
         31
         >>> match_position("a" * 100, [(0, 1), (60, 61), (70, 71), (80, 81)], None, 40)
         70
+        >>> match_position("a" * 100, [(0, 1), (60, 61), (70, 71), (80, 81)], None, 40, 0)
+        0
     """
     hits: list[int] = []
+    must: int | None = None
     for start, end in spans:
         hit = pattern.search(text, start, end) if pattern is not None else None
         hits.append(hit.start() if hit is not None else start)
+        must = hits[-1] if start == anchor else must
     if not hits:
         return 0
     if width is None:
@@ -267,6 +275,8 @@ def match_position(
     for high, position in enumerate(hits):  # two pointers: runs of hits within width
         while position - hits[low] > width:
             low += 1
+        if must is not None and not hits[low] <= must <= position:
+            continue  # a run without the best match
         if high - low + 1 > best:
             best, first, last = high - low + 1, hits[low], position
     return (first + last) // 2

@@ -193,6 +193,30 @@ def _term_weights(
     return {t: math.log(1.0 + n / len(g)) if g else 0.0 for t, g in sessions.items()}
 
 
+def _best_evidence_first(
+    by_term: Mapping[str, Mapping[int, tuple[float, MessageHit]]],
+    term_weight: Mapping[str, float],
+) -> list[int]:
+    """A chain's matched messages, best evidence first: by the sum of their terms' relevance,
+    each weighed by the term's rarity across sessions and, within the chain, by how few of the
+    chain's matches hold it (a log of 2,000 lines that all say "terraform plan" puts first the
+    one line that also says "vpc-1500"); ties by message id.
+
+    Example:
+        >>> h = MessageHit(0, "s", "user", 1.0, "cli", 0.0)
+        >>> by_term = {"plan": {1: (3.0, h), 2: (2.0, h), 3: (1.0, h)}, "vpc": {3: (2.0, h)}}
+        >>> _best_evidence_first(by_term, {"plan": 1.0, "vpc": 1.0})
+        [3, 1, 2]
+    """
+    matched = len({mid for msgs in by_term.values() for mid in msgs})
+    weight: dict[int, float] = {}
+    for term, msgs in by_term.items():
+        rarity = term_weight.get(term, 0.0) * math.log(1.0 + matched / max(1, len(msgs)))
+        for mid, (c, _) in msgs.items():
+            weight[mid] = weight.get(mid, 0.0) + c * rarity
+    return sorted(weight, key=lambda m: (-weight[m], m))
+
+
 def _decayed(values: Iterable[float], decay: float) -> float:
     return sum(v * decay**i for i, v in enumerate(sorted(values, reverse=True)))
 
@@ -442,14 +466,12 @@ class _Evidence:
         )
         chain_terms = set(by_term) | header_terms
         coverage = sum(term_weight[t] for t in chain_terms) / self.total_weight
-        per_message: dict[int, float] = {}
         message_terms: dict[int, float] = {}
         hits_by_id: dict[int, MessageHit] = {}
         # session -> term -> message id -> contribution (the windows' input)
         per_session: dict[str, dict[str, dict[int, float]]] = {}
         for term, msgs in by_term.items():
             for mid, (c, hit) in msgs.items():
-                per_message[mid] = per_message.get(mid, 0.0) + c
                 message_terms[mid] = message_terms.get(mid, 0.0) + term_weight[term]
                 hits_by_id[mid] = hit
                 per_session.setdefault(hit.session_id, {}).setdefault(term, {})[mid] = c
@@ -474,7 +496,7 @@ class _Evidence:
             )
             for sid in set(per_session) | set(root_headers)
         )
-        order = sorted(per_message, key=lambda m: (-per_message[m], m))
+        order = _best_evidence_first(by_term, term_weight)
         matched = [hits_by_id[m].session_id for m in order] + sorted(root_headers)
         started, source = self._start_and_source(root, hits_by_id, root_headers)
         latest = max((h.timestamp for h in hits_by_id.values()), default=started or 0.0)
