@@ -89,21 +89,20 @@ MAX_PREFIX_TERMS = 3
 first): later ones are left out, and ``ParsedQuery.notices`` says how many. A prefix stands for
 every word it starts: its cost is what it expands to (:data:`MAX_QUERY_COMPLETIONS`), not what
 it looks like, so the budget counts prefixes, not terms. Sixteen hyphenated prefixes
-(``error-c* deploy-t* ...``) cost some seconds of CPU in 200,000 messages when each was
-searched (issue 32 §4); three cost about what a typical query costs
-(``docs/reliability.md``)."""
-MAX_PREFIX_COMPLETIONS = 4
+(``error-c* deploy-t* ...``) cost 20 times a typical query in 200,000 messages when each was
+searched (issue 32 §4); with three searched, under 5 times (``docs/reliability.md``)."""
+MAX_PREFIX_COMPLETIONS = 3
 """Index words a prefix term is searched as, where the store can list its vocabulary (SQLite):
 the prefix's most frequent completions (:func:`complete_prefixes`). ``error-c*`` matched as
 written would read the position lists of every indexed word that starts with ``c`` for each
 full-text query of a search (the strict reading, the probe, the ranking, the per-session
 pass): some seconds for sixteen such prefixes in 200,000 messages. Searched as the phrases
 ``"error config"``, ``"error cache"``... it costs what those words cost."""
-MAX_QUERY_COMPLETIONS = 4
+MAX_QUERY_COMPLETIONS = 3
 """Completions a query's prefixes share (each has at most :data:`MAX_PREFIX_COMPLETIONS`, at
-least one): one prefix gets four words, two get two each, three one each, so the prefixes of
-a query cost at most what four words (or phrases) cost, and at most
-:data:`MAX_PREFIX_TERMS` reads of the vocabulary."""
+least one): one prefix gets three words, two or three prefixes one each, so the prefixes of a
+query cost at most what three words (or phrases) cost, and at most :data:`MAX_PREFIX_TERMS`
+reads of the vocabulary."""
 
 # Words that carry no topic in a recall question. Kept short on purpose: a word the user may
 # search for on its own (e.g. "error", "fix", "script") is never a stop word.
@@ -452,7 +451,7 @@ def complete_prefixes(
         ...     return vocab[prefix][:limit], len(vocab[prefix])
         >>> q, cut = complete_prefixes(parse_query("dep* NOT c*"), completions)
         >>> q.relaxed[0].completions, q.excluded[0].completions, cut
-        (('deploy', 'deploi'), ('config', 'cach'), {'dep*': 'deploy, deploi'})
+        (('deploy',), ('config',), {'dep*': 'deploy', 'c*': 'config'})
     """
     terms = [t for _, t in query.strict] + [*query.relaxed, *query.excluded]
     prefixes = {t.tokens for t in terms if t.prefix and not has_cjk(t.tokens[-1])}

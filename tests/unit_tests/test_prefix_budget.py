@@ -40,7 +40,7 @@ def _completing(asked: list[str]):  # type: ignore[no-untyped-def]
 
 
 def test_the_budget_is_small() -> None:
-    assert 1 <= MAX_PREFIX_TERMS <= 4 and MAX_PREFIX_TERMS <= MAX_QUERY_COMPLETIONS <= 4
+    assert 1 <= MAX_PREFIX_TERMS <= MAX_QUERY_COMPLETIONS <= 4
 
 
 def test_sixteen_hyphenated_prefixes_search_the_budget_and_say_what_was_left_out() -> None:
