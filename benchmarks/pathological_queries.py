@@ -28,7 +28,7 @@ resident memory, ``VmHWM``), against the code of ``--code PATH`` (default: this 
 corpus (``benchmarks/perf/corpus.py``, seed 1), built into ``DB`` once if it does not exist
 (``--size``, default 200,000 messages; some minutes) and opened read-only after that. The
 typical query is the median of the perf query mix (100 queries: rare and common words,
-phrases, questions, CJK); each shape is sixteen terms (the prefix cap), its CPU time the
+phrases, questions, CJK); each shape is sixteen terms (the old prefix cap), its CPU time the
 median of ``--repeats`` runs through ``SessionRecallRetriever``:
 
     python benchmarks/pathological_queries.py --shapes /tmp/lsr-200k.db [--size 200000]
