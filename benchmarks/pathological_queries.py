@@ -28,10 +28,13 @@ resident memory, ``VmHWM``), against the code of ``--code PATH`` (default: this 
 corpus (``benchmarks/perf/corpus.py``, seed 1), built into ``DB`` once if it does not exist
 (``--size``, default 200,000 messages; some minutes) and opened read-only after that. The
 typical query is the median of the perf query mix (100 queries: rare and common words,
-phrases, questions, CJK); each shape is sixteen terms (the prefix cap), its CPU time the
+phrases, questions, CJK); each shape is sixteen terms (the old prefix cap), its CPU time the
 median of ``--repeats`` runs through ``SessionRecallRetriever``:
 
     python benchmarks/pathological_queries.py --shapes /tmp/lsr-200k.db [--size 200000]
+
+With ``--dsn``, ``--shapes NAME`` is a PostgreSQL schema (built the same way if empty).
+The output states the prefix budget the shapes run under (``MAX_PREFIX_TERMS``...).
 """
 
 from __future__ import annotations
@@ -280,7 +283,8 @@ def _print_answer(code: str | None, scale: float) -> None:
     )
 
 
-# Sixteen terms each (MAX_PREFIX_TERMS): the words are the perf corpus's most common ones.
+# Sixteen terms each (the prefix cap before issue 32 §4, now MAX_PREFIX_TERMS = 3: the
+# rest are left out with a notice): the words are the perf corpus's most common ones.
 _WORDS = "error deploy build test fix run config server data user file log cache port path index"
 _LETTERS = "c t s r p o u r b s f e m h i q"
 SHAPES = {
@@ -298,22 +302,22 @@ SHAPES = {
 }
 
 
-def _cpu(run: Any, query: str, repeats: int) -> float:
+def _cpu(run: Any, query: str, repeats: int, clock: Any = time.process_time) -> float:
     times = []
     for _ in range(repeats):
-        start = time.process_time()
+        start = clock()
         run(query)
-        times.append(time.process_time() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
-def _build_perf(db: Path, size: int) -> None:
+def _build_perf(db: Path | Any, size: int) -> None:
     import itertools
 
     sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
     import corpus  # type: ignore[import-not-found]
 
-    store = SessionStore(str(db))
+    store = SessionStore(str(db)) if isinstance(db, Path) else db
     specs = corpus.generate(1, size)
     while group := list(itertools.islice(specs, 500)):
         with store.transaction():
@@ -323,30 +327,55 @@ def _build_perf(db: Path, size: int) -> None:
     store.close()
 
 
-def shapes(db: Path, size: int, repeats: int) -> None:
+def _budget() -> str:
+    """The prefix budget of the code measured (older checkouts may lack some constants)."""
+    from langchain_session_recall.core import query
+
+    names = ("MAX_PREFIX_TERMS", "MAX_QUERY_COMPLETIONS", "MAX_PREFIX_COMPLETIONS")
+    return ", ".join(f"{n} = {getattr(query, n, '-')}" for n in names)
+
+
+def shapes(db: Path, size: int, repeats: int, dsn: str | None = None) -> None:
     """Print the CPU time of each query shape against the typical query's (see the module
-    docstring)."""
+    docstring). With ``dsn``, ``db`` names a PostgreSQL schema; the CPU time is this
+    process's only (the server's is not counted), so wall time is printed too."""
     sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
     import corpus
 
-    if not db.exists():
-        print(f"building {size:,} messages into {db} (once)", file=sys.stderr)
-        _build_perf(db, size)
-    store = SessionStore(str(db), read_only=True)
+    store: Any
+    if dsn:
+        from langchain_session_recall.backends.postgres.store import PostgresSessionStore
+
+        store = PostgresSessionStore(dsn, schema=str(db))
+        if not store.stats()["messages"]:
+            print(f"building {size:,} messages into schema {db} (once)", file=sys.stderr)
+            _build_perf(store, size)
+    else:
+        if not db.exists():
+            print(f"building {size:,} messages into {db} (once)", file=sys.stderr)
+            _build_perf(db, size)
+        store = SessionStore(str(db), read_only=True)
+    clock = time.perf_counter if dsn else time.process_time
     retriever = SessionRecallRetriever(store=store)
     run = retriever.invoke
     mix = [q for _, q in corpus.QUERIES]
     for q in mix:
         run(q)  # warm-up: the pages every shape reads are in the cache
-    typical = statistics.median(_cpu(run, q, 1) for q in mix)
+    typical = statistics.median(_cpu(run, q, 1, clock) for q in mix)
     count = store.stats()["messages"]
+    kind = "wall" if dsn else "CPU"
     print(f"{count:,} messages; load average {os.getloadavg()[0]:.1f} at start")
-    print(f"typical query (median of the {len(mix)}-query perf mix): {typical * 1000:.0f} ms CPU")
+    print(f"prefix budget of the code measured: {_budget()}")
+    print("(since issue 32 §4 a query searches its first MAX_PREFIX_TERMS prefixes as at most")
+    print(" MAX_QUERY_COMPLETIONS index words in all; later prefixes are left out with a notice)")
+    print(
+        f"typical query (median of the {len(mix)}-query perf mix): {typical * 1000:.0f} ms {kind}"
+    )
     print()
-    print("| query shape | CPU (median) | x typical |")
+    print(f"| query shape | {kind} (median) | x typical |")
     print("|---|---:|---:|")
     for name, query in SHAPES.items():
-        cpu = _cpu(run, query, repeats)
+        cpu = _cpu(run, query, repeats, clock)
         print(f"| {name} | {cpu * 1000:,.0f} ms | {cpu / typical:.1f} |")
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
     store.close()
@@ -367,7 +396,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="with --shapes: runs per shape")
     args = parser.parse_args()
     if args.shapes:
-        shapes(args.shapes, args.size, args.repeats)
+        shapes(args.shapes, args.size, args.repeats, args.dsn)
         return
     if args.huge:
         huge(args.code, args.scale, args.only)

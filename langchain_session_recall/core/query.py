@@ -84,20 +84,25 @@ the cost of a search stays bounded whatever an agent sends (a query of 10,000 wo
 MAX_EXCLUDED_TERMS = 8
 """``NOT`` terms a query keeps (each costs one full-text query to find the sessions it leaves
 out)."""
-MAX_PREFIX_TERMS = 16
-"""Prefix terms (``deploy*``) a query keeps as prefixes; later ones are searched as whole
-words (a prefix costs a stemming pass to render and a range of the index to match)."""
-MAX_PREFIX_COMPLETIONS = 8
+MAX_PREFIX_TERMS = 3
+"""Prefix terms (``deploy*``) a query searches, ``NOT`` ones included (those to find count
+first): later ones are left out, and ``ParsedQuery.notices`` says how many. A prefix stands for
+every word it starts: its cost is what it expands to (:data:`MAX_QUERY_COMPLETIONS`), not what
+it looks like, so the budget counts prefixes, not terms. Sixteen hyphenated prefixes
+(``error-c* deploy-t* ...``) cost 20 times a typical query in 200,000 messages when each was
+searched (issue 32 §4); with three searched, under 5 times (``docs/reliability.md``)."""
+MAX_PREFIX_COMPLETIONS = 3
 """Index words a prefix term is searched as, where the store can list its vocabulary (SQLite):
 the prefix's most frequent completions (:func:`complete_prefixes`). ``error-c*`` matched as
 written would read the position lists of every indexed word that starts with ``c`` for each
 full-text query of a search (the strict reading, the probe, the ranking, the per-session
 pass): some seconds for sixteen such prefixes in 200,000 messages. Searched as the phrases
 ``"error config"``, ``"error cache"``... it costs what those words cost."""
-MAX_QUERY_COMPLETIONS = 16
+MAX_QUERY_COMPLETIONS = 3
 """Completions a query's prefixes share (each has at most :data:`MAX_PREFIX_COMPLETIONS`, at
-least one): two prefixes get eight words each, sixteen one each, so the prefixes of a query
-cost at most what sixteen words (or phrases) cost."""
+least one): one prefix gets three words, two or three prefixes one each, so the prefixes of a
+query cost at most what three words (or phrases) cost, and at most :data:`MAX_PREFIX_TERMS`
+reads of the vocabulary."""
 
 # Words that carry no topic in a recall question. Kept short on purpose: a word the user may
 # search for on its own (e.g. "error", "fix", "script") is never a stop word.
@@ -276,18 +281,30 @@ def parse_query(text: str) -> ParsedQuery:
     positive = [t for op, t in scan.items if op != "NOT"]
     excluded = tuple(dict.fromkeys([*scan.leading, *(t for op, t in scan.items if op == "NOT")]))
     excluded = excluded[:MAX_EXCLUDED_TERMS]
+    # the prefixes searched: the first MAX_PREFIX_TERMS, those to find before those to leave out
+    kept, left_out = _prefix_budget([*positive, *excluded])
+    excluded = tuple(t for t in excluded if _within(t, kept))
     if not positive and excluded:  # "NOT python": nothing to find, only what to leave out
-        return ParsedQuery(text=text, strict=(), relaxed=(), explicit=True, excluded=excluded)
+        return ParsedQuery(
+            text=text,
+            strict=(),
+            relaxed=(),
+            explicit=True,
+            excluded=excluded,
+            truncated=bool(left_out),
+            notices=_notices(text, length, cut_terms=False, left_out=left_out),
+        )
     if not positive:
         raise EmptyQueryError(f"nothing to search in {query_echo(text)}: no letters or digits")
     explicit = scan.explicit or any(t.prefix for t in positive)
-    relaxed, cut_relaxed = _capped(_relaxed_terms(positive, drop_stop_words=True))
+    relaxed, cut_relaxed = _capped(_relaxed_terms(positive, drop_stop_words=True), kept)
     if explicit:
-        terms, cut_strict = _capped(tuple(t for _, t in scan.items))
-        strict = tuple(zip((op for op, _ in scan.items), terms, strict=False))
+        items = [(op, t) for op, t in scan.items if _within(t, kept)]
+        terms, cut_strict = _capped(tuple(t for _, t in items), kept)
+        strict = tuple(zip((op for op, _ in items), terms, strict=False))
     else:
         strict, cut_strict = tuple((None, t) for t in relaxed), False
-    notices = _notices(text, length, cut_terms=cut_relaxed or cut_strict)
+    notices = _notices(text, length, cut_terms=cut_relaxed or cut_strict, left_out=left_out)
     return ParsedQuery(
         text=text,
         strict=strict,
@@ -299,7 +316,25 @@ def parse_query(text: str) -> ParsedQuery:
     )
 
 
-def _notices(text: str, length: int, *, cut_terms: bool) -> tuple[str, ...]:
+def _prefix_budget(terms: Sequence[Term]) -> tuple[frozenset[tuple[str, ...]], int]:
+    """The prefixes a query searches (the first :data:`MAX_PREFIX_TERMS` distinct ones, by
+    their tokens) and how many others it leaves out (pure).
+
+    Example:
+        >>> terms = [Term((w,), prefix=True) for w in "abcab"] + [Term(("d", "e"), prefix=True)]
+        >>> kept, left_out = _prefix_budget(terms)
+        >>> sorted(kept), left_out
+        ([('a',), ('b',), ('c',)], 1)
+    """
+    prefixes = list(dict.fromkeys(t.tokens for t in terms if t.prefix))
+    return frozenset(prefixes[:MAX_PREFIX_TERMS]), max(0, len(prefixes) - MAX_PREFIX_TERMS)
+
+
+def _within(term: Term, kept: frozenset[tuple[str, ...]]) -> bool:
+    return not term.prefix or term.tokens in kept
+
+
+def _notices(text: str, length: int, *, cut_terms: bool, left_out: int = 0) -> tuple[str, ...]:
     notices = []
     if length > MAX_QUERY_CHARS:
         notices.append(
@@ -311,35 +346,32 @@ def _notices(text: str, length: int, *, cut_terms: bool) -> tuple[str, ...]:
             f"their first {MAX_WORD_CHARS}"
         )
     if cut_terms:
+        notices.append(f"only the first {MAX_QUERY_TERMS} terms were searched")
+    if left_out:
         notices.append(
-            f"only the first {MAX_QUERY_TERMS} terms (and {MAX_PREFIX_TERMS} prefixes) "
-            "were searched"
+            f"only the first {MAX_PREFIX_TERMS} prefixes (word*) were searched: "
+            f"{left_out} more {'were' if left_out > 1 else 'was'} left out"
         )
     return tuple(notices)
 
 
-def _capped(terms: tuple[Term, ...]) -> tuple[tuple[Term, ...], bool]:
-    """The first :data:`MAX_QUERY_TERMS` terms, prefixes past :data:`MAX_PREFIX_TERMS` made
-    whole words (pure); and whether anything was cut.
+def _capped(
+    terms: tuple[Term, ...], kept: frozenset[tuple[str, ...]]
+) -> tuple[tuple[Term, ...], bool]:
+    """The first :data:`MAX_QUERY_TERMS` terms, a prefix not in ``kept`` (the prefixes
+    searched, see :func:`_prefix_budget`) left out first (pure); and whether any other term
+    was cut.
 
     Example:
         >>> terms = tuple(Term((f"w{i}",), prefix=True) for i in range(MAX_QUERY_TERMS + 1))
-        >>> kept, cut = _capped(terms)
-        >>> len(kept), sum(t.prefix for t in kept), cut
-        (256, 16, True)
+        >>> out, cut = _capped(terms, frozenset({("w0",), ("w300",)}))
+        >>> [t.tokens for t in out], cut
+        ([('w0',)], False)
+        >>> len(_capped(tuple(Term((f"w{i}",)) for i in range(300)), frozenset())[0])
+        256
     """
-    kept = terms[:MAX_QUERY_TERMS]
-    cut = len(kept) < len(terms)
-    prefixes: set[Term] = set()
-    out = []
-    for term in kept:
-        if term.prefix and term not in prefixes:
-            if len(prefixes) >= MAX_PREFIX_TERMS:
-                term, cut = Term(term.tokens, quoted=term.quoted), True
-            else:
-                prefixes.add(term)
-        out.append(term)
-    return tuple(out), cut
+    searched = tuple(t for t in terms if _within(t, kept))
+    return searched[:MAX_QUERY_TERMS], len(searched) > MAX_QUERY_TERMS
 
 
 class _Scan:
@@ -419,7 +451,7 @@ def complete_prefixes(
         ...     return vocab[prefix][:limit], len(vocab[prefix])
         >>> q, cut = complete_prefixes(parse_query("dep* NOT c*"), completions)
         >>> q.relaxed[0].completions, q.excluded[0].completions, cut
-        (('deploy', 'deploi', 'depend'), ('config', 'cach'), {})
+        (('deploy',), ('config',), {'dep*': 'deploy', 'c*': 'config'})
     """
     terms = [t for _, t in query.strict] + [*query.relaxed, *query.excluded]
     prefixes = {t.tokens for t in terms if t.prefix and not has_cjk(t.tokens[-1])}

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
-from langchain_session_recall.core.query import MAX_PREFIX_COMPLETIONS, MAX_QUERY_COMPLETIONS
+from langchain_session_recall.core.query import (
+    MAX_PREFIX_COMPLETIONS,
+    MAX_PREFIX_TERMS,
+    MAX_QUERY_COMPLETIONS,
+)
 from langchain_session_recall.search.pipeline import search_sessions
 
 # Twelve words starting with "c" (more than MAX_PREFIX_COMPLETIONS); "code" is the most common.
@@ -82,3 +86,27 @@ def test_the_prefixes_of_a_query_share_a_bounded_number_of_completions(
     for query in asked:
         completions = {t.tokens: t.completions for t in _prefix_terms(query)}
         assert sum(len(c) for c in completions.values()) <= MAX_QUERY_COMPLETIONS
+
+
+def test_sixteen_hyphenated_prefixes_search_at_most_the_budget(
+    c_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 32 §4: the prefixes a search reads from the index, counted across every store query
+    asked = _recording(c_store, monkeypatch)
+    lookups: list[str] = []
+    real = c_store.prefix_completions
+
+    def counting(prefix: str, limit: int) -> Any:
+        lookups.append(prefix)
+        return real(prefix, limit)
+
+    monkeypatch.setattr(c_store, "prefix_completions", counting)
+    words = "error deploy build test fix run config server data user file log cache port path"
+    text = " ".join(f"{w}-{c}*" for w, c in zip(words.split(), "ctsrpourbsfemhiq", strict=False))
+    outcome = search_sessions(c_store, text)
+    assert {r.root_id for r in outcome.sessions} >= {"web", "api"}  # "error c..." still found
+    assert "more were left out" in " ".join(outcome.query.notices)
+    assert len(lookups) <= MAX_PREFIX_TERMS
+    searched = {t.tokens: t.completions for q in asked for t in _prefix_terms(q)}
+    assert 0 < len(searched) <= MAX_PREFIX_TERMS
+    assert sum(len(c) for c in searched.values()) <= MAX_QUERY_COMPLETIONS

@@ -7,6 +7,7 @@ from dataclasses import replace
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.core.query import (
     MAX_PREFIX_COMPLETIONS,
+    MAX_PREFIX_TERMS,
     MAX_QUERY_COMPLETIONS,
     complete_prefixes,
     parse_query,
@@ -27,12 +28,13 @@ def test_one_prefix_gets_the_most_completions_and_the_cut_is_reported() -> None:
 
 
 def test_many_prefixes_share_the_query_budget_at_least_one_each() -> None:
-    text = " ".join(f"w{i}*" for i in range(16))
+    text = " ".join(f"w{i}*" for i in range(16))  # past MAX_PREFIX_TERMS: left out
     query, _ = complete_prefixes(parse_query(text), _vocabulary)
     sizes = [len(t.completions) for t in query.relaxed]
-    assert sizes == [1] * 16 and sum(sizes) <= MAX_QUERY_COMPLETIONS
-    query, _ = complete_prefixes(parse_query("a* b* c*"), _vocabulary)
-    assert [len(t.completions) for t in query.relaxed] == [5, 5, 5]
+    assert sizes == [1] * MAX_PREFIX_TERMS and sum(sizes) <= MAX_QUERY_COMPLETIONS
+    query, _ = complete_prefixes(parse_query("a* b*"), _vocabulary)
+    sizes = [len(t.completions) for t in query.relaxed]
+    assert sizes == [MAX_QUERY_COMPLETIONS // 2] * 2
 
 
 def test_a_store_without_a_vocabulary_or_a_cjk_prefix_keeps_the_prefix() -> None:
