@@ -25,7 +25,7 @@ from langchain_session_recall.errors import (
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K
+from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, check_k
 from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
@@ -56,7 +56,8 @@ Query syntax: plain keywords or a natural question both work. For broad recall j
 with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to leave out \
 sessions that mention a word (python NOT java); a trailing * for a prefix (deploy*). \
 Optional: limit (default {DEFAULT_K}, max {DEFAULT_MAX_K}), role_filter ("user,assistant"), \
-after/before (ISO dates, e.g. 2026-11-01). The current conversation is never searched. """
+after/before (ISO dates, e.g. 2026-11-01; after earlier than before). \
+The current conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
 
@@ -72,10 +73,15 @@ class SessionSearchInput(BaseModel):
     )
     limit: int = Field(
         default=DEFAULT_K,
-        description=f"Sessions to return (1-{DEFAULT_MAX_K}; larger values give {DEFAULT_MAX_K}).",
+        description=(
+            f"Sessions to return (1-{DEFAULT_MAX_K}; a larger value gives {DEFAULT_MAX_K}, "
+            "and the reply's notice says so)."
+        ),
     )
     role_filter: str | None = Field(
-        default=None, description='Only match these roles, comma-separated: "user,assistant".'
+        default=None,
+        description='Only match these roles, comma-separated: "user,assistant" (of user, '
+        "assistant, tool, system).",
     )
     after: str | None = Field(
         default=None, description="Only sessions started on/after this ISO date (2026-11-01)."
@@ -119,6 +125,14 @@ def _error(message: str) -> tuple[str, list[Document]]:
     return json.dumps(payload, ensure_ascii=False), []
 
 
+def _add_notice(payload: dict[str, Any], notices: tuple[str, ...]) -> None:
+    """What the reply should tell the model it did not do as asked (a query cut, a limit
+    clamped), as one sentence."""
+    if notices:
+        notice = "; ".join(notices)
+        payload["notice"] = f"{notice[0].upper()}{notice[1:]}."
+
+
 def _checked_query(query: str | None) -> tuple[str, tuple[str, ...]]:
     """The query as searched (capped, valid Unicode: it is echoed in the JSON) and the notices
     of what was cut; :class:`EmptyQueryError` when text holds nothing searchable."""
@@ -157,18 +171,26 @@ class SessionSearchTool(BaseTool):
             return text
         return redact_secrets(text, self.retriever.secret_patterns)
 
-    @staticmethod
     def _options(
+        self,
         limit: int,
         role_filter: str | None,
         after: str | None,
         before: str | None,
         config: RunnableConfig | None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The retriever's per-call options, and the notices of what was changed: a ``limit``
+        over the cap is clamped (said in the reply), every other bad argument raises and is
+        reported as an error by the retriever's own checks."""
         to_timestamp(after)  # a bad date raises ValueError with an example of a good one
         to_timestamp(before)
+        cap = self.retriever.max_k
+        notices: tuple[str, ...] = ()
+        if isinstance(limit, int) and limit > cap:
+            notices = (f"limit {limit} is over the cap of {cap} sessions per call: {cap} shown",)
+            limit = cap
         options: dict[str, Any] = {
-            "k": max(1, min(int(limit), DEFAULT_MAX_K)),
+            "k": check_k(limit, cap, name="limit"),
             "after": after or None,
             "before": before or None,
         }
@@ -177,10 +199,10 @@ class SessionSearchTool(BaseTool):
         session_id = configured_session(config)
         if session_id:
             options["current_session_id"] = session_id
-        return options
+        return options, notices
 
     @staticmethod
-    def _recent_payload(docs: list[Document]) -> str:
+    def _recent_payload(docs: list[Document], notices: tuple[str, ...]) -> str:
         results = [
             {
                 "session_id": d.metadata["session_id"],
@@ -200,6 +222,7 @@ class SessionSearchTool(BaseTool):
             "count": len(results),
             "sessions_searched": len(results),
         }
+        _add_notice(payload, notices)
         return json.dumps(payload, ensure_ascii=False)
 
     @staticmethod
@@ -226,9 +249,7 @@ class SessionSearchTool(BaseTool):
             "count": len(results),
             "sessions_searched": searched,
         }
-        if notices:
-            notice = "; ".join(notices)
-            payload["notice"] = f"{notice[0].upper()}{notice[1:]}."
+        _add_notice(payload, notices)
         if not results:
             payload["message"] = (
                 "No past session matched. Try fewer or broader keywords joined with OR, "
@@ -250,13 +271,14 @@ class SessionSearchTool(BaseTool):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         try:
-            options = self._options(limit, role_filter, after, before, config)
+            options, clamped = self._options(limit, role_filter, after, before, config)
             # nothing searchable: EmptyQueryError, told to the model
             text, notices = _checked_query(query)
+            notices += clamped
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = self.retriever.invoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
-                return self._recent_payload(docs), docs
+                return self._recent_payload(docs, notices), docs
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
             return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
@@ -274,13 +296,14 @@ class SessionSearchTool(BaseTool):
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         try:
-            options = self._options(limit, role_filter, after, before, config)
+            options, clamped = self._options(limit, role_filter, after, before, config)
             # parsed in the executor: the event loop serves other clients meanwhile
             text, notices = await run_in_executor(None, _checked_query, query)
+            notices += clamped
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = await self.retriever.ainvoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
-                return self._recent_payload(docs), docs
+                return self._recent_payload(docs, notices), docs
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
             return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
