@@ -156,14 +156,16 @@ MaxCharsArg = Annotated[
 ]
 
 
-def _result(content: str) -> CallToolResult:
-    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error. A
-    lone surrogate (from the client's own text) would make the reply unsendable: U+FFFD."""
+def _result(content: str, *, failed: bool | None = None) -> CallToolResult:
+    """The tool's JSON as MCP text, an MCP tool error when ``failed`` (``None``: when it is a
+    ``"success": false`` payload). A lone surrogate (from the client's own text) would make
+    the reply unsendable: U+FFFD."""
     content = storable_text(content)
-    try:
-        failed = json.loads(content).get("success") is False
-    except (ValueError, AttributeError):
-        failed = True
+    if failed is None:
+        try:
+            failed = json.loads(content).get("success") is False
+        except (ValueError, AttributeError):
+            failed = True
     return CallToolResult(content=[TextContent(type="text", text=content)], isError=failed)
 
 
@@ -263,11 +265,14 @@ def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
             "after": after,
             "before": before,
         }
+        # called as a model calls it: a failure is the ToolMessage's status="error" (the
+        # tool's ToolException), an MCP tool error here
+        call = {"name": search.name, "args": arguments, "id": "mcp", "type": "tool_call"}
         try:
-            content = await search.ainvoke(arguments)
+            message = await search.ainvoke(call)
         except Exception as exc:  # a server boundary: report, keep serving
             return _unexpected("session_search", exc)
-        return _result(str(content))
+        return _result(str(message.content), failed=message.status == "error")
 
     return session_search
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
@@ -11,7 +12,8 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools.base import ToolExceptionHandlerOutput
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
@@ -120,9 +122,18 @@ def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> N
     )
 
 
-def _error(message: str) -> tuple[str, list[Document]]:
-    payload = {"success": False, "error": storable_text(message)}
-    return json.dumps(payload, ensure_ascii=False), []
+def _error_payload(exc: ToolException) -> str:
+    """The reply to a call ``session_search`` cannot answer, as the model reads it: the JSON
+    envelope of every reply, ``{"success": false, "error": "<what went wrong>. Fix the
+    arguments and call session_search again."}`` (the tool's ``handle_tool_error``; the
+    ``ToolMessage`` carrying it has ``status="error"``).
+
+    Example:
+        >>> _error_payload(ToolException("limit=0 asks for no session"))
+        '{"success": false, "error": "limit=0 asks for no session"}'
+    """
+    message = str(exc.args[0]) if exc.args else "session_search failed"
+    return json.dumps({"success": False, "error": storable_text(message)}, ensure_ascii=False)
 
 
 def _add_notice(payload: dict[str, Any], notices: tuple[str, ...]) -> None:
@@ -149,6 +160,13 @@ class SessionSearchTool(BaseTool):
     (``response_format="content_and_artifact"``). The current session id is read from the run's
     config (``config["configurable"]["session_id"]``, else ``["thread_id"]``), never from the
     model's arguments; that session's whole lineage is left out of the results.
+
+    Arguments it cannot use (a bad date, ``limit`` below 1, an unknown role, a query with
+    nothing to search) raise :class:`~langchain_core.tools.ToolException`, LangChain's way for
+    a tool to tell the model it failed: with the default ``handle_tool_error`` the model gets a
+    ``ToolMessage`` with ``status="error"`` whose content is ``{"success": false, "error":
+    "... Fix the arguments and call session_search again."}``; ``handle_tool_error=False``
+    lets the exception through to the caller.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -157,6 +175,9 @@ class SessionSearchTool(BaseTool):
     description: str = SESSION_SEARCH_DESCRIPTION
     args_schema: type[BaseModel] = SessionSearchInput
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    handle_tool_error: bool | str | Callable[[ToolException], ToolExceptionHandlerOutput] | None = (
+        _error_payload
+    )
 
     retriever: SessionRecallRetriever
     """Finds the sessions."""
@@ -170,6 +191,13 @@ class SessionSearchTool(BaseTool):
         if not self.retriever.redact:
             return text
         return redact_secrets(text, self.retriever.secret_patterns)
+
+    def _failure(self, exc: Exception) -> ToolException:
+        """What the model is told of arguments the search cannot use (redacted: the message
+        may echo them)."""
+        return ToolException(
+            self._redact(f"{exc}. Fix the arguments and call session_search again.")
+        )
 
     def _options(
         self,
@@ -281,7 +309,7 @@ class SessionSearchTool(BaseTool):
                 return self._recent_payload(docs, notices), docs
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
+            raise self._failure(exc) from exc
         return self._search_payload(self._redact(text), notices, docs, summaries), summaries
 
     async def _arun(
@@ -306,7 +334,7 @@ class SessionSearchTool(BaseTool):
                 return self._recent_payload(docs, notices), docs
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
+            raise self._failure(exc) from exc
         return self._search_payload(self._redact(text), notices, docs, summaries), summaries
 
 

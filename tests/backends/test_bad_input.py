@@ -125,7 +125,8 @@ def test_the_tool_reports_them_as_errors(
     store: Any, query: str, args: dict[str, Any], message: str
 ) -> None:
     _fill(store)
-    _, payload = _call(create_session_search_tool(store), {"query": query, **args})
+    reply, payload = _call(create_session_search_tool(store), {"query": query, **args})
+    assert reply.status == "error"  # item 8: LangChain's ToolException convention
     assert payload["success"] is False, payload
     assert message in payload["error"]
     assert "call session_search again" in payload["error"]
