@@ -22,6 +22,7 @@ __all__ = [
     "embeddings_option",
     "json_option",
     "k_option",
+    "progress_option",
     "read_only_option",
     "scope_options",
     "selection_options",
@@ -52,6 +53,11 @@ read_only_option = click.option(
 )
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="print one JSON document (for scripts)"
+)
+progress_option = click.option(
+    "--progress",
+    is_flag=True,
+    help="draw the progress bar even when stderr is not a terminal (it always is on one)",
 )
 user_option = click.option(
     "--user",
