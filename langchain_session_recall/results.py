@@ -215,6 +215,7 @@ class _SearchResult:
                 "time_hint": _time_hint(outcome),
                 "query": _clean(bound_query(self.query), self.redact),
                 "query_reading": outcome.reading,
+                "search_mode": outcome.search_mode,
                 "sessions_searched": outcome.sessions_searched,
                 "mode": "search",
                 "last_message_id": recalled.last_message_id,

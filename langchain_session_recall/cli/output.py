@@ -130,15 +130,17 @@ def _notes(results: Sequence[Result]) -> list[Text]:
     return notes
 
 
-def print_search(console: Console, results: Sequence[Result]) -> None:
-    """One panel per session, its transcript cut around the first match, matches highlighted."""
+def print_search(console: Console, results: Sequence[Result], *, mode: str = "lexical") -> None:
+    """One panel per session, its transcript cut around the first match, matches highlighted;
+    the line above them says how the search ran (``mode``: ``lexical`` or ``hybrid``)."""
     if not results:
-        console.print("No matching sessions.")
+        console.print(f"No matching sessions ({mode} search).")
         return
     print_lines(console, _notes(results))
     found = int(results[0].metadata.get("sessions_searched") or len(results))
     shown = f"{len(results)} of {found}" if found > len(results) else str(len(results))
-    console.print(Text(f"{shown} matching session{'s' if found != 1 else ''}", style="dim"))
+    count = f"{shown} matching session{'s' if found != 1 else ''}"
+    console.print(Text(f"{count} ({mode} search)", style="dim"))
     for index, result in enumerate(results, 1):
         console.print(_panel(index, result))
 

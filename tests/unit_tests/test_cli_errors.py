@@ -3,6 +3,7 @@ never a traceback or a library's raw error."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -54,6 +55,33 @@ def test_bad_import_and_show_option_values(demo_db: str, tmp_path: Path) -> None
 def test_large_k_is_clamped_not_refused(demo_db: str) -> None:
     result = run_cli("recent", "--db", demo_db, "-k", "50", "--json")
     assert result.code == 0 and result.out.count('"session_id"') == 5
+    # ... and said so (issue 34 item 7: never silently)
+    assert "-k 50 is over the cap of 5 sessions: 5 shown" in result.err
+
+
+def test_search_refuses_what_could_find_nothing(demo_db: str) -> None:
+    """Issue 34 item 7: the retriever's checks, with their messages, on the command line."""
+    result = run_cli("search", "nginx", "--db", demo_db, "-k", "0")
+    assert result.code == EXIT_USAGE and "-k=0 asks for no session: ask for 1 to 5" in result.err
+    result = run_cli("search", "nginx", "--db", demo_db, "--role", "bogus")
+    assert result.code == EXIT_USAGE and "unknown role 'bogus'" in result.err
+    for command in (["search", "nginx"], ["recent"]):
+        result = run_cli(
+            *command, "--db", demo_db, "--after", "2026-11-06", "--before", "2026-11-04"
+        )
+        assert result.code == EXIT_USAGE, (command, result.err)
+        assert "no session starts in that range" in result.err
+
+
+def test_search_takes_langchain_role_names(demo_db: str) -> None:
+    human = run_cli("search", "CORS", "--db", demo_db, "--role", "human,ai", "--json")
+    user = run_cli("search", "CORS", "--db", demo_db, "--role", "user,assistant", "--json")
+    assert human.code == 0, human.err
+
+    def found(out: str) -> list[str]:
+        return [r["metadata"]["session_id"] for r in json.loads(out)]
+
+    assert found(human.out) == found(user.out) != []
 
 
 def test_searching_a_hermes_file_names_the_read_only_flag(tmp_path: Path) -> None:

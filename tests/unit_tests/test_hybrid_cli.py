@@ -3,15 +3,20 @@ model unless --reindex."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 from pathlib import Path
 
 from cli_support import run_cli
 from hybrid_support import ConceptEmbeddings
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall.cli import main
 
 MODEL = "hybrid_support:ConceptEmbeddings"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _store(path: Path) -> None:
@@ -77,3 +82,39 @@ def test_stats_show_the_vectors_once_there_are_some(tmp_path: Path) -> None:
         "window": "3/1",
         "dimensions": 64,
     }
+
+
+# --------------------------------------------------------------------------- progress (issue 34)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_embed_draws_a_bar_with_rate_and_eta_on_a_terminal(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _store(db)
+    terminal = _Terminal()
+    with contextlib.redirect_stderr(terminal):
+        code = main(["embed", "--db", str(db), "--embeddings", MODEL], out=io.StringIO())
+    assert code == 0
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())  # colours, cursor
+    assert "embedding" in drawn and "━" in drawn and "3/3 sessions" in drawn
+    assert "sessions/s" in drawn and "eta" in drawn
+    assert "embedded sessions" not in drawn  # the bar, not the lines of a log
+
+
+def test_embed_progress_is_accepted_as_import_progress_is(tmp_path: Path) -> None:
+    db = tmp_path / "recall.db"
+    _store(db)
+    forced = run_cli("embed", "--db", str(db), "--embeddings", MODEL, "--progress")
+    assert forced.code == 0, forced.err
+    assert "━" in forced.err and "3/3 sessions" in forced.err and "sessions/s" in forced.err
+    assert "Embedded 3 windows" in forced.out and "━" not in forced.out
+    # the same bar as an import's (one piece of code): the rate and time left there too
+    imported = run_cli(
+        "import", "jsonl", str(DATA / "jsonl"), "--db", str(tmp_path / "i.db"), "--progress"
+    )
+    assert "jsonl import" in imported.err and "sessions/s" in imported.err
+    assert "eta" in imported.err

@@ -65,10 +65,16 @@ def test_k_default_per_call_and_cap(demo_store: SessionStore) -> None:
     retriever = SessionRecallRetriever(store=demo_store)
     assert len(retriever.invoke("docker OR nginx OR postgres OR backup OR API")) == 3
     assert len(retriever.invoke("docker OR nginx OR postgres OR backup OR API", k=1)) == 1
-    assert len(retriever.invoke("docker OR nginx OR postgres OR backup OR API", k=50)) == 5
-    capped = SessionRecallRetriever(store=demo_store, k=9, max_k=4)
+    assert len(retriever.invoke("docker OR nginx OR postgres OR backup OR API", k=5)) == 5
+    capped = SessionRecallRetriever(store=demo_store, k=4, max_k=4)
     assert len(capped.invoke("docker OR nginx OR postgres OR backup OR API")) == 4
-    assert retriever.invoke("docker", k=0) == []
+    # beyond 1..max_k: refused, not clamped nor empty (issue 34 item 7; tests/backends)
+    with pytest.raises(ValueError, match="more than 5"):
+        retriever.invoke("docker", k=50)
+    with pytest.raises(ValueError, match="ask for 1 to 5"):
+        retriever.invoke("docker", k=0)
+    with pytest.raises(ValidationError, match="more than 4"):
+        SessionRecallRetriever(store=demo_store, k=9, max_k=4)
 
 
 def test_strict_reading_falls_back_to_relaxed(demo_store: SessionStore) -> None:

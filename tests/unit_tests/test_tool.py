@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import ToolException
 
 from langchain_session_recall import SessionStore
 from langchain_session_recall.retriever import SessionRecallRetriever
@@ -161,3 +162,70 @@ def test_agent_calls_session_search_and_answers(demo_store: SessionStore) -> Non
     assert payload["results"][0]["session_id"] == CORS
     assert tool_messages[0].artifact and tool_messages[0].artifact[0].metadata["session_id"] == CORS
     assert "add_header" in result["messages"][-1].content
+
+
+# --------------------------------------------------------------------------- errors (issue 34)
+
+BAD_ARGUMENTS = [
+    {"query": "CORS", "after": "last tuesday"},
+    {"query": "CORS", "limit": 0},
+    {"query": "CORS", "role_filter": "bogus"},
+    {"query": "CORS", "after": "2026-11-06", "before": "2026-11-04"},
+    {"query": '"" *** AND'},
+]
+
+
+@pytest.mark.parametrize("args", BAD_ARGUMENTS)
+async def test_an_error_is_a_tool_message_with_status_error(
+    demo_store: SessionStore, args: dict[str, Any]
+) -> None:
+    """LangChain's convention (a ToolException, handled): the model sees ``status="error"``,
+    sync and async, with the JSON envelope's readable message; a good call is a success."""
+    tool = create_session_search_tool(demo_store)
+    call = {"name": "session_search", "args": args, "id": "c", "type": "tool_call"}
+    for message in (tool.invoke(call), await tool.ainvoke(call)):
+        assert isinstance(message, ToolMessage)
+        assert message.status == "error", message
+        payload = json.loads(message.content)  # type: ignore[arg-type]
+        assert payload["success"] is False
+        assert payload["error"].endswith("Fix the arguments and call session_search again.")
+    assert _call(tool, {"query": "CORS"}).status == "success"
+    assert _call(tool, {}).status == "success"
+
+
+def test_the_exception_reaches_a_caller_that_handles_it_itself(demo_store: SessionStore) -> None:
+    tool = create_session_search_tool(demo_store)
+    tool.handle_tool_error = False
+    with pytest.raises(ToolException, match="asks for no session"):
+        tool.invoke({"query": "CORS", "limit": 0})
+    tool.handle_tool_error = True  # LangChain's own handler: the plain message
+    message = _call(tool, {"query": "CORS", "limit": 0})
+    assert message.status == "error" and str(message.content).startswith("limit=0 asks for")
+
+
+def test_an_agent_sees_the_failed_call_as_an_error_and_retries(demo_store: SessionStore) -> None:
+    from langchain import agents
+
+    class ToolCallingFake(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    def calling(args: dict[str, Any], n: int) -> AIMessage:
+        call = {"name": "session_search", "args": args, "id": f"t{n}"}
+        return AIMessage(content="", tool_calls=[call])  # type: ignore[list-item]
+
+    turns = iter(
+        [
+            calling({"query": "CORS", "role_filter": "bogus"}, 1),
+            calling({"query": "CORS", "role_filter": "human"}, 2),
+            AIMessage(content="We added add_header in nginx."),
+        ]
+    )
+    agent = agents.create_agent(
+        ToolCallingFake(messages=turns), tools=[create_session_search_tool(demo_store)]
+    )
+    result = agent.invoke({"messages": [{"role": "user", "content": "the CORS fix?"}]})
+    first, second = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert first.status == "error" and "unknown role 'bogus'" in str(first.content)
+    assert second.status == "success"
+    assert json.loads(second.content)["results"][0]["session_id"] == CORS  # type: ignore[arg-type]

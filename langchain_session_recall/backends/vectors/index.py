@@ -76,6 +76,8 @@ logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """``progress(sessions done, sessions in all)``."""
+PROGRESS_STEPS = 100
+"""Steps a backfill with ``progress`` reports at least (when it has that many sessions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,12 +404,15 @@ class VectorIndex:
 
         First, stored vectors a search cannot use (:mod:`.health`) are emptied, so that their
         windows are embedded again with the others waiting for a vector. Sessions go
-        ``chunk`` at a time (one embedding batch per chunk), ``progress`` is called after
-        each; killed half-way, a second run embeds only what is still missing.
+        ``chunk`` at a time (one embedding batch per chunk; fewer in a store of under
+        :data:`PROGRESS_STEPS` chunks, so that ``progress``, called after each, moves at least
+        that many times); killed half-way, a second run embeds only what is still missing.
         """
         self._empty_broken()
         with self.backend._read() as conn:
             ids = [r[0] for r in conn.execute(vs.sessions_with_messages(self.backend.dialect))]
+        if progress is not None:  # a long first chunk would show nothing for minutes
+            chunk = max(1, min(chunk, -(-len(ids) // PROGRESS_STEPS)))
         done = 0
         for at in range(0, len(ids), chunk):
             done += self.refresh(ids[at : at + chunk], backfill=True)

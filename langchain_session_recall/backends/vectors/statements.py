@@ -186,6 +186,11 @@ def version(d: sql.Dialect) -> str:
     return f"SELECT count(*), coalesce(max(id), 0) FROM {TABLE}"
 
 
+def any_vector(d: sql.Dialect) -> str:
+    """One stored vector's row id, if the store holds any (a non-empty one)."""
+    return f"SELECT id FROM {TABLE} WHERE length(embedding) > 0 LIMIT 1"
+
+
 def count_windows(d: sql.Dialect, *, scoped: bool) -> str:
     """How many windows have a vector (``scoped``: of the sessions of ``user_id``)."""
     if not scoped:

@@ -46,6 +46,35 @@ class StoreVectors:
             self.close()  # type: ignore[attr-defined]
             raise
 
+    def stored_embedding_model(self) -> str | None:
+        """The identity (``module.Class:model``) of the model the store's passage vectors
+        were made with, if it holds at least one vector; ``None``: a lexical store. Reads the
+        store only (two short queries): no model is loaded.
+
+        Example:
+            >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+            >>> from langchain_session_recall import SessionStore
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "hi"}])
+            >>> before = store.stored_embedding_model()
+            >>> store.enable_embeddings(DeterministicFakeEmbedding(size=8))
+            >>> _ = store.embed_missing()
+            >>> before, store.stored_embedding_model()
+            (None, 'langchain_core.embeddings.fake.DeterministicFakeEmbedding:8')
+        """
+        from langchain_session_recall.backends.common.core import StoreCore
+        from langchain_session_recall.backends.vectors import statements as vs
+
+        assert isinstance(self, StoreCore)
+        with self._read() as conn:
+            recorded = vs.recorded_model(conn, self.dialect)
+            if recorded is None or recorded.model is None:
+                return None
+            if conn.execute(vs.any_vector(self.dialect)).fetchone() is None:
+                return None
+        return recorded.model
+
     @property
     def embeddings(self) -> Embeddings | None:
         """The embedding model the store writes vectors with (``None``: lexical only)."""
