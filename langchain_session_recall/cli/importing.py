@@ -192,3 +192,13 @@ def import_claude_code(state: State, /, path: str, **options: Any) -> int:
 def import_langgraph(state: State, /, path: str, **options: Any) -> int:
     """A LangGraph SQLite checkpointer file: one session per thread."""
     return _run_import(state, "langgraph", path, **options)
+
+
+@import_.command(name="gemini")
+@click.argument("path", default="~/.gemini/tmp", metavar="[PATH]")
+@import_options
+@follow_symlinks_option
+@pass_state
+def import_gemini(state: State, /, path: str, **options: Any) -> int:
+    """Gemini CLI recordings (default ~/.gemini/tmp), sub-agents as child sessions."""
+    return _run_import(state, "gemini", path, **options)
