@@ -97,7 +97,7 @@ follow_symlinks_option = click.option(
 def _run_import(
     state: State,
     kind: str,
-    path: str,
+    path: str | None,
     db: str,
     as_json: bool,
     progress: bool,
@@ -110,7 +110,10 @@ def _run_import(
     importer = IMPORTERS[kind]
     with import_target(db) as store:  # a new file that receives no session is removed again
         report: ImportReport = importer(
-            store, Path(path).expanduser(), show_progress=True if progress else None, **options
+            store,
+            None if path is None else Path(path).expanduser(),
+            show_progress=True if progress else None,
+            **options,
         )
     if as_json:
         state.json(report.to_dict())
@@ -202,3 +205,14 @@ def import_langgraph(state: State, /, path: str, **options: Any) -> int:
 def import_gemini(state: State, /, path: str, **options: Any) -> int:
     """Gemini CLI recordings (default ~/.gemini/tmp), sub-agents as child sessions."""
     return _run_import(state, "gemini", path, **options)
+
+
+@import_.command(name="opencode")
+@click.argument("path", required=False, metavar="[PATH]")
+@import_options
+@pass_state
+def import_opencode(state: State, /, path: str | None, **options: Any) -> int:
+    """OpenCode's opencode.db (default $OPENCODE_DB, else
+    ${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db), read-only; sub-agents as children.
+    """
+    return _run_import(state, "opencode", path, **options)

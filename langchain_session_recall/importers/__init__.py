@@ -10,6 +10,8 @@ Example:
     >>> store = SessionStore(":memory:")
 """
 
+from collections.abc import Callable
+
 from langchain_session_recall.importers.base import (
     ImportReport,
     ImportSession,
@@ -21,6 +23,7 @@ from langchain_session_recall.importers.gemini import import_gemini
 from langchain_session_recall.importers.hermes import import_hermes
 from langchain_session_recall.importers.jsonl import import_jsonl
 from langchain_session_recall.importers.langgraph import import_langgraph
+from langchain_session_recall.importers.opencode import import_opencode
 
 __all__ = [
     "IMPORTERS",
@@ -32,14 +35,16 @@ __all__ = [
     "import_hermes",
     "import_jsonl",
     "import_langgraph",
+    "import_opencode",
     "write_sessions",
 ]
 
-IMPORTERS = {
+IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "hermes": import_hermes,
     "jsonl": import_jsonl,
     "claude-code": import_claude_code,
     "langgraph": import_langgraph,
     "gemini": import_gemini,
+    "opencode": import_opencode,
 }
 """Importer function by the name used on the command line."""
