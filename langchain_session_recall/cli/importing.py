@@ -216,3 +216,14 @@ def import_opencode(state: State, /, path: str | None, **options: Any) -> int:
     ${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db), read-only; sub-agents as children.
     """
     return _run_import(state, "opencode", path, **options)
+
+
+@import_.command(name="cursor")
+@click.argument("path", required=False, metavar="[PATH]")
+@import_options
+@follow_symlinks_option
+@pass_state
+def import_cursor(state: State, /, path: str | None, **options: Any) -> int:
+    """Cursor: the agent's transcripts (default ~/.cursor/projects) and the editor's
+    state.vscdb (read-only, streamed), or the one PATH names; sub-agents as children."""
+    return _run_import(state, "cursor", path, **options)

@@ -19,6 +19,7 @@ from langchain_session_recall.importers.base import (
     write_sessions,
 )
 from langchain_session_recall.importers.claude_code import import_claude_code
+from langchain_session_recall.importers.cursor import import_cursor
 from langchain_session_recall.importers.gemini import import_gemini
 from langchain_session_recall.importers.hermes import import_hermes
 from langchain_session_recall.importers.jsonl import import_jsonl
@@ -31,6 +32,7 @@ __all__ = [
     "ImportSession",
     "ImportSourceError",
     "import_claude_code",
+    "import_cursor",
     "import_gemini",
     "import_hermes",
     "import_jsonl",
@@ -46,5 +48,6 @@ IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "langgraph": import_langgraph,
     "gemini": import_gemini,
     "opencode": import_opencode,
+    "cursor": import_cursor,
 }
 """Importer function by the name used on the command line."""

@@ -40,7 +40,7 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
 CREATE INDEX `part_message_id_id_idx` ON `part` (`message_id`,`id`);
 CREATE INDEX `part_session_idx` ON `part` (`session_id`);
 """
-T0 = 1_762_164_000_000  # 2026-11-03T10:00:00Z in ms
+T0 = 1_762_164_000_000  # 2025-11-03T10:00:00Z in ms
 PARENT, CHILD, EMPTY = (
     "ses_4f1a2b3c4d5eAbCdEfGh",
     "ses_4f1a2b9e8d7cHiJkLmNo",
