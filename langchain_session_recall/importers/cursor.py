@@ -213,7 +213,7 @@ def _composer(
     db: SqliteSource, cid: str, parent: str | None, report: ImportReport
 ) -> ImportSession | None:
     """One conversation, each bubble read by its key; ``None`` when it holds no message."""
-    raw = next(iter(db.rows(_VALUE, (f"composerData:{cid}",))), (None,))[0]
+    raw = (db.first(_VALUE, (f"composerData:{cid}",)) or (None,))[0]
     try:
         composer = _loads(raw, "composer data")
         started = _when(composer.get("createdAt"))
@@ -236,7 +236,7 @@ def _composer(
         where = f"bubbleId:{cid}:{bubble_id}"
         try:
             if inline is None:
-                found = next(iter(db.rows(_VALUE, (where,))), None)
+                found = db.first(_VALUE, (where,))
                 if found is None:
                     report.ignore("bubble not in the database")
                     continue

@@ -107,6 +107,8 @@ class _Recording:
     def accept(self, record: Mapping[str, Any], where: str, report: ImportReport) -> None:
         if "$rewindTo" in record:
             target = record["$rewindTo"]
+            if not isinstance(target, str):
+                raise BadEntry("$rewindTo is not a message id")
             ids = list(self.messages)
             cut = ids.index(target) if target in self.messages else 0
             for dropped in ids[cut:]:
@@ -226,6 +228,9 @@ def parse_gemini_records(
             recording.accept(record, where, report)
         except BadEntry as exc:
             report.skip(str(exc), where)
+        except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+            # A kind of junk the checks do not name yet: it costs this record only.
+            report.skip(f"unreadable record ({type(exc).__name__})", where)
     meta = recording.meta
     try:
         sid = identifier(meta.get("sessionId"), "sessionId")

@@ -62,6 +62,16 @@ class SqliteSource:
                 return
             yield from batch
 
+    def first(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        """The first row of ``sql`` (a look-up by key), or ``None``.
+
+        Raises:
+            ImportSourceError: as :meth:`rows`.
+        """
+        with self._guard():
+            row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
+        return row
+
     @contextmanager
     def _guard(self) -> Iterator[None]:
         try:

@@ -131,3 +131,25 @@ def test_cli_imports_from_the_default_location(
         )
         == EXIT_OK
     )
+
+
+def test_replay_rules_of_the_recording() -> None:
+    from langchain_session_recall.importers.gemini import parse_gemini_records
+    from langchain_session_recall.importers.report import ImportReport
+
+    report = ImportReport("gemini")
+    meta = {"sessionId": "s1", "projectHash": "p", "startTime": "2026-11-03T10:00:00Z"}
+    records = [
+        meta,
+        {"id": "m1", "type": "user", "content": "first"},
+        {"$rewindTo": "no-such-id"},  # gemini-cli drops every message then
+        {"id": "m2", "type": "user", "content": "second"},
+        {"$rewindTo": ["m2"]},  # not an id: skipped, nothing dropped
+        {"$set": {"messages": [{"id": "x", "type": "user", "content": "compressed"}]}},
+        {"id": "m3", "type": "gemini", "content": "third", "timestamp": "yesterday"},
+    ]
+    session = parse_gemini_records([(f"f:{n}", r) for n, r in enumerate(records, 1)], report=report)
+    assert session is not None
+    assert [m["content"] for _, m in session.messages] == ["second"]
+    assert report.problems == ["f:5: $rewindTo is not a message id", "f:7: bad timestamp"]
+    assert report.ignored["context snapshot"] == 1
