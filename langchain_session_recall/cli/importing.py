@@ -94,7 +94,7 @@ follow_symlinks_option = click.option(
 def _run_import(
     state: State,
     kind: str,
-    path: str,
+    path: str | None,
     db: str,
     as_json: bool,
     progress: bool,
@@ -107,7 +107,10 @@ def _run_import(
     importer = IMPORTERS[kind]
     with import_target(db) as store:  # a new file that receives no session is removed again
         report: ImportReport = importer(
-            store, Path(path).expanduser(), show_progress=True if progress else None, **options
+            store,
+            None if path is None else Path(path).expanduser(),
+            show_progress=True if progress else None,
+            **options,
         )
     if as_json:
         state.json(report.to_dict())
@@ -189,3 +192,35 @@ def import_claude_code(state: State, /, path: str, **options: Any) -> int:
 def import_langgraph(state: State, /, path: str, **options: Any) -> int:
     """A LangGraph SQLite checkpointer file: one session per thread."""
     return _run_import(state, "langgraph", path, **options)
+
+
+@import_.command(name="gemini")
+@click.argument("path", default="~/.gemini/tmp", metavar="[PATH]")
+@import_options
+@follow_symlinks_option
+@pass_state
+def import_gemini(state: State, /, path: str, **options: Any) -> int:
+    """Gemini CLI recordings (default ~/.gemini/tmp), sub-agents as child sessions."""
+    return _run_import(state, "gemini", path, **options)
+
+
+@import_.command(name="opencode")
+@click.argument("path", required=False, metavar="[PATH]")
+@import_options
+@pass_state
+def import_opencode(state: State, /, path: str | None, **options: Any) -> int:
+    """OpenCode's opencode.db (default $OPENCODE_DB, else
+    ${XDG_DATA_HOME:-~/.local/share}/opencode/opencode.db), read-only; sub-agents as children.
+    """
+    return _run_import(state, "opencode", path, **options)
+
+
+@import_.command(name="cursor")
+@click.argument("path", required=False, metavar="[PATH]")
+@import_options
+@follow_symlinks_option
+@pass_state
+def import_cursor(state: State, /, path: str | None, **options: Any) -> int:
+    """Cursor: the agent's transcripts (default ~/.cursor/projects) and the editor's
+    state.vscdb (read-only, streamed), or the one PATH names; sub-agents as children."""
+    return _run_import(state, "cursor", path, **options)

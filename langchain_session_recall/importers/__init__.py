@@ -10,6 +10,8 @@ Example:
     >>> store = SessionStore(":memory:")
 """
 
+from collections.abc import Callable
+
 from langchain_session_recall.importers.base import (
     ImportReport,
     ImportSession,
@@ -17,9 +19,12 @@ from langchain_session_recall.importers.base import (
     write_sessions,
 )
 from langchain_session_recall.importers.claude_code import import_claude_code
+from langchain_session_recall.importers.cursor import import_cursor
+from langchain_session_recall.importers.gemini import import_gemini
 from langchain_session_recall.importers.hermes import import_hermes
 from langchain_session_recall.importers.jsonl import import_jsonl
 from langchain_session_recall.importers.langgraph import import_langgraph
+from langchain_session_recall.importers.opencode import import_opencode
 
 __all__ = [
     "IMPORTERS",
@@ -27,16 +32,22 @@ __all__ = [
     "ImportSession",
     "ImportSourceError",
     "import_claude_code",
+    "import_cursor",
+    "import_gemini",
     "import_hermes",
     "import_jsonl",
     "import_langgraph",
+    "import_opencode",
     "write_sessions",
 ]
 
-IMPORTERS = {
+IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "hermes": import_hermes,
     "jsonl": import_jsonl,
     "claude-code": import_claude_code,
     "langgraph": import_langgraph,
+    "gemini": import_gemini,
+    "opencode": import_opencode,
+    "cursor": import_cursor,
 }
 """Importer function by the name used on the command line."""

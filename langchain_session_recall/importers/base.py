@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -115,7 +115,7 @@ def import_target(target: str | os.PathLike[str]) -> Iterator[SessionBackend]:
 
 def write_sessions(
     store: SessionBackend,
-    sessions: Sequence[ImportSession],
+    sessions: Iterable[ImportSession],
     report: ImportReport,
     *,
     show_progress: bool | None = None,
@@ -129,6 +129,11 @@ def write_sessions(
     A session imported before and forgotten since (its ledger rows remain, the session does
     not), and any session below it, is left out and listed in ``report.forgotten``, unless
     ``reimport``: then it is imported again.
+
+    ``sessions`` may also be any other iterable (a generator): it is then read as it is
+    written, a group at a time, so memory holds one group of sessions whatever the source's
+    size; a parent must come before its children (a child whose parent neither came before it
+    nor is in the store is written as a root, an orphan).
 
     Writers take turns: a group that finds the store busy (another process holding SQLite's
     write lock past the store's ``busy_timeout``, a PostgreSQL deadlock) is rolled back and
@@ -144,12 +149,19 @@ def write_sessions(
         >>> write_sessions(store, [s], ImportReport("custom")).summary()
         'custom: 1 sessions (1 new), 1 messages imported'
     """
-    ordered, orphans = order_parents_first(sessions, lambda sid: store.get_session(sid) is not None)
-    report.orphans.extend(orphans)
-    for sid in orphans:
-        report.problems.append(f"session {sid}: parent missing, imported as a root")
+
+    def known(sid: str) -> bool:
+        return store.get_session(sid) is not None
+
+    total: int | None = None
+    if isinstance(sessions, Sequence):
+        ordered, orphans = order_parents_first(sessions, known)
+        _orphaned(report, orphans)
+        sessions, total = ordered, len(ordered)
+    else:
+        sessions = _parents_before(sessions, known, report)
     items = iter(
-        progress(ordered, total=len(ordered), desc=f"{report.kind} import", enabled=show_progress)
+        progress(sessions, total=total, desc=f"{report.kind} import", enabled=show_progress)
     )
     # A transaction per group of sessions: one commit and one index pass per group (see
     # SessionBackend.transaction); a crash loses at most the group, which a re-run adds again.
@@ -157,6 +169,31 @@ def write_sessions(
     for group in _groups(items):
         _write_group(store, group, report, forgotten, reimport=reimport, retry=retry or _RETRY)
     return report
+
+
+def _orphaned(report: ImportReport, orphans: Iterable[str]) -> None:
+    for sid in orphans:
+        report.orphans.append(sid)
+        report.problems.append(f"session {sid}: parent missing, imported as a root")
+
+
+def _parents_before(
+    sessions: Iterable[ImportSession], known: Callable[[str], bool], report: ImportReport
+) -> Iterator[ImportSession]:
+    """A stream of sessions, each whose parent neither came before it nor is in the store
+    detached (written as a root, reported as an orphan)."""
+    seen: set[str] = set()
+    for session in sessions:
+        parent = session.parent_session_id
+        if (
+            parent is not None
+            and parent not in seen
+            and (parent == session.id or not known(parent))
+        ):
+            session.parent_session_id = None
+            _orphaned(report, [session.id])
+        seen.add(session.id)
+        yield session
 
 
 def _groups(sessions: Iterable[ImportSession]) -> Iterator[list[ImportSession]]:

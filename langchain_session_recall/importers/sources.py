@@ -51,12 +51,12 @@ def source_files(
     path: Path,
     *,
     report: ImportReport,
-    suffix: str = ".jsonl",
+    suffix: str | tuple[str, ...] = ".jsonl",
     follow_symlinks: bool = False,
     hint: str = "",
 ) -> list[Path]:
     """The files an import of ``path`` reads: ``path`` itself when it is a file, else every
-    ``*<suffix>`` file under it.
+    ``*<suffix>`` file under it (``suffix`` may be a tuple of endings).
 
     A file named directly is read wherever it points. Under a directory, only regular files
     whose resolved path lies inside it are read: a symlink leading out of it is skipped and
@@ -119,7 +119,7 @@ def open_sources(
     path: Path,
     *,
     report: ImportReport,
-    suffix: str = ".jsonl",
+    suffix: str | tuple[str, ...] = ".jsonl",
     follow_symlinks: bool = False,
     hint: str = "",
 ) -> Iterator[tuple[Path, BinaryIO]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 import pytest
 
@@ -136,3 +137,29 @@ def test_write_sessions_reports_orphans_and_imports_them_as_roots() -> None:
     assert report.orphans == ["child"]
     assert store.get_session("child").parent_session_id is None  # type: ignore[union-attr]
     assert "1 imported as roots (parent missing)" in report.summary()
+
+
+def test_write_sessions_streams_a_generator_in_groups() -> None:
+    store = SessionStore(":memory:")
+    store.add_session("known", source="cli")
+    pulled: list[str] = []
+
+    def stream() -> Iterator[ImportSession]:
+        for sid, parent in [
+            ("a", None),
+            ("b", "a"),  # its parent came before it
+            ("c", "known"),  # its parent is in the store
+            ("d", "e"),  # its parent comes later: a root, reported
+            ("e", None),
+            ("f", "f"),  # its own parent
+        ]:
+            pulled.append(sid)
+            yield ImportSession(
+                sid, "cli", [(f"{sid}:1", {"role": "user", "content": sid})], parent
+            )
+
+    report = write_sessions(store, stream(), ImportReport("custom"))
+    assert pulled == ["a", "b", "c", "d", "e", "f"]
+    assert (report.sessions, report.messages) == (6, 6)
+    assert report.orphans == ["d", "f"]
+    assert [store.get_session(s).parent_session_id for s in "bcdf"] == ["a", "known", None, None]  # type: ignore[union-attr]
