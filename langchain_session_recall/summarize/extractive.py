@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from langchain_session_recall.core.query import STOP_WORDS
 from langchain_session_recall.recalled import Window
+from langchain_session_recall.summarize.budget import Recap
 from langchain_session_recall.transcript import LATER_MARKER
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "clip",
     "clip_code",
     "context_weight",
+    "extractive_pieces",
     "extractive_recap",
     "message_scores",
     "message_values",
@@ -380,14 +382,51 @@ def extractive_recap(
         [Not summarized (no model configured): extractive recap of the matching messages]
         [USER #2]: docker fails
     """
+    recap = extractive_pieces(
+        transcript,
+        query,
+        matched_message_ids=matched_message_ids,
+        reason=reason,
+        header=header,
+        max_chars=max_chars,
+        snippet_chars=snippet_chars,
+        neighbours=neighbours,
+        blocks=blocks,
+    )
+    return recap.render(range(len(recap.pieces)))
+
+
+def extractive_pieces(
+    transcript: str,
+    query: str = "",
+    *,
+    matched_message_ids: Iterable[int] = (),
+    reason: str = "summarization unavailable",
+    header: str | None = None,
+    max_chars: int = DEFAULT_RECAP_CHARS,
+    snippet_chars: int = 280,
+    neighbours: int = 2,
+    blocks: Sequence[TranscriptBlock] | None = None,
+) -> Recap:
+    """The :func:`extractive_recap` as a :class:`~langchain_session_recall.summarize.budget.
+    Recap` (same arguments): its label and header, the messages it shows (clipped, in
+    transcript order) and the order of their value, best first, for a token budget to take
+    them in. Rendering every piece gives :func:`extractive_recap`'s text.
+
+    Example:
+        >>> r = extractive_pieces("[USER #1]: hi\\n\\n[USER #2]: docker fails", "docker",
+        ...                       neighbours=1, reason="no model configured")
+        >>> r.pieces, r.order
+        (('[USER #1]: hi', '[USER #2]: docker fails'), (1, 0))
+    """
     label = f"[Not summarized ({reason}): extractive recap of the matching messages]"
-    lines = [label] + ([header] if header else [])
+    head = (label, header) if header else (label,)
     blocks = parse_transcript(transcript) if blocks is None else list(blocks)
     terms = query_terms(query)
     if not blocks:
         weights = dict.fromkeys(terms, 1.0)
         body = clip(transcript, weights, max_chars) if transcript.strip() else ""
-        return "\n".join([*lines, body or "No transcript available."])
+        return Recap(head, (body or "No transcript available.",), (0,))
 
     texts = [b.text for b in blocks]
     weights = term_weights(texts, terms)
@@ -405,8 +444,15 @@ def extractive_recap(
     }
     sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(blocks))]
     chosen = select_messages(values, sizes, max_chars)
-    lines += _in_order(chosen, pieces, worth_showing=sum(1 for v in values if v > 0))
-    return "\n".join(lines)
+    position = {i: n for n, i in enumerate(chosen)}
+    best_first = sorted(chosen, key=lambda i: (-values[i], i))
+    return Recap(
+        head,
+        tuple(pieces[i] for i in chosen),
+        tuple(position[i] for i in best_first),
+        more=sum(1 for v in values if v > 0) > len(chosen),
+        positions=tuple(chosen),
+    )
 
 
 def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
@@ -416,23 +462,3 @@ def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
         (i for i, b in enumerate(blocks) if b.tag == "ASSISTANT"), default=len(blocks) - 1
     )
     return [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(blocks))]
-
-
-def _in_order(chosen: Sequence[int], pieces: Mapping[int, str], *, worth_showing: int) -> list[str]:
-    """The chosen pieces in transcript order, a gap marked ``…``, and a last ``…`` when the
-    budget left out messages worth showing.
-
-    Example:
-        >>> _in_order([0, 2, 3], {0: "a", 2: "b", 3: "c"}, worth_showing=4)
-        ['a', '…', 'b', 'c', '…']
-    """
-    lines: list[str] = []
-    previous = None
-    for i in chosen:
-        if previous is not None and i != previous + 1:
-            lines.append("…")
-        lines.append(pieces[i])
-        previous = i
-    if worth_showing > len(chosen):
-        lines.append("…")
-    return lines
