@@ -131,6 +131,12 @@ class Recap:
         except (KeyError, TypeError):
             return None
 
+    @classmethod
+    def of(cls, metadata: Mapping[str, Any], text: str) -> Recap:
+        """The recap of a recap Document: the pieces its metadata carries (an extractive
+        recap's), else its text's paragraphs (:meth:`of_text`)."""
+        return cls.from_metadata(metadata) or cls.of_text(text)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data for metadata (:meth:`from_metadata` reads it back)."""
         return {

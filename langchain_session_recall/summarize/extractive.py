@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from langchain_session_recall.core.query import STOP_WORDS
 from langchain_session_recall.recalled import Window
-from langchain_session_recall.summarize.budget import Recap
+from langchain_session_recall.summarize.budget import Recap, cut_text
 from langchain_session_recall.transcript import LATER_MARKER
 
 __all__ = [
@@ -438,7 +438,7 @@ def extractive_pieces(
 
     # only messages that may be shown are clipped (a transcript can hold thousands)
     pieces = {
-        i: b.render((clip_code if b.call else clip)(b.text, weights, snippet_chars))
+        i: b.render((clip_code if b.call else _clip_message)(b.text, weights, snippet_chars))
         for i, b in enumerate(blocks)
         if values[i] > 0
     }
@@ -453,6 +453,23 @@ def extractive_pieces(
         more=sum(1 for v in values if v > 0) > len(chosen),
         positions=tuple(chosen),
     )
+
+
+def _clip_message(text: str, weights: Mapping[str, float], width: int) -> str:
+    """A message cut to ``width`` as :func:`clip` cuts it; one holding a fenced code block
+    keeps its lines and is cut from its start, the cut fence closed and marked
+    (:func:`~langchain_session_recall.summarize.budget.cut_text`).
+
+    Example:
+        >>> print(_clip_message("see:\\n```sh\\nls\\n```", {}, 80))
+        see:
+        ```sh
+        ls
+        ```
+    """
+    if "```" not in text and "~~~" not in text:
+        return clip(text, weights, width)
+    return cut_text(text.strip(), width)
 
 
 def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
