@@ -70,11 +70,7 @@ RECALL_STATE_KEY = "session_recall_context"
 RECALLED_CONTEXT_TAG = "recalled_context"
 """The tag around the recalled block: ``<recalled_context>...</recalled_context>``."""
 DEFAULT_MAX_TOKENS = 1000
-_INTRO = (
-    "Recalled from earlier conversations with this user (not this conversation), found by "
-    "searching them for the user's latest message. It may be outdated or unrelated: use it "
-    "only where it helps, and say so when you rely on it."
-)
+_INTRO = "From earlier conversations with this user (not this one); may be outdated or unrelated."
 
 
 class SessionRecallState(AgentState[Any]):
@@ -244,7 +240,7 @@ class SessionRecallMiddleware(AgentMiddleware[SessionRecallState, Any, Any]):
         ]
         if not shown:
             return None
-        texts = [r.render(range(len(r.pieces))) for r in shown]
+        texts = [r.render(r.shown) for r in shown]
         if self.max_tokens is not None:
             texts = fill_budget(shown, recalled_block, self.max_tokens, self.token_counter)
         return recalled_block(texts) if any(texts) else None
@@ -256,7 +252,7 @@ def recalled_block(texts: Sequence[str]) -> str:
     Example:
         >>> print(recalled_block(["### Session s1\\n[USER]: hi", ""]))
         <recalled_context>
-        Recalled from earlier conversations with this user (not this conversation), ...
+        From earlier conversations with this user (not this one); may be outdated or unrelated.
         <BLANKLINE>
         ### Session s1
         [USER]: hi

@@ -41,6 +41,10 @@ CODE_CUT_MARKER = "…[code block cut]"
 """Ends the part of a fenced code block the budget kept, before the fence is closed."""
 RECAP_KEY = "recap_pieces"
 """The metadata key of a recap Document's :class:`Recap` (as a dict)."""
+LEAD = 1
+"""Each session's best pieces that come before the rest of the best session's recap: the
+best match of every session recalled is worth more than the third-best message of the first
+(measured on LoCoMo's development split: docs/benchmarks-summarizer.md)."""
 MIN_CUT_CHARS = 40
 """A cut piece keeps at least this many characters of text, else it is left out."""
 
@@ -69,8 +73,11 @@ class Recap:
     a budget adds them in); ``more``: messages worth showing were left out before any budget
     (the recap ends with ``…``); ``positions``: where each piece is in the transcript (two
     pieces shown one after the other are marked as a gap unless they are neighbours there;
-    empty: they are). :meth:`render` of every piece is the recap as it is without a
-    budget.
+    empty: they are); ``base``: how many of ``order`` the recap shows without a budget (the
+    rest are more pieces a generous budget may add; ``None``: all); ``wide``: for each piece
+    clipped shorter than its message, a longer excerpt a generous budget may show instead
+    (``""``: none; empty: no piece has one). :meth:`render` of :attr:`shown` is the recap as
+    it is without a budget.
 
     Example:
         >>> r = Recap(("[recap]",), ("[USER]: a", "[USER]: b", "[USER]: c"), (2, 0))
@@ -88,6 +95,18 @@ class Recap:
     order: tuple[int, ...]
     more: bool = False
     positions: tuple[int, ...] = ()
+    base: int | None = None
+    wide: tuple[str, ...] = ()
+
+    @property
+    def shown(self) -> tuple[int, ...]:
+        """The pieces the recap shows without a budget, best first."""
+        return self.order if self.base is None else self.order[: self.base]
+
+    @property
+    def extra(self) -> tuple[int, ...]:
+        """Further pieces a budget may add once every recap shows its own, best first."""
+        return () if self.base is None else self.order[self.base :]
 
     @classmethod
     def of_text(cls, text: str, head: Sequence[str] = ()) -> Recap:
@@ -127,6 +146,8 @@ class Recap:
                 tuple(data["order"]),
                 bool(data["more"]),
                 tuple(data.get("positions") or ()),
+                data.get("base"),
+                tuple(data.get("wide") or ()),
             )
         except (KeyError, TypeError):
             return None
@@ -145,6 +166,8 @@ class Recap:
             "order": self.order,
             "more": self.more,
             "positions": self.positions,
+            "base": self.base,
+            "wide": self.wide,
         }
 
     def render(
@@ -223,19 +246,21 @@ def fill_budget(
     """Each recap's text within the budget (``""`` for a recap left out).
 
     ``recaps`` in rank order; ``render`` makes the surface's whole output from the recaps'
-    texts (``""`` for one not shown) and is what ``token_counter`` counts. Pieces are added
-    best first: every piece of the best session in its recap's ``order``, then the next
-    session's; a piece that does not fit is skipped for the next one, except that the first
-    piece that does not fit while the output is still short of the budget is cut to fit
-    (:func:`cut_text`) and ends the filling.
+    texts (``""`` for one not shown) and is what ``token_counter`` counts. Pieces are taken
+    best first: the best piece of each recap (:data:`LEAD`), in rank order; then the rest of
+    the best session's recap in its ``order``, then the next session's; then, when room is
+    left, each shown piece at its longer excerpt (:attr:`Recap.wide`), then each recap's
+    further pieces (:attr:`Recap.extra`) in the same way. A piece that does not fit whole is
+    passed over for the next one; at the end the first piece passed over is cut to fill what
+    is left (:func:`cut_text`), when at least :data:`MIN_CUT_CHARS` of it fit.
 
     Example:
-        >>> r1 = Recap(("s1",), ("aaaa", "bbbb"), (1, 0))
-        >>> r2 = Recap(("s2",), ("cccc",), (0,))
-        >>> fill_budget([r1, r2], lambda texts: "|".join(texts), 10, len)
-        ['s1\\nbbbb\\n…', '']
+        >>> r1 = Recap(("s1",), ("a" * 10, "bbbb"), (1, 0))
+        >>> r2 = Recap(("s2",), ("cc",), (0,))
+        >>> fill_budget([r1, r2], lambda texts: "|".join(texts), 16, len)
+        ['s1\\nbbbb\\n…', 's2\\ncc']
         >>> fill_budget([r1, r2], lambda texts: "|".join(texts), 100, len)
-        ['s1\\naaaa\\nbbbb', 's2\\ncccc']
+        ['s1\\naaaaaaaaaa\\nbbbb', 's2\\ncc']
     """
     chosen: list[set[int]] = [set() for _ in recaps]
     cuts: list[dict[int, str]] = [{} for _ in recaps]
@@ -246,15 +271,48 @@ def fill_budget(
     def fits() -> bool:
         return token_counter(render(texts())) <= max_tokens
 
-    for n, recap in enumerate(recaps):
-        for i in recap.order:
-            chosen[n].add(i)
-            if fits():
-                continue
-            if _cut_to_fit(recap.pieces[i], cuts[n], i, fits):
-                return texts()
+    passed: list[tuple[int, int]] = []
+    rounds = (
+        [(n, r.shown[:LEAD]) for n, r in enumerate(recaps)],
+        [(n, r.shown[LEAD:]) for n, r in enumerate(recaps)],
+        [(n, r.extra) for n, r in enumerate(recaps)],
+    )
+    for turn in rounds[:2]:
+        _take(turn, chosen, fits, passed)
+    for n, recap in enumerate(recaps):  # shown pieces at more length, best first
+        for i in sorted(chosen[n], key=recap.order.index):
+            _widen(recap, i, cuts[n], fits)
+    _take(rounds[2], chosen, fits, passed)
+    for n, i in passed[:1]:
+        chosen[n].add(i)
+        if not _cut_to_fit(recaps[n].pieces[i], cuts[n], i, fits):
             chosen[n].discard(i)
     return texts()
+
+
+def _take(
+    turn: Sequence[tuple[int, Sequence[int]]],
+    chosen: list[set[int]],
+    fits: Callable[[], bool],
+    passed: list[tuple[int, int]],
+) -> None:
+    """Add each ``(recap, pieces)`` piece that fits; note those passed over."""
+    for n, wanted in turn:
+        for i in wanted:
+            chosen[n].add(i)
+            if not fits():
+                chosen[n].discard(i)
+                passed.append((n, i))
+
+
+def _widen(recap: Recap, i: int, shown: dict[int, str], fits: Callable[[], bool]) -> None:
+    """Show piece ``i``'s longer excerpt when it has one and it fits."""
+    wide = recap.wide[i] if i < len(recap.wide) else ""
+    if not wide or i in shown:
+        return
+    shown[i] = wide
+    if not fits():
+        del shown[i]
 
 
 def _cut_to_fit(piece: str, cuts: dict[int, str], i: int, fits: Callable[[], bool]) -> bool:

@@ -40,6 +40,8 @@ __all__ = [
 
 DEFAULT_RECAP_CHARS = 1000
 """Budget of one recap's body, in characters (three sessions: about 4,000 of tool output)."""
+WIDE_CHARS = 1200
+"""A message's longer excerpt, shown in place of its snippet when a token budget has room."""
 MATCH_BONUS = 1.0
 """Added to the score of a message the search matched (its id in ``matched_message_ids``)."""
 AFTER_WEIGHT = 0.6
@@ -393,7 +395,7 @@ def extractive_recap(
         neighbours=neighbours,
         blocks=blocks,
     )
-    return recap.render(range(len(recap.pieces)))
+    return recap.render(recap.shown)
 
 
 def extractive_pieces(
@@ -411,7 +413,10 @@ def extractive_pieces(
     """The :func:`extractive_recap` as a :class:`~langchain_session_recall.summarize.budget.
     Recap` (same arguments): its label and header, the messages it shows (clipped, in
     transcript order) and the order of their value, best first, for a token budget to take
-    them in. Rendering every piece gives :func:`extractive_recap`'s text.
+    them in, followed by the further messages worth showing that its ``max_chars`` leaves
+    out (:attr:`~langchain_session_recall.summarize.budget.Recap.extra`: a generous budget
+    may add them). Rendering :attr:`~langchain_session_recall.summarize.budget.Recap.shown`
+    gives :func:`extractive_recap`'s text.
 
     Example:
         >>> r = extractive_pieces("[USER #1]: hi\\n\\n[USER #2]: docker fails", "docker",
@@ -442,16 +447,28 @@ def extractive_pieces(
         for i, b in enumerate(blocks)
         if values[i] > 0
     }
+    wide = {
+        i: b.render((clip_code if b.call else _clip_message)(b.text, weights, WIDE_CHARS))
+        for i, b in enumerate(blocks)
+        if i in pieces
+    }
     sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(blocks))]
     chosen = select_messages(values, sizes, max_chars)
-    position = {i: n for n, i in enumerate(chosen)}
-    best_first = sorted(chosen, key=lambda i: (-values[i], i))
+    rest = set(pieces) - set(chosen)  # worth showing, past the recap's own size
+    every = sorted(pieces)
+    index = {i: n for n, i in enumerate(every)}
+    best_first = [
+        *sorted(chosen, key=lambda i: (-values[i], i)),
+        *sorted(rest, key=lambda i: (-values[i], i)),
+    ]
     return Recap(
         head,
-        tuple(pieces[i] for i in chosen),
-        tuple(position[i] for i in best_first),
-        more=sum(1 for v in values if v > 0) > len(chosen),
-        positions=tuple(chosen),
+        tuple(pieces[i] for i in every),
+        tuple(index[i] for i in best_first),
+        more=bool(rest),
+        positions=tuple(every),
+        base=len(chosen),
+        wide=tuple(wide[i] if wide[i] != pieces[i] else "" for i in every),
     )
 
 

@@ -570,7 +570,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             pieces=tuple(self._redact(p)[0] for p in recap.pieces),
         )
         # the whole text too: a rule may match across the pieces (idempotent otherwise)
-        text = self._redact(clean.render(range(len(clean.pieces))))[0]
+        text = self._redact(clean.render(clean.shown))[0]
         return text, {RECAP_KEY: clean.to_dict()}
 
     def _rejected(

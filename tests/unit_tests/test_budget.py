@@ -124,3 +124,26 @@ def test_a_recap_round_trips_through_metadata() -> None:
     assert Recap.from_metadata({"recap_pieces": recap.to_dict()}) == recap
     assert Recap.from_metadata({}) is None
     assert Recap.from_metadata({"recap_pieces": {"head": 1}}) is None
+
+
+def test_every_session_s_best_piece_comes_before_the_rest_of_the_first() -> None:
+    first = _recap("s1", [9, 5, 1])
+    second = _recap("s2", [8, 2])
+    # room for both sessions' best piece and little more
+    budget = len(_joined([first.render({0}), second.render({0})])) + 10
+    texts = fill_budget([first, second], _joined, budget, len)
+    assert "s1-9" in texts[0] and "s2-8" in texts[1]
+    assert "s1-5" not in texts[0]
+
+
+def test_a_generous_budget_shows_longer_excerpts_then_more_pieces() -> None:
+    recap = Recap(
+        ("h",), ("[USER]: …the kiln…", "[USER]: more"), (0, 1), base=1,
+        wide=("[USER]: then the kiln broke in half", ""),
+    )  # fmt: skip
+    assert fill_budget([recap], _joined, 1000, len) == [
+        "h\n[USER]: then the kiln broke in half\n[USER]: more"
+    ]
+    # room for the longer excerpt only: it comes before the further piece
+    assert fill_budget([recap], _joined, 40, len) == ["h\n[USER]: then the kiln broke in half\n…"]
+    assert recap.render(recap.shown) == "h\n[USER]: …the kiln…\n…"

@@ -41,10 +41,19 @@ def test_the_best_session_is_filled_first(demo_store: SessionStore) -> None:
     assert tight["results"][0]["summary"].split("\n")[:2] == best[:2]  # label and header
 
 
-def test_a_generous_budget_changes_nothing(demo_store: SessionStore) -> None:
+def test_a_generous_budget_keeps_every_recap_and_adds_more_of_it(demo_store: SessionStore) -> None:
     args = {"query": "how did we fix the CORS error?"}
-    plain = _output(create_session_search_tool(demo_store), args)
-    assert _output(create_session_search_tool(demo_store, max_tokens=100_000), args) == plain
+    plain = json.loads(_output(create_session_search_tool(demo_store), args))["results"]
+    tool = create_session_search_tool(demo_store, max_tokens=100_000)
+    generous = json.loads(_output(tool, args))["results"]
+    assert [r["session_id"] for r in generous] == [r["session_id"] for r in plain]
+    for wide, default in zip(generous, plain, strict=True):
+        lines, more = default["summary"].split("\n"), wide["summary"].split("\n")
+        assert more[:2] == lines[:2]  # label and header
+        assert sum(line.startswith("[") for line in more) >= sum(
+            line.startswith("[") for line in lines
+        )
+    assert sum(len(r["summary"]) for r in generous) > sum(len(r["summary"]) for r in plain)
 
 
 def test_any_len_like_token_counter_is_used(demo_store: SessionStore) -> None:
