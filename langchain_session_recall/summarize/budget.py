@@ -4,10 +4,11 @@ A surface that shows recaps (the ``session_search`` tool, the recall middleware)
 ``max_tokens``. Each session's recap is a :class:`Recap`: its head lines and its pieces (the
 messages an extractive recap shows, or the paragraphs of a model's recap), with the order to
 add them in, best first. :func:`fill_budget` adds pieces in that order, session by session in
-rank order, re-rendering the surface's whole output and counting it each time, so JSON
-escaping, headers and separators are paid for as they are really shown. A piece too long for
-what is left is cut (:func:`cut_text`), never inside a fenced code block without closing the
-fence and saying so, and filling stops there.
+rank order (then, with room left, longer excerpts and further messages), re-rendering the
+surface's whole output and counting it each time, so JSON escaping, headers and separators
+are paid for as they are really shown. A piece too long for what is left is passed over; the
+first one passed over is cut to fill the rest (:func:`cut_text`), never inside a fenced code
+block without closing the fence and saying so.
 
 Tokens are counted by ``token_counter``, any ``len``-like callable (a tokenizer's
 ``lambda s: len(enc.encode(s))``); the default, :func:`estimate_tokens`, assumes
@@ -41,10 +42,6 @@ CODE_CUT_MARKER = "…[code block cut]"
 """Ends the part of a fenced code block the budget kept, before the fence is closed."""
 RECAP_KEY = "recap_pieces"
 """The metadata key of a recap Document's :class:`Recap` (as a dict)."""
-LEAD = 1
-"""Each session's best pieces that come before the rest of the best session's recap: the
-best match of every session recalled is worth more than the third-best message of the first
-(measured on LoCoMo's development split: docs/benchmarks-summarizer.md)."""
 MIN_CUT_CHARS = 40
 """A cut piece keeps at least this many characters of text, else it is left out."""
 
@@ -247,12 +244,14 @@ def fill_budget(
 
     ``recaps`` in rank order; ``render`` makes the surface's whole output from the recaps'
     texts (``""`` for one not shown) and is what ``token_counter`` counts. Pieces are taken
-    best first: the best piece of each recap (:data:`LEAD`), in rank order; then the rest of
-    the best session's recap in its ``order``, then the next session's; then, when room is
-    left, each shown piece at its longer excerpt (:attr:`Recap.wide`), then each recap's
-    further pieces (:attr:`Recap.extra`) in the same way. A piece that does not fit whole is
-    passed over for the next one; at the end the first piece passed over is cut to fill what
-    is left (:func:`cut_text`), when at least :data:`MIN_CUT_CHARS` of it fit.
+    best first: the pieces of the best session's recap in its ``order``, then the next
+    session's (putting every session's best piece first was measured worse on LoCoMo: a
+    session's header costs more than its one piece brings, docs/benchmarks-summarizer.md);
+    then, when room is left, each shown piece at its longer excerpt (:attr:`Recap.wide`),
+    then each recap's further pieces (:attr:`Recap.extra`) in the same way. A piece that does
+    not fit whole is passed over for the next one; at the end the first piece passed over is
+    cut to fill what is left (:func:`cut_text`), when at least :data:`MIN_CUT_CHARS` of it
+    fit.
 
     Example:
         >>> r1 = Recap(("s1",), ("a" * 10, "bbbb"), (1, 0))
@@ -272,17 +271,11 @@ def fill_budget(
         return token_counter(render(texts())) <= max_tokens
 
     passed: list[tuple[int, int]] = []
-    rounds = (
-        [(n, r.shown[:LEAD]) for n, r in enumerate(recaps)],
-        [(n, r.shown[LEAD:]) for n, r in enumerate(recaps)],
-        [(n, r.extra) for n, r in enumerate(recaps)],
-    )
-    for turn in rounds[:2]:
-        _take(turn, chosen, fits, passed)
+    _take([(n, r.shown) for n, r in enumerate(recaps)], chosen, fits, passed)
     for n, recap in enumerate(recaps):  # shown pieces at more length, best first
         for i in sorted(chosen[n], key=recap.order.index):
             _widen(recap, i, cuts[n], fits)
-    _take(rounds[2], chosen, fits, passed)
+    _take([(n, r.extra) for n, r in enumerate(recaps)], chosen, fits, passed)
     for n, i in passed[:1]:
         chosen[n].add(i)
         if not _cut_to_fit(recaps[n].pieces[i], cuts[n], i, fits):
@@ -317,8 +310,10 @@ def _widen(recap: Recap, i: int, shown: dict[int, str], fits: Callable[[], bool]
 
 def _cut_to_fit(piece: str, cuts: dict[int, str], i: int, fits: Callable[[], bool]) -> bool:
     """Shorten piece ``i`` (in ``cuts``) to the longest cut that still fits; ``False`` (and
-    nothing cut) when not even :data:`MIN_CUT_CHARS` of it does."""
-    low, high = MIN_CUT_CHARS, len(piece) - 1
+    nothing cut) when not even :data:`MIN_CUT_CHARS` of it does (past its first line, when it
+    has several: a tool call's tag alone says nothing)."""
+    first_line = piece.find("\n")
+    low, high = MIN_CUT_CHARS + max(first_line, 0), len(piece) - 1
     best = None
     while low <= high:
         middle = (low + high) // 2

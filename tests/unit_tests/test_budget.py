@@ -126,16 +126,6 @@ def test_a_recap_round_trips_through_metadata() -> None:
     assert Recap.from_metadata({"recap_pieces": {"head": 1}}) is None
 
 
-def test_every_session_s_best_piece_comes_before_the_rest_of_the_first() -> None:
-    first = _recap("s1", [9, 5, 1])
-    second = _recap("s2", [8, 2])
-    # room for both sessions' best piece and little more
-    budget = len(_joined([first.render({0}), second.render({0})])) + 10
-    texts = fill_budget([first, second], _joined, budget, len)
-    assert "s1-9" in texts[0] and "s2-8" in texts[1]
-    assert "s1-5" not in texts[0]
-
-
 def test_a_generous_budget_shows_longer_excerpts_then_more_pieces() -> None:
     recap = Recap(
         ("h",), ("[USER]: …the kiln…", "[USER]: more"), (0, 1), base=1,
@@ -147,3 +137,17 @@ def test_a_generous_budget_shows_longer_excerpts_then_more_pieces() -> None:
     # room for the longer excerpt only: it comes before the further piece
     assert fill_budget([recap], _joined, 40, len) == ["h\n[USER]: then the kiln broke in half\n…"]
     assert recap.render(recap.shown) == "h\n[USER]: …the kiln…\n…"
+
+
+def test_a_cut_keeps_a_tool_call_s_tag_and_some_of_its_text() -> None:
+    call = '[ASSISTANT → terminal(command="make")]:\n```bash\n' + "make all\n" * 30 + "```"
+    recap = Recap(("h",), ("[USER]: build it", call), (0, 1))
+    cuts = 0
+    for budget in range(20, 60):
+        [text] = fill_budget([recap], _joined, budget)
+        shown = text.split("\n")
+        if len(shown) > 2 and shown[2] != "…":
+            assert shown[2] == '[ASSISTANT → terminal(command="make")]:'
+            assert "make all" in text and CODE_CUT_MARKER in text
+            cuts += 1
+    assert cuts > 0
