@@ -443,7 +443,7 @@ def extractive_pieces(
 
     # only messages that may be shown are clipped (a transcript can hold thousands)
     pieces = {
-        i: b.render((clip_code if b.call else _clip_message)(b.text, weights, snippet_chars))
+        i: b.render((clip_code if b.call else clip)(b.text, weights, snippet_chars))
         for i, b in enumerate(blocks)
         if values[i] > 0
     }
@@ -473,9 +473,11 @@ def extractive_pieces(
 
 
 def _clip_message(text: str, weights: Mapping[str, float], width: int) -> str:
-    """A message cut to ``width`` as :func:`clip` cuts it; one holding a fenced code block
-    keeps its lines and is cut from its start, the cut fence closed and marked
-    (:func:`~langchain_session_recall.summarize.budget.cut_text`).
+    """A message's longer excerpt (for a token budget with room): cut to ``width`` as
+    :func:`clip` cuts it; one holding a fenced code block keeps its lines and is cut from its
+    start, the cut fence closed and marked
+    (:func:`~langchain_session_recall.summarize.budget.cut_text`). The recap's own excerpt
+    stays :func:`clip`'s (one line: no fence is left open in it).
 
     Example:
         >>> print(_clip_message("see:\\n```sh\\nls\\n```", {}, 80))

@@ -84,6 +84,6 @@ def test_a_code_block_cut_by_the_budget_is_closed_and_marked(store: SessionStore
             {"role": "assistant", "content": f"Here is the backup script:\n{script}\n```"},
         ],
     )
-    tool = create_session_search_tool(store, max_tokens=150, fallback_chars=5000)
+    tool = create_session_search_tool(store, max_tokens=600)
     summary = json.loads(_output(tool, {"query": "backup script"}))["results"][0]["summary"]
     assert CODE_CUT_MARKER in summary and summary.count("```") % 2 == 0
