@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
     )
     from langchain_session_recall.history import SessionChatMessageHistory
+    from langchain_session_recall.middleware import SessionRecallMiddleware
     from langchain_session_recall.models import (
         MessageHit,
         RecentSession,
@@ -89,6 +90,7 @@ _WHERE = {
     "SessionNotFoundError": "errors",
     "SessionOwnerError": "errors",
     "SessionRecallError": "errors",
+    "SessionRecallMiddleware": "middleware",
     "SessionRecallRetriever": "retriever",
     "SessionRecorder": "recorder",
     "SessionSearchTool": "tool",
@@ -134,6 +136,7 @@ __all__ = [
     "SessionNotFoundError",
     "SessionOwnerError",
     "SessionRecallError",
+    "SessionRecallMiddleware",
     "SessionRecallRetriever",
     "SessionRecorder",
     "SessionSearchTool",

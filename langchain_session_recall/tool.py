@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
@@ -28,6 +28,12 @@ from langchain_session_recall.messages import storable_text
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, check_k
+from langchain_session_recall.summarize.budget import (
+    RECAP_KEY,
+    Recap,
+    estimate_tokens,
+    fill_budget,
+)
 from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
@@ -183,6 +189,13 @@ class SessionSearchTool(BaseTool):
     """Finds the sessions."""
     summarizer: SessionSummarizer
     """Recaps them (an LLM when configured, else the extractive recap)."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Token budget of the whole output the model reads (``None``: none). Filled best first:
+    the best session's best messages, then the next session's (see
+    :mod:`~langchain_session_recall.summarize.budget`); the artifact keeps the full recaps."""
+    token_counter: Callable[[str], int] | None = None
+    """Counts tokens for ``max_tokens``: any ``len``-like callable (``None``: 4 characters per
+    token)."""
 
     # ------------------------------------------------------------------ helpers
 
@@ -291,6 +304,40 @@ class SessionSearchTool(BaseTool):
             )
         return json.dumps(payload, ensure_ascii=False)
 
+    def _recent(self, docs: list[Document], notices: tuple[str, ...]) -> str:
+        """The recent sessions' payload, those that fit ``max_tokens`` (each whole)."""
+        return self._fit(lambda d: self._recent_payload(d, notices), _whole(docs))
+
+    def _payload(
+        self,
+        query: str,
+        notices: tuple[str, ...],
+        found: list[Document],
+        summaries: list[Document],
+        options: dict[str, Any],
+    ) -> str:
+        """The search payload within ``max_tokens``: recaps filled best first."""
+        return self._fit(
+            lambda s: self._search_payload(query, notices, found, s, options), summaries
+        )
+
+    def _fit(self, render: Callable[[list[Document]], str], docs: list[Document]) -> str:
+        """``render`` of ``docs`` (recaps, or recent sessions) within ``max_tokens``."""
+        if self.max_tokens is None:
+            return render(docs)
+        recaps = [Recap.of(d.metadata, d.page_content) for d in docs]
+
+        def shown(texts: Sequence[str]) -> str:
+            kept = [
+                d.model_copy(update={"page_content": t})
+                for d, t in zip(docs, texts, strict=True)
+                if t
+            ]
+            return render(kept)
+
+        counter = self.token_counter or estimate_tokens
+        return shown(fill_budget(recaps, shown, self.max_tokens, counter))
+
     # ------------------------------------------------------------------ run
 
     def _run(
@@ -312,11 +359,11 @@ class SessionSearchTool(BaseTool):
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = self.retriever.invoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
-                return self._recent_payload(docs, notices), docs
+                return self._recent(docs, notices), docs
             summaries = self.summarizer.invoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
             raise self._failure(exc) from exc
-        payload = self._search_payload(self._redact(text), notices, docs, summaries, options)
+        payload = self._payload(self._redact(text), notices, docs, summaries, options)
         return payload, summaries
 
     async def _arun(
@@ -338,14 +385,21 @@ class SessionSearchTool(BaseTool):
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = await self.retriever.ainvoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
-                return self._recent_payload(docs, notices), docs
+                return self._recent(docs, notices), docs
             summaries = await self.summarizer.ainvoke(docs, config=child)  # type: ignore[arg-type]
         except (SessionRecallError, ValueError, TypeError) as exc:
             raise self._failure(exc) from exc
-        payload = self._search_payload(self._redact(text), notices, docs, summaries, options)
+        payload = self._payload(self._redact(text), notices, docs, summaries, options)
         return payload, summaries
 
 
+def _whole(docs: list[Document]) -> list[Document]:
+    """Recent sessions as one-piece recaps: a budget lists them or leaves them out, whole."""
+    whole = {RECAP_KEY: Recap((), ("-",), (0,)).to_dict()}
+    return [d.model_copy(update={"metadata": {**d.metadata, **whole}}) for d in docs]
+
+
+_TOOL_OPTIONS = ("name", "description", "max_tokens", "token_counter")
 _RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}
 _SUMMARIZER_OPTIONS = frozenset(SessionSummarizer.model_fields) - {"llm"}
 
@@ -368,7 +422,9 @@ def create_session_search_tool(
             logged once per store when the store holds sessions of more than one user.
         **options: Retriever fields (``user_id``, ``exclude_sources``, ``max_chars``, ...) and
             summarizer fields (``max_concurrency``, ``timeout``, ``cache``, ...); also ``name``
-            and ``description`` to rename the tool.
+            and ``description`` to rename the tool, and ``max_tokens`` (a token budget of its
+            whole output, filled best first) with ``token_counter`` (any ``len``-like
+            callable; 4 characters per token by default).
 
     Example:
         >>> from langchain_session_recall import SessionStore, create_session_search_tool
@@ -376,7 +432,7 @@ def create_session_search_tool(
         >>> tool.name
         'session_search'
     """
-    tool_fields = {k: options.pop(k) for k in ("name", "description") if k in options}
+    tool_fields = {k: options.pop(k) for k in _TOOL_OPTIONS if k in options}
     unknown = set(options) - _RETRIEVER_OPTIONS - _SUMMARIZER_OPTIONS
     if unknown:
         raise InvalidOptionError(

@@ -287,6 +287,51 @@ for fact, word in facts.items():
     md(
         "**The answer, read against the session.** Half right, and wrong about where: the fix did add the `Access-Control-Allow-Origin` header, but in nginx's configuration (`/etc/nginx/sites-available/api.conf`), not in \"the backend server\", and what made it work is missing: nginx answering the preflight itself with 204, `always` on `add_header`, the `map` allow-list. A user following this answer would look in the wrong place. The recap it read was better: it names the nginx patch, the 204 and the `map` allow-list (with small slips: the assistant, not the user, patched; the app behind nginx returned the 405), and the extractive recap of the same session (above) holds the root cause and the fix in the session's own words. Recorded as it came: this 1.5B model recalls the right session and a usable recap, and then loses details while answering."
     ),
+    md(
+        """
+## The same recall without a tool call: `SessionRecallMiddleware`
+
+A tool lets the model decide when to search. `SessionRecallMiddleware` searches for it: once per
+run, with the user's latest message, before the first model call, and adds what it found to the
+system message of that run's model calls, inside `<recalled_context>` tags, within `max_tokens`
+(here 400; 4 characters per token by default, or pass `token_counter=`). The thread in progress
+(`thread_id`) is left out, the search is scoped to the run's `user_id`, secrets are redacted, and
+nothing is written into the thread's messages.
+
+**No model here:** the agent's model is a stand-in that prints the system message it is sent
+and answers with a fixed sentence, so this part runs offline without a recording. What it prints
+is exactly what a real model would be shown.
+"""
+    ),
+    code(
+        """
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from langchain_session_recall import SessionRecallMiddleware
+
+
+class ShowsWhatItIsSent(GenericFakeChatModel):
+    \"\"\"A stand-in chat model: prints the system message it is sent, answers from `messages`.\"\"\"
+
+    def _generate(self, messages, *args, **kwargs):
+        print(messages[0].content)
+        return super()._generate(messages, *args, **kwargs)
+
+
+recall_agent = create_agent(
+    ShowsWhatItIsSent(messages=iter([AIMessage("(the model's answer)")])),
+    tools=[],
+    system_prompt="You are a coding assistant.",
+    middleware=[SessionRecallMiddleware(store=store, k=3, max_tokens=400)],
+)
+recalled = recall_agent.invoke(
+    {"messages": [{"role": "user", "content": question}]},
+    config={"configurable": {"thread_id": "today-chat", "user_id": "alice"}},
+)
+print("---\\nthe thread holds:", [m.type for m in recalled["messages"]])
+"""
+    ),
 ]
 
 HERMES = [

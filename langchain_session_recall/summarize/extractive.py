@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from langchain_session_recall.core.query import STOP_WORDS
 from langchain_session_recall.recalled import Window
+from langchain_session_recall.summarize.budget import Recap, cut_text
 from langchain_session_recall.transcript import LATER_MARKER
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "clip",
     "clip_code",
     "context_weight",
+    "extractive_pieces",
     "extractive_recap",
     "message_scores",
     "message_values",
@@ -38,6 +40,8 @@ __all__ = [
 
 DEFAULT_RECAP_CHARS = 1000
 """Budget of one recap's body, in characters (three sessions: about 4,000 of tool output)."""
+WIDE_CHARS = 1200
+"""A message's longer excerpt, shown in place of its snippet when a token budget has room."""
 MATCH_BONUS = 1.0
 """Added to the score of a message the search matched (its id in ``matched_message_ids``)."""
 AFTER_WEIGHT = 0.6
@@ -380,14 +384,54 @@ def extractive_recap(
         [Not summarized (no model configured): extractive recap of the matching messages]
         [USER #2]: docker fails
     """
+    recap = extractive_pieces(
+        transcript,
+        query,
+        matched_message_ids=matched_message_ids,
+        reason=reason,
+        header=header,
+        max_chars=max_chars,
+        snippet_chars=snippet_chars,
+        neighbours=neighbours,
+        blocks=blocks,
+    )
+    return recap.render(recap.shown)
+
+
+def extractive_pieces(
+    transcript: str,
+    query: str = "",
+    *,
+    matched_message_ids: Iterable[int] = (),
+    reason: str = "summarization unavailable",
+    header: str | None = None,
+    max_chars: int = DEFAULT_RECAP_CHARS,
+    snippet_chars: int = 280,
+    neighbours: int = 2,
+    blocks: Sequence[TranscriptBlock] | None = None,
+) -> Recap:
+    """The :func:`extractive_recap` as a :class:`~langchain_session_recall.summarize.budget.
+    Recap` (same arguments): its label and header, the messages it shows (clipped, in
+    transcript order) and the order of their value, best first, for a token budget to take
+    them in, followed by the further messages worth showing that its ``max_chars`` leaves
+    out (:attr:`~langchain_session_recall.summarize.budget.Recap.extra`: a generous budget
+    may add them). Rendering :attr:`~langchain_session_recall.summarize.budget.Recap.shown`
+    gives :func:`extractive_recap`'s text.
+
+    Example:
+        >>> r = extractive_pieces("[USER #1]: hi\\n\\n[USER #2]: docker fails", "docker",
+        ...                       neighbours=1, reason="no model configured")
+        >>> r.pieces, r.order
+        (('[USER #1]: hi', '[USER #2]: docker fails'), (1, 0))
+    """
     label = f"[Not summarized ({reason}): extractive recap of the matching messages]"
-    lines = [label] + ([header] if header else [])
+    head = (label, header) if header else (label,)
     blocks = parse_transcript(transcript) if blocks is None else list(blocks)
     terms = query_terms(query)
     if not blocks:
         weights = dict.fromkeys(terms, 1.0)
         body = clip(transcript, weights, max_chars) if transcript.strip() else ""
-        return "\n".join([*lines, body or "No transcript available."])
+        return Recap(head, (body or "No transcript available.",), (0,))
 
     texts = [b.text for b in blocks]
     weights = term_weights(texts, terms)
@@ -403,10 +447,48 @@ def extractive_recap(
         for i, b in enumerate(blocks)
         if values[i] > 0
     }
+    wide = {
+        i: b.render((clip_code if b.call else _clip_message)(b.text, weights, WIDE_CHARS))
+        for i, b in enumerate(blocks)
+        if i in pieces
+    }
     sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(blocks))]
     chosen = select_messages(values, sizes, max_chars)
-    lines += _in_order(chosen, pieces, worth_showing=sum(1 for v in values if v > 0))
-    return "\n".join(lines)
+    rest = set(pieces) - set(chosen)  # worth showing, past the recap's own size
+    every = sorted(pieces)
+    index = {i: n for n, i in enumerate(every)}
+    best_first = [
+        *sorted(chosen, key=lambda i: (-values[i], i)),
+        *sorted(rest, key=lambda i: (-values[i], i)),
+    ]
+    return Recap(
+        head,
+        tuple(pieces[i] for i in every),
+        tuple(index[i] for i in best_first),
+        more=bool(rest),
+        positions=tuple(every),
+        base=len(chosen),
+        wide=tuple(wide[i] if wide[i] != pieces[i] else "" for i in every),
+    )
+
+
+def _clip_message(text: str, weights: Mapping[str, float], width: int) -> str:
+    """A message's longer excerpt (for a token budget with room): cut to ``width`` as
+    :func:`clip` cuts it; one holding a fenced code block keeps its lines and is cut from its
+    start, the cut fence closed and marked
+    (:func:`~langchain_session_recall.summarize.budget.cut_text`). The recap's own excerpt
+    stays :func:`clip`'s (one line: no fence is left open in it).
+
+    Example:
+        >>> print(_clip_message("see:\\n```sh\\nls\\n```", {}, 80))
+        see:
+        ```sh
+        ls
+        ```
+    """
+    if "```" not in text and "~~~" not in text:
+        return clip(text, weights, width)
+    return cut_text(text.strip(), width)
 
 
 def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
@@ -416,23 +498,3 @@ def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
         (i for i, b in enumerate(blocks) if b.tag == "ASSISTANT"), default=len(blocks) - 1
     )
     return [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(blocks))]
-
-
-def _in_order(chosen: Sequence[int], pieces: Mapping[int, str], *, worth_showing: int) -> list[str]:
-    """The chosen pieces in transcript order, a gap marked ``…``, and a last ``…`` when the
-    budget left out messages worth showing.
-
-    Example:
-        >>> _in_order([0, 2, 3], {0: "a", 2: "b", 3: "c"}, worth_showing=4)
-        ['a', '…', 'b', 'c', '…']
-    """
-    lines: list[str] = []
-    previous = None
-    for i in chosen:
-        if previous is not None and i != previous + 1:
-            lines.append("…")
-        lines.append(pieces[i])
-        previous = i
-    if worth_showing > len(chosen):
-        lines.append("…")
-    return lines

@@ -51,6 +51,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
 from langchain_session_recall.recalled import RecalledSession
+from langchain_session_recall.summarize.budget import RECAP_KEY
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
     JsonFileSummaryCache,
@@ -62,7 +63,7 @@ from langchain_session_recall.summarize.cache import (
 from langchain_session_recall.summarize.extractive import (
     DEFAULT_RECAP_CHARS,
     TranscriptBlock,
-    extractive_recap,
+    extractive_pieces,
     parse_transcript,
     window_blocks,
 )
@@ -545,7 +546,8 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         logger.warning("summary of session %s: %s", self._shown_id(plan), notice)
         return {"summary_cut_off": True, "summary_notice": notice}
 
-    def _extractive(self, plan: _Plan, reason: str) -> str:
+    def _extractive(self, plan: _Plan, reason: str) -> tuple[str, dict[str, Any]]:
+        """The extractive recap's text, and its pieces as metadata (for a token budget)."""
         meta = plan.doc.metadata
         session_id, source = self._shown_id(plan), self._redact(str(meta.get("source") or ""))[0]
         header = f"Session {session_id}, {meta.get('when') or 'unknown date'}"
@@ -553,7 +555,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         if meta.get("title"):
             header += f": {self._redact(str(meta['title']))[0]}"
         matched = meta.get("matched_message_ids") or ()
-        text = extractive_recap(
+        recap = extractive_pieces(
             plan.transcript,
             plan.query,
             matched_message_ids=[i for i in matched if isinstance(i, int)],
@@ -562,7 +564,14 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             max_chars=self.fallback_chars,
             blocks=plan.blocks,
         )
-        return self._redact(text)[0]
+        clean = dataclasses.replace(
+            recap,
+            head=tuple(self._redact(h)[0] for h in recap.head),
+            pieces=tuple(self._redact(p)[0] for p in recap.pieces),
+        )
+        # the whole text too: a rule may match across the pieces (idempotent otherwise)
+        text = self._redact(clean.render(clean.shown))[0]
+        return text, {RECAP_KEY: clean.to_dict()}
 
     def _rejected(
         self,
@@ -590,12 +599,12 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         if usage:
             meta["token_usage"] = usage
         meta.update(self._budget_notice(plan, finish_reason))
-        content = self._extractive(plan, f"model recap rejected: {', '.join(reasons)}")
-        return Document(page_content=content, metadata=meta, id=plan.doc.id)
+        content, pieces = self._extractive(plan, f"model recap rejected: {', '.join(reasons)}")
+        return Document(page_content=content, metadata={**meta, **pieces}, id=plan.doc.id)
 
     def _fallback(self, plan: _Plan, reason: str, error: str) -> Document:
         meta = plan.doc.metadata
-        text = self._extractive(
+        text, pieces = self._extractive(
             plan,
             {"no_model": "no model configured", "deadline": "deadline reached"}.get(
                 reason, "summarization failed"
@@ -610,6 +619,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                 "summary_fallback_reason": reason,
                 "summary_error": self._redact(error)[0],
                 "redacted_secrets": plan.redactions,
+                **pieces,
             },
             id=plan.doc.id,
         )

@@ -27,6 +27,7 @@ EXPECTED_ALL = [
     "SessionNotFoundError",
     "SessionOwnerError",
     "SessionRecallError",
+    "SessionRecallMiddleware",
     "SessionRecallRetriever",
     "SessionRecorder",
     "SessionSearchTool",

@@ -6,7 +6,16 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "langchain_session_recall"
-SURFACES = ("retriever", "tool", "chain", "cli", "mcp_server", "mcp_http", "session_window")
+SURFACES = (
+    "retriever",
+    "tool",
+    "chain",
+    "middleware",
+    "cli",
+    "mcp_server",
+    "mcp_http",
+    "session_window",
+)
 PRESENTATION = ("transcript", "results")
 NEVER = {
     # a module under this prefix ... may not import a module under any of these

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.locomo import data, experiments, metrics, retention, run, systems  # noqa: E402
+from benchmarks.locomo import budget, data, experiments, metrics, retention, run, systems  # noqa: E402
 from benchmarks.locomo.data import (  # noqa: E402
     HOW_TO_GET,
     conversation_from_json,
@@ -251,7 +251,7 @@ def test_retention_without_data_skips(
     assert capsys.readouterr().out.strip() == HOW_TO_GET
 
 
-@pytest.mark.parametrize("module", [data, experiments, metrics, retention, systems])
+@pytest.mark.parametrize("module", [data, experiments, metrics, retention, systems, budget])
 def test_the_benchmark_examples_run(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -361,3 +361,45 @@ def test_the_hybrid_timing_reports_wall_and_cpu_for_every_variant() -> None:
         assert out[f"{name}_wall_ratio"] > 0 and out[f"{name}_cpu_ratio"] > 0
     # every question went through the model: the live one is embedded by it each time
     assert model.queries >= 3 * 3
+
+
+# -- token budget (budget.py): gold survival, on the synthetic conversation --------------------
+
+
+def test_budget_gold_is_the_answer_or_the_evidence_turns() -> None:
+    golds = budget.golds(synthetic())
+    assert [(g.answer, g.literal) for g in golds] == [
+        ("Epoxy, two coats", True),  # in its evidence turn, D1:3
+        ("he was away travelling", False),  # not verbatim: the evidence turn is the gold
+        ("2", False),  # a number, read as its text
+    ]  # the question without an answer does not count
+    assert golds[1].evidence == ("Ben: My sourdough starter died while I was travelling.",)
+    assert len(golds[2].evidence) == 2  # "D1:1; D3:3": two turns
+    assert golds[1].present("[USER]: Ben: My sourdough starter died while I was travelling.")
+    assert not golds[1].present("Ben: My sourdough starter died")  # a clipped turn
+
+
+def test_budget_survival_on_the_synthetic_conversation(
+    data_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "rows.json"
+    assert budget.main(["--data", str(data_file), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "3 questions" in printed  # dev only: conv-99 is not read
+    rows = json.loads(out.read_text())
+    assert len(rows) == 3
+    first = rows[0]
+    assert first["retrieved"] is True
+    assert first["tool"] == {"none": True, "250": True, "500": True, "1000": True, "2000": True}
+    assert first["middleware"]["250"] is True
+    for row in rows:
+        assert all(row["tool_tokens"][str(b)] <= b for b in budget.BUDGETS)
+        assert all(row["middleware_tokens"][str(b)] <= b for b in budget.BUDGETS)
+
+
+def test_budget_without_data_skips(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("LOCOMO_DATA", raising=False)
+    assert budget.main([]) == 0
+    assert capsys.readouterr().out.strip() == HOW_TO_GET
