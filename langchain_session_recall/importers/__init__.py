@@ -17,6 +17,7 @@ from langchain_session_recall.importers.base import (
     write_sessions,
 )
 from langchain_session_recall.importers.claude_code import import_claude_code
+from langchain_session_recall.importers.codex import import_codex
 from langchain_session_recall.importers.hermes import import_hermes
 from langchain_session_recall.importers.jsonl import import_jsonl
 from langchain_session_recall.importers.langgraph import import_langgraph
@@ -27,6 +28,7 @@ __all__ = [
     "ImportSession",
     "ImportSourceError",
     "import_claude_code",
+    "import_codex",
     "import_hermes",
     "import_jsonl",
     "import_langgraph",
@@ -38,5 +40,6 @@ IMPORTERS = {
     "jsonl": import_jsonl,
     "claude-code": import_claude_code,
     "langgraph": import_langgraph,
+    "codex": import_codex,
 }
 """Importer function by the name used on the command line."""
