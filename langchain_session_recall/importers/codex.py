@@ -35,7 +35,7 @@ from langchain_session_recall.importers.lines import (
     identifier,
     json_objects,
 )
-from langchain_session_recall.importers.records import ImportSession, drop_copied_prefix
+from langchain_session_recall.importers.records import ImportSession, without_copied_history
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_files, source_files
 from langchain_session_recall.messages import storable_text
@@ -342,30 +342,6 @@ def _merge(into: ImportSession, more: ImportSession) -> None:
         into.started_at = more.started_at
 
 
-def _without_copies(
-    store: SessionBackend, threads: dict[str, ImportSession], report: ImportReport
-) -> list[ImportSession]:
-    """Children without the history they copied from their parent (read from this import, or
-    from the store when the parent's file is gone); threads with no message left out unless
-    a child hangs below them."""
-    for thread in threads.values():
-        pid = thread.parent_session_id
-        if pid is None:
-            continue
-        parent: list[Any] = (
-            [m for _, m in threads[pid].messages] if pid in threads else store.get_messages(pid)
-        )
-        drop_copied_prefix(thread, parent)
-    parents = {t.parent_session_id for t in threads.values()}
-    kept = []
-    for thread in threads.values():
-        if thread.messages or thread.id in parents:
-            kept.append(thread)
-        else:
-            report.ignore("thread without messages")
-    return kept
-
-
 def import_codex(
     store: SessionBackend,
     path: str | os.PathLike[str] | None = None,
@@ -425,5 +401,5 @@ def import_codex(
     names = _thread_names(home, report) if home.is_dir() else {}
     for thread in threads.values():
         thread.title = thread.title or names.get(thread.id)
-    sessions = _without_copies(store, threads, report)
+    sessions = without_copied_history(threads.values(), store.get_messages, report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

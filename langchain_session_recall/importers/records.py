@@ -3,10 +3,11 @@ for writing it: parents before children, which fields an import may write."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.messages import MessageLike
 from langchain_session_recall.models import Session
 
@@ -16,6 +17,7 @@ __all__ = [
     "drop_copied_prefix",
     "fields_to_write",
     "order_parents_first",
+    "without_copied_history",
 ]
 
 UNDATED = "undated_by"
@@ -158,3 +160,39 @@ def drop_copied_prefix(child: ImportSession, parent: Sequence[MessageLike]) -> i
         copied += 1
     del child.messages[:copied]
     return copied
+
+
+def without_copied_history(
+    sessions: Iterable[ImportSession],
+    outside: Callable[[str], Sequence[Any]],
+    report: ImportReport,
+) -> list[ImportSession]:
+    """The sessions of one import, each child without the history it copied from its parent
+    (:func:`drop_copied_prefix`; a parent not among ``sessions`` is read with ``outside``,
+    e.g. ``store.get_messages``: its file may be gone); a session left without any message is
+    left out (counted as ignored) unless another one hangs below it.
+
+    Example:
+        >>> hi = {"role": "user", "content": "hi"}
+        >>> a = ImportSession("a", "x", [("1", hi)])
+        >>> b = ImportSession("b", "x", [("2", dict(hi))], parent_session_id="a")
+        >>> r = ImportReport("x")
+        >>> [s.id for s in without_copied_history([a, b], lambda _: [], r)], dict(r.ignored)
+        (['a'], {'session without messages': 1})
+    """
+    by_id = {s.id: s for s in sessions}
+    for session in by_id.values():
+        pid = session.parent_session_id
+        if pid is not None:
+            parent = by_id[pid].messages if pid in by_id else None
+            drop_copied_prefix(
+                session, [m for _, m in parent] if parent is not None else outside(pid)
+            )
+    parents = {s.parent_session_id for s in by_id.values()}
+    kept = []
+    for session in by_id.values():
+        if session.messages or session.id in parents:
+            kept.append(session)
+        else:
+            report.ignore("session without messages")
+    return kept

@@ -48,7 +48,7 @@ def test_threads_messages_and_reported_lines(backend_store: SessionBackend) -> N
         f"{MAIN_FILE.name}:21: record without a payload object",
     ]
     assert report.ignored["reasoning item"] == 2  # the main thread's, and the fork's copy
-    assert report.ignored["thread without messages"] == 1
+    assert report.ignored["session without messages"] == 1
     assert set(backend_store.all_session_ids()) == {MAIN, FORK, AGENT, ARCHIVED}
     assert backend_store.get_session(EMPTY) is None
     main = backend_store.get_session(MAIN)
