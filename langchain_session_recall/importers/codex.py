@@ -161,6 +161,7 @@ class _Rollout:
         self.session = ImportSession(id=default_id, source=SOURCE)
         self.meta_seen = False
         self.when: float | None = None
+        self.stamp: Any = None  # the last line's timestamp as written (lines share them)
         self.numbered: list[tuple[int, dict[str, Any]]] = []
         self.tool_names: dict[str, str] = {}
 
@@ -173,12 +174,15 @@ class _Rollout:
         kind, payload = obj.get("type"), obj.get("payload")
         if not isinstance(payload, Mapping):
             raise BadEntry("record without a payload object")
-        try:
-            when = to_timestamp(obj.get("timestamp"))
-        except ValueError:
-            raise BadEntry("bad timestamp") from None
-        if when is not None:
-            self.when = when
+        stamp = obj.get("timestamp")
+        if stamp != self.stamp or stamp is None:
+            try:
+                when = to_timestamp(stamp)
+            except ValueError:
+                raise BadEntry("bad timestamp") from None
+            self.stamp = stamp
+            if when is not None:
+                self.when = when
         if kind == "session_meta":
             self.meta(payload)
         elif kind == "turn_context":
