@@ -18,6 +18,7 @@ The record shapes follow openai/codex: ``codex-rs/protocol/src/protocol.rs`` (``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -110,11 +111,18 @@ def _text(parts: Any) -> str:
 
 def _output(value: Any) -> str:
     """A tool output as text: a string, a list of content items, or ``{content, success}``.
+    A shell call's output that Codex wrapped as ``{"output": ..., "metadata": {...}}`` in a
+    string is unwrapped to the command's output.
 
     Raises:
         BadEntry: anything else.
     """
     if isinstance(value, str):
+        if value.startswith('{"output"'):
+            with contextlib.suppress(ValueError, RecursionError):
+                wrapped = json.loads(value)
+                if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+                    return wrapped["output"]
         return value
     if isinstance(value, list):
         return _text(value)
@@ -346,6 +354,14 @@ def _merge(into: ImportSession, more: ImportSession) -> None:
         into.started_at = more.started_at
 
 
+def _mtime(file: Path) -> float:
+    """The file's modification time (what dates a thread that has none), 0 when it is gone."""
+    try:
+        return file.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def import_codex(
     store: SessionBackend,
     path: str | os.PathLike[str] | None = None,
@@ -396,7 +412,7 @@ def import_codex(
             name=name,
             default_session_id=match.group(1) if match else storable_text(file.stem),
             report=report,
-            default_time=file.stat().st_mtime,
+            default_time=_mtime(file),
         )
         if thread.id in threads:
             _merge(threads[thread.id], thread)

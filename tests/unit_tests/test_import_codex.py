@@ -80,7 +80,8 @@ def test_tool_calls_with_arguments_and_paired_outputs(backend_store: SessionBack
         ("local_shell", "call_L0calSh"),
         ("apply_patch", "call_Ap9lyPatch"),
     ]
-    assert "UPLOAD_TIMEOUT_S=20" in messages[3].content
+    # the shell output Codex wrapped with its metadata: the command's output only
+    assert messages[3].content.startswith("F\nFAILED tests/test_upload.py::test_upload_large_file")
     said = " ".join(m.content for m in messages)
     for left_out in ("Reproducing the timeout", "environment_context", "permissions", "Summary:"):
         assert left_out not in said  # reasoning, injected context, compaction summary
