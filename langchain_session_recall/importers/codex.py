@@ -121,8 +121,9 @@ def _output(value: Any) -> str:
         if value.startswith('{"output"'):
             with contextlib.suppress(ValueError, RecursionError):
                 wrapped = json.loads(value)
-                if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
-                    return wrapped["output"]
+                inner = wrapped.get("output") if isinstance(wrapped, dict) else None
+                if isinstance(inner, str):
+                    return inner
         return value
     if isinstance(value, list):
         return _text(value)
