@@ -60,6 +60,29 @@ def _stamp(n: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def _turn(rng: random.Random, call: str, n: int) -> list[str]:
+    """One turn's seven lines (four of them messages), timed from line ``n`` on."""
+    ask = _text(rng, 14)
+    reply = _text(rng, 40)  # (drawn in the order of the lines: the same corpus for a seed)
+    command = json.dumps({"command": ["bash", "-lc", _text(rng, 4)]})
+    output = _text(rng, 60)
+    items: list[tuple[str, dict[str, object]]] = [
+        ("response_item", {"type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": ask}]}),
+        ("event_msg", {"type": "user_message", "message": ask}),
+        ("response_item", {"type": "reasoning", "summary": [],
+                           "encrypted_content": "gAAAA" + "x" * 200}),
+        ("response_item", {"type": "message", "role": "assistant",
+                           "content": [{"type": "output_text", "text": reply}]}),
+        ("response_item", {"type": "function_call", "name": "shell", "arguments": command,
+                           "call_id": call}),
+        ("response_item", {"type": "function_call_output", "call_id": call,
+                           "output": output}),
+        ("event_msg", {"type": "token_count", "info": None}),
+    ]  # fmt: skip
+    return [_line(_stamp(n + i), kind, payload) for i, (kind, payload) in enumerate(items)]
+
+
 def write_home(home: Path, messages: int, per_session: int, seed: int = 7) -> int:
     """A Codex home of rollouts holding ``messages`` conversation messages; returns the
     number of rollout files."""
@@ -73,70 +96,17 @@ def write_home(home: Path, messages: int, per_session: int, seed: int = 7) -> in
         thread = f"019a{files:04x}-0000-7000-8000-{files:012x}"
         n = made * 2
         ts = _stamp(n)
+        meta = {"id": thread, "timestamp": ts, "cwd": "/src/app", "originator": "codex_cli_rs",
+                "cli_version": "0.63.0", "source": "cli", "git": {"branch": "main"}}  # fmt: skip
         lines = [
-            _line(
-                ts,
-                "session_meta",
-                {
-                    "id": thread,
-                    "timestamp": ts,
-                    "cwd": "/src/app",
-                    "originator": "codex_cli_rs",
-                    "cli_version": "0.63.0",
-                    "source": "cli",
-                    "git": {"branch": "main"},
-                },
-            ),
+            _line(ts, "session_meta", meta),
             _line(ts, "turn_context", {"cwd": "/src/app", "model": "gpt-5-codex"}),
         ]
         for turn in range(turns):
             if made >= messages:
                 break
-            call = f"call_{files}_{turn}"
-            ask = _text(rng, 14)
             n += 7
-            lines += [
-                _line(
-                    _stamp(n),
-                    "response_item",
-                    {
-                        "type": "message",
-                        "role": "user",
-                        "content": [{"type": "input_text", "text": ask}],
-                    },
-                ),
-                _line(_stamp(n + 1), "event_msg", {"type": "user_message", "message": ask}),
-                _line(
-                    _stamp(n + 2),
-                    "response_item",
-                    {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA" + "x" * 200},
-                ),
-                _line(
-                    _stamp(n + 3),
-                    "response_item",
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": _text(rng, 40)}],
-                    },
-                ),
-                _line(
-                    _stamp(n + 4),
-                    "response_item",
-                    {
-                        "type": "function_call",
-                        "name": "shell",
-                        "arguments": json.dumps({"command": ["bash", "-lc", _text(rng, 4)]}),
-                        "call_id": call,
-                    },
-                ),
-                _line(
-                    _stamp(n + 5),
-                    "response_item",
-                    {"type": "function_call_output", "call_id": call, "output": _text(rng, 60)},
-                ),
-                _line(_stamp(n + 6), "event_msg", {"type": "token_count", "info": None}),
-            ]
+            lines += _turn(rng, f"call_{files}_{turn}", n)
             made += 4
         (day / f"rollout-2026-11-01T10-00-00-{thread}.jsonl").write_text("\n".join(lines) + "\n")
         files += 1
