@@ -28,17 +28,7 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     """
     if value is None or value == "":
         return None
-    if isinstance(value, bool):
-        raise InvalidArgumentError(f"not a date: {value!r}")
-    if isinstance(value, (int, float)):
-        if not is_finite_number(value):  # (its repr may be thousands of digits long)
-            raise InvalidArgumentError("not a date: a number that is not finite Unix seconds")
-        return float(value)
-    if isinstance(value, _dt.datetime):
-        moment = value
-    elif isinstance(value, _dt.date):
-        moment = _dt.datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
+    if isinstance(value, str):  # first: the importers' case, once per line of a file
         text = value.strip()
         try:
             moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -46,6 +36,16 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
             raise InvalidArgumentError(
                 f"not an ISO date: {value!r}; use e.g. '2026-11-03' or '2026-11-03T14:00'"
             ) from None
+    elif isinstance(value, bool):
+        raise InvalidArgumentError(f"not a date: {value!r}")
+    elif isinstance(value, (int, float)):
+        if not is_finite_number(value):  # (its repr may be thousands of digits long)
+            raise InvalidArgumentError("not a date: a number that is not finite Unix seconds")
+        return float(value)
+    elif isinstance(value, _dt.datetime):
+        moment = value
+    elif isinstance(value, _dt.date):
+        moment = _dt.datetime(value.year, value.month, value.day)
     else:
         raise InvalidArgumentError(f"not a date: {value!r}")
     if moment.tzinfo is None:

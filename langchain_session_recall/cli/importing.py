@@ -35,6 +35,7 @@ _IMPORT_EPILOG = """Examples:
   session-recall import hermes ~/.hermes/state.db --db recall.db
   session-recall import claude-code --db recall.db --progress
   session-recall import jsonl chats/ --db recall.db --source support-bot
+  session-recall import codex --db recall.db
   session-recall import langgraph checkpoints.sqlite --db recall.db --json
   session-recall import sqlite recall.db --db postgresql://app@db/agents
 
@@ -183,6 +184,23 @@ def import_jsonl(state: State, /, path: str, source: str, parent_field: str, **o
 def import_claude_code(state: State, /, path: str, **options: Any) -> int:
     """Claude Code transcripts (default ~/.claude/projects), sub-agents as child sessions."""
     return _run_import(state, "claude-code", path, **options)
+
+
+@import_.command(name="codex")
+@click.argument("path", default="$CODEX_HOME or ~/.codex", metavar="[PATH]")
+@import_options
+@follow_symlinks_option
+@pass_state
+def import_codex(state: State, /, path: str, **options: Any) -> int:
+    """Codex CLI rollouts (default $CODEX_HOME or ~/.codex), forks and sub-agents as children.
+
+    Reads sessions/ and archived_sessions/, .jsonl and .jsonl.zst (the codex extra).
+    """
+    from langchain_session_recall.importers.codex import default_codex_home
+
+    if path == "$CODEX_HOME or ~/.codex":
+        path = str(default_codex_home())
+    return _run_import(state, "codex", path, **options)
 
 
 @import_.command(name="langgraph")

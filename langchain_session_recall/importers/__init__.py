@@ -19,6 +19,7 @@ from langchain_session_recall.importers.base import (
     write_sessions,
 )
 from langchain_session_recall.importers.claude_code import import_claude_code
+from langchain_session_recall.importers.codex import import_codex
 from langchain_session_recall.importers.cursor import import_cursor
 from langchain_session_recall.importers.gemini import import_gemini
 from langchain_session_recall.importers.hermes import import_hermes
@@ -32,6 +33,7 @@ __all__ = [
     "ImportSession",
     "ImportSourceError",
     "import_claude_code",
+    "import_codex",
     "import_cursor",
     "import_gemini",
     "import_hermes",
@@ -49,5 +51,6 @@ IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "gemini": import_gemini,
     "opencode": import_opencode,
     "cursor": import_cursor,
+    "codex": import_codex,
 }
 """Importer function by the name used on the command line."""

@@ -3,21 +3,28 @@
 Each line is one entry: ``user`` lines carry the user's text or ``tool_result`` blocks,
 ``assistant`` lines carry ``text`` and ``tool_use`` blocks (Claude Code writes one line per
 block, sharing ``message.id``; they are merged back into one message), ``summary`` lines give
-the chain a title. Entries with ``isSidechain: true`` come from a sub-agent started by the
-``Task`` tool: each side chain becomes a child session of the main one. Entries are keyed by
-their ``uuid``, so re-importing a transcript that grew adds only the new entries.
+the chain a title, ``ai-title`` lines too (the latest wins over summaries). Entries with
+``isSidechain: true`` come from a sub-agent started by the ``Task`` tool: each side chain
+becomes a child session of the main one. Newer versions write each sub-agent to
+``<session>/subagents/agent-<id>.jsonl``, its type in ``agent-<id>.meta.json`` (``agentType``:
+the child's title). A ``continued-in`` line closes a session moved to another id (a
+background fork): that session becomes a child of this one, without the history it copied.
+Entries are keyed by their ``uuid``, so re-importing a transcript that grew adds only the new
+entries.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.errors import ImportSourceError
 from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
@@ -26,15 +33,16 @@ from langchain_session_recall.importers.lines import (
     identifier,
     json_objects,
 )
-from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.records import ImportSession, without_copied_history
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.sources import open_sources
+from langchain_session_recall.importers.sources import open_regular_file, open_sources
 from langchain_session_recall.messages import storable_text
 
 __all__ = ["default_claude_dir", "import_claude_code", "parse_claude_code_lines"]
 
 KIND = "claude-code"
 SOURCE = "claude-code"
+_META_BYTES = 64 * 1024  # a sub-agent's meta.json holds a few fields
 
 
 def default_claude_dir() -> Path:
@@ -166,6 +174,18 @@ class _Entry:
     sidechain: bool
 
 
+def _when(obj: Mapping[str, Any]) -> float | None:
+    """A line's ``timestamp`` in Unix seconds (``None`` without one).
+
+    Raises:
+        BadEntry: a timestamp that is not a date.
+    """
+    try:
+        return to_timestamp(obj.get("timestamp"))
+    except ValueError:
+        raise BadEntry("bad timestamp") from None
+
+
 def _entry(obj: Mapping[str, Any], number: int) -> _Entry:
     """A user/assistant line as an :class:`_Entry`.
 
@@ -176,10 +196,7 @@ def _entry(obj: Mapping[str, Any], number: int) -> _Entry:
     uuid = identifier(obj.get("uuid"), "uuid")
     if uuid is None:
         raise BadEntry("entry without uuid")
-    try:
-        when = to_timestamp(obj.get("timestamp")) or 0.0
-    except ValueError:
-        raise BadEntry("bad timestamp") from None
+    when = _when(obj) or 0.0
     return _Entry(
         number=number,
         uuid=uuid,
@@ -193,18 +210,38 @@ def _entry(obj: Mapping[str, Any], number: int) -> _Entry:
     )
 
 
+@dataclass
+class _Marks:
+    """What a file says about its session besides messages: titles, and where it moved."""
+
+    summaries: list[tuple[str | None, str]] = field(default_factory=list)
+    ai_title: str | None = None
+    continued_in: str | None = None
+    continued_at: float | None = None
+
+
 def _read_entries(
     lines: Iterable[str], *, name: str, report: ImportReport
-) -> tuple[list[_Entry], list[tuple[str | None, str]]]:
-    """The conversation entries and the ``(leaf uuid, summary)`` titles of one file; lines
-    that cannot be read are skipped and reported with their numbers."""
+) -> tuple[list[_Entry], _Marks]:
+    """The conversation entries of one file and its :class:`_Marks` (``summary`` titles with
+    their leaf uuid, the last ``ai-title``, the ``continued-in`` target); lines that cannot be
+    read are skipped and reported with their numbers."""
     entries: list[_Entry] = []
-    titles: list[tuple[str | None, str]] = []
+    marks = _Marks()
     for number, obj in json_objects(lines, name=name, report=report):
         kind = obj.get("type")
         try:
             if kind == "summary" and isinstance(obj.get("summary"), str):
-                titles.append((identifier(obj.get("leafUuid"), "leafUuid"), obj["summary"]))
+                marks.summaries.append(
+                    (identifier(obj.get("leafUuid"), "leafUuid"), obj["summary"])
+                )
+            elif kind == "ai-title" and isinstance(obj.get("aiTitle"), str):
+                marks.ai_title = obj["aiTitle"].strip() or marks.ai_title
+            elif kind == "continued-in":
+                marks.continued_in = identifier(
+                    obj.get("continuedInSessionId"), "continuedInSessionId"
+                )
+                marks.continued_at = _when(obj)
             elif kind in ("user", "assistant") and isinstance(obj.get("message"), Mapping):
                 if obj.get("isMeta"):
                     report.ignore("meta entry")
@@ -214,13 +251,23 @@ def _read_entries(
                 report.ignore(f"{kind if isinstance(kind, str) and kind else 'untyped'} entry")
         except BadEntry as exc:
             report.skip(str(exc), f"{name}:{number}")
-    return entries, titles
+    return entries, marks
 
 
 def parse_claude_code_lines(
-    lines: Iterable[str], *, name: str, default_session_id: str, report: ImportReport
+    lines: Iterable[str],
+    *,
+    name: str,
+    default_session_id: str,
+    report: ImportReport,
+    agent: str | None = None,
 ) -> list[ImportSession]:
     """Parse one transcript file into the main session and one child per side chain (pure).
+
+    ``agent`` is the id of a sub-agent file (``<session>/subagents/agent-<id>.jsonl``): each of
+    its entries belongs to that agent's child session, whatever its flags. A ``continued-in``
+    line ends the main session (``end_reason="continued"``) and adds the session it moved to,
+    as a child without messages of its own here (its own file brings them).
 
     A line that cannot be imported (not JSON, an id that is not a string or not valid Unicode,
     a bad timestamp) is skipped and reported with its number; the other lines are imported.
@@ -235,7 +282,7 @@ def parse_claude_code_lines(
         >>> r.problems
         ['s1.jsonl:2: not valid JSON']
     """
-    entries, titles = _read_entries(lines, name=name, report=report)
+    entries, marks = _read_entries(lines, name=name, report=report)
     side_parents = {e.uuid: e.parent_uuid for e in entries if e.sidechain}
     builder = _Builder(report, default_session_id)
     main_id: str | None = None
@@ -243,10 +290,10 @@ def parse_claude_code_lines(
         sid = e.session_id or default_session_id
         main_id = main_id or sid
         try:
-            if e.sidechain:
-                agent = e.agent_id or _chain_root(e.uuid, side_parents)[:8]
+            if e.sidechain or agent:
+                chain = e.agent_id or agent or _chain_root(e.uuid, side_parents)[:8]
                 builder.session(sid, None, e.when)
-                session = builder.session(f"{sid}/agent-{agent}", sid, e.when)
+                session = builder.session(f"{sid}/agent-{chain}", sid, e.when)
             else:
                 session = builder.session(sid, None, e.when)
             if e.kind == "user":
@@ -257,13 +304,27 @@ def parse_claude_code_lines(
             # A kind of junk the checks do not name yet: it costs this entry only.
             report.skip(f"unreadable entry ({type(exc).__name__})", f"{name}:{e.number}")
 
-    known = {u for s in builder.sessions.values() for u, _ in s.messages}
-    for leaf, title in titles:
-        if main_id and main_id in builder.sessions and (leaf in known or leaf is None):
-            builder.sessions[main_id].title = builder.sessions[main_id].title or title
-    if titles and main_id in builder.sessions and builder.sessions[main_id].title is None:
-        builder.sessions[main_id].title = titles[0][1]
+    main = builder.sessions.get(main_id or "")
+    if main is not None:
+        main.title = marks.ai_title or _summary_title(marks.summaries, builder.sessions)
+        if marks.continued_in and marks.continued_in != main.id:
+            times = [m["timestamp"] for _, m in main.messages if isinstance(m, dict)]
+            main.ended_at = marks.continued_at or max(times, default=main.started_at)
+            main.end_reason = "continued"
+            moved = ImportSession(marks.continued_in, SOURCE, parent_session_id=main.id)
+            builder.sessions.setdefault(moved.id, moved)
     return list(builder.sessions.values())
+
+
+def _summary_title(
+    summaries: list[tuple[str | None, str]], sessions: Mapping[str, ImportSession]
+) -> str | None:
+    """The first ``summary`` line whose leaf is a message of the file (or names none), else
+    the first one."""
+    known = {u for s in sessions.values() for u, _ in s.messages}
+    fitting = [title for leaf, title in summaries if leaf is None or leaf in known]
+    firsts = fitting or [t for _, t in summaries]
+    return firsts[0] if firsts else None
 
 
 def import_claude_code(
@@ -309,19 +370,53 @@ def import_claude_code(
     for file, fh in sources:
         name = storable_text(file.name)  # an undecodable file name keeps its place, readably
         lines = bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes)
+        agent = _agent_of(file)
         sessions = parse_claude_code_lines(
-            lines, name=name, default_session_id=storable_text(file.stem), report=report
+            lines,
+            name=name,
+            default_session_id=storable_text(file.parent.parent.name if agent else file.stem),
+            report=report,
+            agent=agent,
         )
+        kind = _agent_type(file, report) if agent else None
         for s in sessions:
-            into = parsed.get(s.id)
-            if into is None:
-                parsed[s.id] = s
-                continue
-            into.messages.extend(s.messages)  # sub-agent files of a session, resumed sessions
-            into.title = into.title or s.title
-            into.model = into.model or s.model
-            if s.started_at is not None and (into.started_at or s.started_at) >= s.started_at:
-                into.started_at = s.started_at
-    return write_sessions(
-        store, list(parsed.values()), report, show_progress=show_progress, reimport=reimport
-    )
+            if kind and s.id.endswith(f"/agent-{agent}"):
+                s.title = s.title or kind
+            if (into := parsed.setdefault(s.id, s)) is not s:
+                _merge(into, s)  # sub-agent files of a session, resumed and moved sessions
+    sessions = without_copied_history(parsed.values(), store.get_messages, report)
+    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)
+
+
+def _agent_of(file: Path) -> str | None:
+    """The agent id of a sub-agent file of the newer layout
+    (``<session>/subagents/agent-<id>.jsonl``), else ``None``."""
+    if file.parent.name != "subagents" or not file.name.startswith("agent-"):
+        return None
+    return storable_text(file.stem.removeprefix("agent-")) or None
+
+
+def _agent_type(file: Path, report: ImportReport) -> str | None:
+    """``agentType`` from the sub-agent's ``agent-<id>.meta.json`` beside it; a file that
+    cannot be read costs the title only (skipped and reported)."""
+    meta = file.with_name(f"{file.stem}.meta.json")
+    if not meta.exists():
+        return None
+    try:
+        with open_regular_file(meta) as fh:
+            data = json.loads(fh.read(_META_BYTES))
+    except (ImportSourceError, ValueError, RecursionError) as exc:
+        report.skip("unreadable sub-agent meta.json", f"{storable_text(meta.name)}: {exc}")
+        return None
+    kind = data.get("agentType") if isinstance(data, Mapping) else None
+    return storable_text(kind) if isinstance(kind, str) and kind.strip() else None
+
+
+def _merge(into: ImportSession, more: ImportSession) -> None:
+    """Two records of one session (read from several files): one."""
+    into.messages.extend(more.messages)
+    for key in ("title", "model", "parent_session_id", "ended_at", "end_reason"):
+        if getattr(into, key) is None:
+            setattr(into, key, getattr(more, key))
+    if more.started_at is not None and (into.started_at or more.started_at) >= more.started_at:
+        into.started_at = more.started_at

@@ -3,14 +3,22 @@ for writing it: parents before children, which fields an import may write."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.messages import MessageLike
 from langchain_session_recall.models import Session
 
-__all__ = ["UNDATED", "ImportSession", "fields_to_write", "order_parents_first"]
+__all__ = [
+    "UNDATED",
+    "ImportSession",
+    "drop_copied_prefix",
+    "fields_to_write",
+    "order_parents_first",
+    "without_copied_history",
+]
 
 UNDATED = "undated_by"
 """Key of an imported message dict that had no time of its own: how it was dated."""
@@ -115,3 +123,76 @@ def fields_to_write(session: ImportSession, existing: Session | None) -> dict[st
     if existing.ended_at is not None:
         fields.pop("end_reason", None)  # the end was recorded already: keep it whole
     return fields
+
+
+def _said(message: MessageLike) -> tuple[Any, ...]:
+    """What a message says, for comparing a copy with its original (not its time or key):
+    role, text, the call it answers and the ids of the calls it makes. A message dict (as
+    importers build them) and a stored message (what a store gives back) compare alike."""
+    fields = ("role", "content", "tool_call_id", "tool_calls")
+    if isinstance(message, Mapping):
+        role, content, answers, calls = (message.get(f) for f in fields)
+    else:
+        role, content, answers, calls = (getattr(message, f, None) for f in fields)
+    ids = tuple(c.get("id") for c in calls or [] if isinstance(c, Mapping))
+    return (role, content, answers, ids)
+
+
+def drop_copied_prefix(child: ImportSession, parent: Sequence[MessageLike]) -> int:
+    """Leave out the messages a child session starts with that repeat its parent's first
+    ones, in order (pure); returns how many.
+
+    A fork (Codex ``forked_from_id``, Claude Code's ``continued-in``) begins with a copy of
+    the history it was forked from, written again under new times: imported as is, each
+    search hit in that history would come twice in one chain.
+
+    Example:
+        >>> hi, yo = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}
+        >>> child = ImportSession("fork", "x", [("1", dict(hi)), ("2", {"role": "user",
+        ...     "content": "and then?"})])
+        >>> drop_copied_prefix(child, [hi, yo]), [k for k, _ in child.messages]
+        (1, ['2'])
+    """
+    copied = 0
+    for (_, message), original in zip(child.messages, parent, strict=False):
+        if _said(message) != _said(original):
+            break
+        copied += 1
+    del child.messages[:copied]
+    return copied
+
+
+def without_copied_history(
+    sessions: Iterable[ImportSession],
+    outside: Callable[[str], Sequence[Any]],
+    report: ImportReport,
+) -> list[ImportSession]:
+    """The sessions of one import, each child without the history it copied from its parent
+    (:func:`drop_copied_prefix`; a parent not among ``sessions`` is read with ``outside``,
+    e.g. ``store.get_messages``: its file may be gone); a session left without any message is
+    left out (counted as ignored) unless another one hangs below it.
+
+    Example:
+        >>> hi = {"role": "user", "content": "hi"}
+        >>> a = ImportSession("a", "x", [("1", hi)])
+        >>> b = ImportSession("b", "x", [("2", dict(hi))], parent_session_id="a")
+        >>> r = ImportReport("x")
+        >>> [s.id for s in without_copied_history([a, b], lambda _: [], r)], dict(r.ignored)
+        (['a'], {'session without messages': 1})
+    """
+    by_id = {s.id: s for s in sessions}
+    for session in by_id.values():
+        pid = session.parent_session_id
+        if pid is not None:
+            parent = by_id[pid].messages if pid in by_id else None
+            drop_copied_prefix(
+                session, [m for _, m in parent] if parent is not None else outside(pid)
+            )
+    parents = {s.parent_session_id for s in by_id.values()}
+    kept = []
+    for session in by_id.values():
+        if session.messages or session.id in parents:
+            kept.append(session)
+        else:
+            report.ignore("session without messages")
+    return kept

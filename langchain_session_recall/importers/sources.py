@@ -3,16 +3,25 @@ FIFOs and devices skipped and reported, never opened), each opened without block
 
 from __future__ import annotations
 
+import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
-from langchain_session_recall.errors import ImportSourceError
+from langchain_session_recall.errors import ImportSourceError, MissingFeatureError
 from langchain_session_recall.importers.report import ImportReport
 
-__all__ = ["check_regular_file", "open_regular_file", "open_sources", "source_files"]
+__all__ = [
+    "ZSTD_HINT",
+    "check_regular_file",
+    "decompressed",
+    "open_files",
+    "open_regular_file",
+    "open_sources",
+    "source_files",
+]
 
 
 def check_regular_file(path: Path, hint: str = "") -> None:
@@ -45,6 +54,35 @@ def open_regular_file(path: Path) -> BinaryIO:
         os.close(fd)
         raise ImportSourceError(f"not a regular file: {path}")
     return os.fdopen(fd, "rb")
+
+
+ZSTD_HINT = "pip install 'langchain-session-recall[codex]'"
+"""What to install to read ``.zst`` files."""
+
+
+def decompressed(fh: BinaryIO, path: Path) -> BinaryIO:
+    """``fh`` itself, or for a ``.zst`` file a buffered reader of its decompressed bytes (read
+    as a stream: memory stays bounded whatever the size), which closes ``fh`` with it.
+
+    Raises:
+        MissingFeatureError: a ``.zst`` file without the ``zstandard`` package.
+    """
+    if path.suffix != ".zst":
+        return fh
+    try:
+        import zstandard
+    except ImportError:
+        fh.close()
+        raise MissingFeatureError(
+            f"{path.name} is compressed with zstd: reading it needs the zstandard package "
+            f"({ZSTD_HINT})"
+        ) from None
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
+    except BaseException:
+        fh.close()
+        raise
+    return cast(BinaryIO, io.BufferedReader(cast(io.RawIOBase, reader)))
 
 
 def source_files(
@@ -123,19 +161,34 @@ def open_sources(
     follow_symlinks: bool = False,
     hint: str = "",
 ) -> Iterator[tuple[Path, BinaryIO]]:
-    """Each file of :func:`source_files`, opened (:func:`open_regular_file`) and closed after
-    use. A file under a directory that cannot be opened is skipped and reported; the file named
-    as ``path`` raises :class:`ImportSourceError`."""
+    """Each file of :func:`source_files`, opened (:func:`open_files`) and closed after use."""
     files = source_files(
         path, report=report, suffix=suffix, follow_symlinks=follow_symlinks, hint=hint
     )
+    yield from open_files(files, named=path, report=report)
+
+
+def open_files(
+    files: Iterable[Path], *, named: Path, report: ImportReport
+) -> Iterator[tuple[Path, BinaryIO]]:
+    """Each file opened (:func:`open_regular_file`, a ``.zst`` one :func:`decompressed`) and
+    closed after use. A file that cannot be opened, or a ``.zst`` file without ``zstandard``,
+    is skipped and reported; when it is the file the user ``named`` itself, the error is
+    raised (:class:`ImportSourceError`, :class:`MissingFeatureError`)."""
     for file in files:
         try:
-            fh = open_regular_file(file)
+            fh = decompressed(open_regular_file(file), file)
         except ImportSourceError as exc:
-            if file == path:
+            if file == named:
                 raise
             report.skip("not readable", f"{file.name}: {exc}")
+            continue
+        except MissingFeatureError:
+            if file == named:
+                raise
+            report.skip(
+                f"compressed with zstd: needs the zstandard package ({ZSTD_HINT})", file.name
+            )
             continue
         with fh:
             yield file, fh

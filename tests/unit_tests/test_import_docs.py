@@ -38,13 +38,16 @@ def test_importing_doc_examples_run_and_print_what_they_claim(
     hermes = tmp_path / "hermes-state.db"
     build_hermes_db(hermes, 3)
     claude = ROOT / "tests" / "data" / "claude_code"
+    codex = ROOT / "tests" / "data" / "codex"
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "docs_importing"}
     blocks = _blocks(DOC.read_text(encoding="utf-8"))
     assert len(blocks) >= 6
     for block in blocks:
-        code = block.replace("~/.hermes/state.db", str(hermes)).replace(
-            "~/.claude/projects", str(claude)
+        code = (
+            block.replace("~/.hermes/state.db", str(hermes))
+            .replace("~/.claude/projects", str(claude))
+            .replace('"~/.codex"', repr(str(codex)))
         )
         out = io.StringIO()
         with contextlib.redirect_stdout(out):

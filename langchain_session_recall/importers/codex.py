@@ -1,0 +1,426 @@
+"""Import Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+A rollout is one thread: JSON lines ``{timestamp, type, payload}``. ``session_meta`` names the
+thread (``id``, ``forked_from_id``, ``cwd``, ``git``, and in ``source`` the parent thread of a
+sub-agent); ``turn_context`` carries the model; ``response_item`` lines are the conversation:
+``message`` (role and content parts), ``function_call`` / ``custom_tool_call`` /
+``local_shell_call`` / ``web_search_call`` and the ``*_output`` items answering them by
+``call_id``. Reasoning, compaction summaries and ``event_msg`` lines (which repeat the messages
+for the UI) are left out. A fork or a sub-agent is a file of its own: it becomes a child
+session of the thread it came from, without the history it copied from it. Each message is
+keyed by thread id and line number, so a rollout that grew (or was compressed to ``.zst``, or
+moved to ``archived_sessions/``) adds only its new lines.
+
+The record shapes follow openai/codex: ``codex-rs/protocol/src/protocol.rs`` (``RolloutItem``,
+``SessionMetaLine``, ``SessionSource``, ``SubAgentSource``) and
+``codex-rs/protocol/src/models.rs`` (``ResponseItem``, ``FunctionCallOutputPayload``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.lines import (
+    MAX_LINE_BYTES,
+    BadEntry,
+    bounded_lines,
+    identifier,
+    json_objects,
+)
+from langchain_session_recall.importers.records import ImportSession, without_copied_history
+from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.importers.sources import open_files, source_files
+from langchain_session_recall.messages import storable_text
+
+__all__ = ["default_codex_home", "import_codex", "parse_codex_lines", "rollout_files"]
+
+KIND = "codex"
+SOURCE = "codex"
+_SUFFIXES = (".jsonl", ".jsonl.zst")
+_FOLDERS = ("sessions", "archived_sessions")
+_THREAD_ID = re.compile(r"([0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})$")
+# Text Codex puts into the conversation as a user message for the model, not typed by the user.
+_CONTEXT = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+)
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def default_codex_home() -> Path:
+    """``$CODEX_HOME``, else ``~/.codex``: where Codex keeps its rollouts.
+
+    Example:
+        >>> import os
+        >>> os.environ.pop("CODEX_HOME", None) and None
+        >>> default_codex_home().name
+        '.codex'
+    """
+    home = os.environ.get("CODEX_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".codex"
+
+
+def rollout_files(path: Path, *, report: ImportReport, follow_symlinks: bool = False) -> list[Path]:
+    """The rollouts an import of ``path`` reads: the file itself; under a Codex home its
+    ``sessions/`` and ``archived_sessions/``; under any other directory every
+    ``rollout-*.jsonl`` (or ``.jsonl.zst``) file. A plain file wins over a ``.zst`` file of the
+    same name beside it.
+
+    Raises:
+        ImportSourceError: ``path`` does not exist, or is neither a directory nor a file.
+    """
+    roots = [path / f for f in _FOLDERS if (path / f).is_dir()] or [path]
+    hint = f"; Codex keeps its rollouts in {default_codex_home() / 'sessions'}"
+    found: list[Path] = []
+    for root in roots:
+        files = source_files(
+            root, report=report, suffix=_SUFFIXES, follow_symlinks=follow_symlinks, hint=hint
+        )
+        found += files if files == [path] else [f for f in files if f.name.startswith("rollout-")]
+    plain = set(found)
+    return [f for f in found if not (f.suffix == ".zst" and f.with_suffix("") in plain)]
+
+
+def _text(parts: Any) -> str:
+    """The text of a message's content parts (``input_text``, ``output_text``; images left
+    out).
+
+    Raises:
+        BadEntry: content that is neither text nor a list of parts.
+    """
+    if isinstance(parts, str):
+        return parts
+    if not isinstance(parts, list):
+        raise BadEntry("message content is not a list")
+    return "\n".join(
+        str(p["text"]) for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+    )
+
+
+def _output(value: Any) -> str:
+    """A tool output as text: a string, a list of content items, or ``{content, success}``.
+    A shell call's output that Codex wrapped as ``{"output": ..., "metadata": {...}}`` in a
+    string is unwrapped to the command's output.
+
+    Raises:
+        BadEntry: anything else.
+    """
+    if isinstance(value, str):
+        if value.startswith('{"output"'):
+            with contextlib.suppress(ValueError, RecursionError):
+                wrapped = json.loads(value)
+                inner = wrapped.get("output") if isinstance(wrapped, dict) else None
+                if isinstance(inner, str):
+                    return inner
+        return value
+    if isinstance(value, list):
+        return _text(value)
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str | list):
+        return _output(value["content"])
+    raise BadEntry("tool output is not text")
+
+
+def _arguments(raw: Any) -> Any:
+    """Function-call arguments: Codex keeps them as a JSON string; decoded when it is one."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return {"input": raw}
+    return raw if isinstance(raw, Mapping) else {"input": raw}
+
+
+def _call(payload: Mapping[str, Any], kind: str, number: int) -> dict[str, Any]:
+    """The tool call of a ``*_call`` item, in the shape the store takes.
+
+    Raises:
+        BadEntry: a call id or name that is not text.
+    """
+    call_id = identifier(payload.get("call_id") or payload.get("id"), "call_id")
+    if kind == "function_call":
+        name, args = payload.get("name"), _arguments(payload.get("arguments"))
+    elif kind == "custom_tool_call":
+        name, args = payload.get("name"), {"input": payload.get("input")}
+    elif kind == "local_shell_call":
+        name, args = "local_shell", payload.get("action")
+    else:
+        name, args = "web_search", payload.get("action")
+    if not isinstance(name, str) or not name:
+        raise BadEntry("tool call without a name")
+    return {"id": call_id or f"line-{number}", "name": name, "args": args or {}}
+
+
+class _Rollout:
+    """One rollout file's thread, filled line by line."""
+
+    def __init__(self, report: ImportReport, default_id: str) -> None:
+        self.report = report
+        self.session = ImportSession(id=default_id, source=SOURCE)
+        self.meta_seen = False
+        self.when: float | None = None
+        self.stamp: Any = None  # the last line's timestamp as written (lines share them)
+        self.numbered: list[tuple[int, dict[str, Any]]] = []
+        self.tool_names: dict[str, str] = {}
+
+    def line(self, number: int, obj: Mapping[str, Any]) -> None:
+        """Take one line.
+
+        Raises:
+            BadEntry: the line cannot be imported (nothing of it was taken).
+        """
+        kind, payload = obj.get("type"), obj.get("payload")
+        if not isinstance(payload, Mapping):
+            raise BadEntry("record without a payload object")
+        stamp = obj.get("timestamp")
+        if stamp != self.stamp or stamp is None:
+            try:
+                when = to_timestamp(stamp)
+            except ValueError:
+                raise BadEntry("bad timestamp") from None
+            self.stamp = stamp
+            if when is not None:
+                self.when = when
+        if kind == "session_meta":
+            self.meta(payload)
+        elif kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model and self.session.model is None:
+                self.session.model = model
+        elif kind == "response_item":
+            self.item(number, payload)
+        else:
+            self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} record")
+
+    def meta(self, payload: Mapping[str, Any]) -> None:
+        """The thread's own ``session_meta`` (the first); a later one was copied with the
+        history of the thread this one was forked from."""
+        if self.meta_seen:
+            self.report.ignore("copied session_meta record")
+            return
+        thread = identifier(payload.get("id"), "id")
+        forked = identifier(payload.get("forked_from_id"), "forked_from_id")
+        parent = forked or _spawned_by(payload.get("source"))
+        try:
+            started = to_timestamp(payload.get("timestamp"))
+        except ValueError:
+            started = None
+        self.meta_seen = True
+        self.session.id = thread or self.session.id
+        self.session.parent_session_id = parent if parent != self.session.id else None
+        self.session.started_at = started
+
+    def item(self, number: int, payload: Mapping[str, Any]) -> None:
+        kind = payload.get("type")
+        when = self.when
+        if kind == "message":
+            role = payload.get("role")
+            text = _text(payload.get("content"))
+            if role not in ("user", "assistant"):
+                self.report.ignore(f"{role if isinstance(role, str) else 'unknown'} message")
+            elif role == "user" and text.lstrip().startswith(_CONTEXT):
+                self.report.ignore("context injected by Codex")
+            elif not text.strip():
+                self.report.ignore("empty message")
+            else:
+                self.add(number, {"role": role, "content": text, "timestamp": when})
+        elif kind in _CALLS:
+            call = _call(payload, str(kind), number)
+            self.tool_names[call["id"]] = call["name"]
+            self.add(
+                number,
+                {"role": "assistant", "content": "", "tool_calls": [call], "timestamp": when},
+            )
+        elif kind in _OUTPUTS:
+            call_id = identifier(payload.get("call_id"), "call_id")
+            row = {
+                "role": "tool",
+                "content": _output(payload.get("output")),
+                "tool_call_id": call_id,
+                "tool_name": self.tool_names.get(call_id or ""),
+                "timestamp": when,
+            }
+            self.add(number, row)
+        else:
+            self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} item")
+
+    def add(self, number: int, message: dict[str, Any]) -> None:
+        self.numbered.append((number, message))
+
+    def finish(self, default_time: float) -> ImportSession:
+        """The thread, its messages keyed by thread id and line number; a message before any
+        time takes the thread's start (else the file's time)."""
+        s = self.session
+        first = next((m["timestamp"] for _, m in self.numbered if m["timestamp"] is not None), None)
+        if s.started_at is None:
+            s.started_at = first if first is not None else default_time
+        for number, message in self.numbered:
+            if message["timestamp"] is None:
+                message["timestamp"] = s.started_at
+            s.messages.append((f"{s.id}:{number}", message))
+        return s
+
+
+def _spawned_by(source: Any) -> str | None:
+    """The parent thread of a sub-agent: ``{"subagent": {"thread_spawn": {"parent_thread_id":
+    ...}}}`` (``SessionSource::SubAgent(SubAgentSource::ThreadSpawn)``); ``None`` for any other
+    source (``"cli"``, ``"exec"``, ``{"subagent": "review"}``, ...)."""
+    if not isinstance(source, Mapping):
+        return None
+    agent = source.get("subagent")
+    spawn = agent.get("thread_spawn") if isinstance(agent, Mapping) else None
+    return (
+        identifier(spawn.get("parent_thread_id"), "parent_thread_id")
+        if isinstance(spawn, Mapping)
+        else None
+    )
+
+
+def parse_codex_lines(
+    lines: Iterable[str],
+    *,
+    name: str,
+    default_session_id: str,
+    report: ImportReport,
+    default_time: float = 0.0,
+) -> ImportSession:
+    """Parse one rollout into its thread (pure); a line that cannot be imported is skipped
+    and reported with its number, the other lines are imported.
+
+    Example:
+        >>> lines = [
+        ...     '{"timestamp": "2026-11-20T09:00:00Z", "type": "session_meta", "payload": '
+        ...     '{"id": "t1", "cwd": "/src/api", "originator": "codex_cli_rs"}}',
+        ...     '{"timestamp": "2026-11-20T09:00:05Z", "type": "response_item", "payload": '
+        ...     '{"type": "message", "role": "user", "content": [{"type": "input_text", '
+        ...     '"text": "why does the build fail?"}]}}',
+        ...     '{"type": "response_item", "payload": "oops"}',
+        ... ]
+        >>> r = ImportReport("codex")
+        >>> s = parse_codex_lines(lines, name="rollout.jsonl", default_session_id="x", report=r)
+        >>> s.id, [k for k, _ in s.messages], r.problems
+        ('t1', ['t1:2'], ['rollout.jsonl:3: record without a payload object'])
+    """
+    rollout = _Rollout(report, default_session_id)
+    for number, obj in json_objects(lines, name=name, report=report):
+        try:
+            rollout.line(number, obj)
+        except BadEntry as exc:
+            report.skip(str(exc), f"{name}:{number}")
+        except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+            # A kind of junk the checks do not name yet: it costs this line only.
+            report.skip(f"unreadable record ({type(exc).__name__})", f"{name}:{number}")
+    return rollout.finish(default_time)
+
+
+def _thread_names(home: Path, report: ImportReport) -> dict[str, str]:
+    """Thread names from ``session_index.jsonl`` (``{id, thread_name, updated_at}``, appended:
+    the last name of a thread wins); none when there is no such file."""
+    index = home / "session_index.jsonl"
+    names: dict[str, str] = {}
+    if not index.is_file():
+        return names
+    for _, fh in open_files([index], named=home, report=report):
+        lines = bounded_lines(fh, name=index.name, report=report)
+        for number, obj in json_objects(lines, name=index.name, report=report):
+            try:
+                thread = identifier(obj.get("id"), "id")
+            except BadEntry as exc:
+                report.skip(str(exc), f"{index.name}:{number}")
+                continue
+            name = obj.get("thread_name")
+            if thread and isinstance(name, str) and name.strip():
+                names[thread] = storable_text(name.strip())
+    return names
+
+
+def _merge(into: ImportSession, more: ImportSession) -> None:
+    """A thread found twice (in ``sessions/`` and ``archived_sessions/``): its lines once."""
+    keys = {k for k, _ in into.messages}
+    into.messages += [(k, m) for k, m in more.messages if k not in keys]
+    into.model = into.model or more.model
+    into.parent_session_id = into.parent_session_id or more.parent_session_id
+    if more.started_at is not None and (into.started_at or more.started_at) >= more.started_at:
+        into.started_at = more.started_at
+
+
+def _mtime(file: Path) -> float:
+    """The file's modification time (what dates a thread that has none), 0 when it is gone."""
+    try:
+        return file.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def import_codex(
+    store: SessionBackend,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    show_progress: bool | None = None,
+    reimport: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    follow_symlinks: bool = False,
+) -> ImportReport:
+    """Import Codex rollouts into ``store``: a Codex home (default ``$CODEX_HOME`` or
+    ``~/.codex``: its ``sessions/`` and ``archived_sessions/``), a directory of rollouts, or
+    one rollout file (``.jsonl``, or ``.jsonl.zst`` with the ``codex`` extra installed).
+
+    Threads keep their id, model, start and name (from ``session_index.jsonl``); forks
+    (``forked_from_id``) and sub-agents (spawned by a parent thread) become child sessions
+    of that thread. Source files are opened read-only. A line longer than
+    ``max_line_bytes`` (64 MB) is skipped and reported; a ``.zst`` file met without the
+    ``zstandard`` package is skipped and reported, with what to install.
+
+    A session imported before and forgotten since (``delete_sessions``) is left out and
+    listed in ``report.forgotten`` unless ``reimport``.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> day = pathlib.Path(tempfile.mkdtemp()) / "sessions" / "2026" / "11" / "20"
+        >>> day.mkdir(parents=True)
+        >>> meta = {"type": "session_meta", "timestamp": "2026-11-20T09:00:00Z",
+        ...         "payload": {"id": "0193a1b2-0000-7000-8000-000000000001", "cwd": "/src"}}
+        >>> ask = {"type": "response_item", "timestamp": "2026-11-20T09:00:02Z", "payload":
+        ...        {"type": "message", "role": "user",
+        ...         "content": [{"type": "input_text", "text": "rotate the TLS cert"}]}}
+        >>> f = day / "rollout-2026-11-20T09-00-00-0193a1b2-0000-7000-8000-000000000001.jsonl"
+        >>> _ = f.write_text(json.dumps(meta) + "\\n" + json.dumps(ask) + "\\n")
+        >>> from langchain_session_recall import SessionStore
+        >>> store = SessionStore(":memory:")
+        >>> import_codex(store, day.parents[3]).summary()
+        'codex: 1 sessions (1 new), 1 messages imported'
+    """
+    report = ImportReport(KIND)
+    home = Path(path).expanduser() if path is not None else default_codex_home()
+    threads: dict[str, ImportSession] = {}
+    files = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
+    for file, fh in open_files(files, named=home, report=report):
+        name = storable_text(file.name)
+        match = _THREAD_ID.search(file.name.removesuffix(".zst").removesuffix(".jsonl"))
+        thread = parse_codex_lines(
+            bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+            name=name,
+            default_session_id=match.group(1) if match else storable_text(file.stem),
+            report=report,
+            default_time=_mtime(file),
+        )
+        if thread.id in threads:
+            _merge(threads[thread.id], thread)
+        else:
+            threads[thread.id] = thread
+    names = _thread_names(home, report) if home.is_dir() else {}
+    for thread in threads.values():
+        thread.title = thread.title or names.get(thread.id)
+    sessions = without_copied_history(threads.values(), store.get_messages, report)
+    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)
