@@ -71,6 +71,15 @@ class TranscriptBlock:
     call: str = ""
     """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
     text, code blocks on the lines below the tag."""
+    known_id: int | None = None
+    """The message's id even where the text shows none (a search result's window): what the
+    search matched is known by it. Never rendered."""
+
+    @property
+    def searchable(self) -> str:
+        """What the query's words are looked for in: the text, and a call's inline arguments
+        (``terminal(command="python rename_photos.py ~/Pictures/2024")``)."""
+        return f"{self.call} {self.text}" if self.call else self.text
 
     def render(self, text: str | None = None) -> str:
         """Format the block back to transcript form, optionally with replacement text."""
@@ -132,7 +141,11 @@ def window_blocks(window: Window, *, ids_shown: bool) -> list[TranscriptBlock]:
         elif i + 1 == len(shown):
             text += window.trailing + (LATER_MARKER if window.elided_after else "")
         ident = message.id if ids_shown else None
-        blocks.append(TranscriptBlock(message.label, ident, text.strip(), call=message.call))
+        blocks.append(
+            TranscriptBlock(
+                message.label, ident, text.strip(), call=message.call, known_id=message.id
+            )
+        )
     return blocks
 
 
@@ -433,10 +446,10 @@ def extractive_pieces(
         body = clip(transcript, weights, max_chars) if transcript.strip() else ""
         return Recap(head, (body or "No transcript available.",), (0,))
 
-    texts = [b.text for b in blocks]
+    texts = [b.searchable for b in blocks]
     weights = term_weights(texts, terms)
     wanted = set(matched_message_ids)
-    matched = [b.message_id is not None and b.message_id in wanted for b in blocks]
+    matched = [(b.message_id if b.known_id is None else b.known_id) in wanted for b in blocks]
     values = message_values(message_scores(texts, weights, matched), max(0, neighbours))
     if not any(v > 0 for v in values):
         values = _frame_values(blocks)
