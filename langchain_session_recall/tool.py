@@ -64,7 +64,7 @@ Query syntax: plain keywords or a natural question both work. For broad recall j
 with OR (docker OR kubernetes); "double quotes" for an exact phrase; NOT to leave out \
 sessions that mention a word (python NOT java); a trailing * for a prefix (deploy*). \
 Optional: limit (default {DEFAULT_K}, max {DEFAULT_MAX_K}), role_filter ("user,assistant"), \
-after/before (ISO dates, e.g. 2026-11-01; after earlier than before). \
+after/before (ISO dates, e.g. 2026-11-01). \
 The current conversation is never searched. """
 SESSION_SEARCH_DESCRIPTION += QUERY_LIMITS
 
@@ -81,15 +81,12 @@ class SessionSearchInput(BaseModel):
     )
     limit: int = Field(
         default=DEFAULT_K,
-        description=(
-            f"Sessions to return (1-{DEFAULT_MAX_K}; a larger value gives {DEFAULT_MAX_K}, "
-            "and the reply's notice says so)."
-        ),
+        # the schema a recorded agent run sent (cassettes): changing it needs a new recording
+        description=f"Sessions to return (1-{DEFAULT_MAX_K}; larger values give {DEFAULT_MAX_K}).",
     )
     role_filter: str | None = Field(
         default=None,
-        description='Only match these roles, comma-separated: "user,assistant" (of user, '
-        "assistant, tool, system).",
+        description='Only match these roles, comma-separated: "user,assistant".',
     )
     after: str | None = Field(
         default=None, description="Only sessions started on/after this ISO date (2026-11-01)."
