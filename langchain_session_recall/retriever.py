@@ -15,7 +15,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.embeddings import Embeddings
-from langchain_core.retrievers import BaseRetriever
+from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -54,6 +54,9 @@ __all__ = ["SessionRecallRetriever"]
 
 logger = logging.getLogger(__name__)
 
+_LS_NAME = "session_recall"
+"""The retriever's name in LangSmith's ``ls_retriever_name`` (LangChain's default would be
+``sessionrecall``: the class name without ``Retriever``, lowercased)."""
 _CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id", "now"})
 
 
@@ -277,6 +280,26 @@ class SessionRecallRetriever(BaseRetriever):
                 )
             )
         return docs[: request.k]
+
+    @override
+    def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
+        """LangSmith's standard retriever params, on every traced run: ``ls_retriever_name``
+        ``"session_recall"``, and, when a hybrid search would use a model (this retriever's
+        ``embeddings``, else the store's; ``dense_weight`` above 0), that model's
+        ``ls_embedding_provider`` (its class) and ``ls_embedding_model`` (its name, when it
+        states one). Read from the model object: nothing is loaded or embedded."""
+        from langchain_session_recall.backends.vectors.identity import (
+            embedding_provider_and_model,
+        )
+
+        params = LangSmithRetrieverParams(ls_retriever_name=_LS_NAME)
+        embeddings = self.embeddings or self.store.embeddings
+        if embeddings is not None and self.dense_weight > 0:
+            provider, model = embedding_provider_and_model(embeddings)
+            params["ls_embedding_provider"] = provider
+            if model is not None:
+                params["ls_embedding_model"] = model
+        return params
 
     def search_mode(self, query: str, **options: Any) -> Literal["lexical", "hybrid"]:
         """How a search for ``query`` (with per-call ``options``, as ``invoke`` takes them)

@@ -1,4 +1,5 @@
-"""Write the notebooks from their cell sources and execute them in place (outputs stored).
+"""Write the notebooks from their cell sources and execute them in place (outputs stored):
+the three in this folder, and LangChain's integration page, docs/integrations/session_recall.ipynb.
 
 python notebooks/build_notebooks.py            # replaying cassettes
 RECORD=1 python notebooks/build_notebooks.py   # against the local LLM server, re-recording
@@ -434,16 +435,255 @@ print(
     ),
 ]
 
+
+def raw(text: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_raw_cell(text.strip())
+
+
+# LangChain's retriever page template (langchain-cli's integration_template/docs/retrievers.ipynb):
+# Overview with the integration-details table, Setup, Instantiation, Usage, Use within a chain,
+# API reference. Runs offline with no key: demo sessions, and a stand-in chat model said as such.
+INTEGRATION = [
+    raw(
+        """
+---
+sidebar_label: Session Recall
+---
+"""
+    ),
+    md(
+        """
+# SessionRecallRetriever
+
+This will help you get started with the Session Recall
+[retriever](https://python.langchain.com/docs/concepts/retrievers/): recall of an agent's own
+past conversations. Sessions are kept in SQLite (full-text index, FTS5) or PostgreSQL; a search
+returns one `Document` per past session, its transcript windowed around the matches, with the
+session's id, date, source, title and score in the metadata. The conversation in progress is
+never returned, and secrets are redacted before a Document is built. For detailed documentation
+of all `SessionRecallRetriever` features and configurations head to the
+[API reference](#api-reference).
+
+### Integration details
+
+Bring-your-own data (your agents' sessions, recorded as they run or imported):
+
+| Retriever | Self-host | Cloud offering | Package |
+| :--- | :--- | :---: | :---: |
+| [SessionRecallRetriever](../../langchain_session_recall/retriever.py) | ✅ | ❌ | langchain-session-recall |
+
+## Setup
+
+No API key and no service: the sessions live in a SQLite file (or your own PostgreSQL, with
+`PostgresSessionStore`). A model is needed only to write recaps of what was found, or to
+answer from it, as in [Use within a chain](#use-within-a-chain).
+
+If you want to get automated tracing from individual queries, you can also set your
+[LangSmith](https://docs.smith.langchain.com/) API key by uncommenting below. Each retriever
+run carries LangSmith's standard params: `ls_retriever_name="session_recall"` and, with an
+embedding model (hybrid search), `ls_embedding_provider` and `ls_embedding_model`.
+"""
+    ),
+    code(
+        """
+# os.environ["LANGSMITH_API_KEY"] = getpass.getpass("Enter your LangSmith API key: ")
+# os.environ["LANGSMITH_TRACING"] = "true"
+"""
+    ),
+    md(
+        """
+### Installation
+
+This retriever lives in the `langchain-session-recall` package (the line is commented out here:
+this page is executed by the project's CI, offline, against the checkout):
+"""
+    ),
+    code("# %pip install -qU langchain-session-recall"),
+    md(
+        """
+## Instantiation
+
+A retriever searches a session store. The package ships sample sessions (debugging, scripts,
+design decisions, a sub-agent, cron runs) so this page has history to search; your own
+sessions come from `SessionRecorder` (a callback recording an agent as it runs),
+`SessionChatMessageHistory`, the importers (Hermes, Claude Code, LangGraph checkpoints, JSONL)
+or `store.add_messages`, as the last lines below do:
+"""
+    ),
+    code(
+        """
+import datetime as dt
+import tempfile
+from pathlib import Path
+
+from langchain_session_recall import SessionRecallRetriever
+from langchain_session_recall.demo import build_demo_store
+
+store = build_demo_store(Path(tempfile.mkdtemp()) / "recall.db")  # SessionStore("recall.db")
+started = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc).timestamp()  # default: now
+store.add_session("support-7", source="cli", title="Kafka consumer lag", started_at=started)
+store.add_messages(
+    "support-7",
+    [
+        {"role": "user", "content": "The orders consumer lags by 40k messages again."},
+        {"role": "assistant", "content": "Raise the topic to 12 partitions and run 12 consumers."},
+    ],
+)
+
+retriever = SessionRecallRetriever(store=store, k=2)
+"""
+    ),
+    md("## Usage"),
+    code(
+        """
+query = "how did we fix the CORS error?"
+
+docs = retriever.invoke(query)
+for doc in docs:
+    m = doc.metadata
+    print(f"{doc.id}  {m['when']}  score {m['score']:.2f}  {m['title']}")
+print()
+print(docs[0].page_content[:600])
+"""
+    ),
+    md(
+        """
+An empty query lists recent sessions instead (previews, no search); `k`, `role_filter`,
+`after` and `before` can be given per call:
+"""
+    ),
+    code(
+        """
+for doc in retriever.invoke("", k=3):
+    print(doc.metadata["when"], "|", doc.metadata["title"])
+print([d.id for d in retriever.invoke("kafka partitions", k=1)])
+"""
+    ),
+    md(
+        """
+## Use within a chain
+
+Like other retrievers, `SessionRecallRetriever` can be incorporated into LLM applications via
+[chains](https://python.langchain.com/docs/how_to/sequence/).
+
+We will need a LLM or chat model. **This page uses a stand-in, not a language model**, so that
+it runs offline and without an API key: `QuotingChatModel` below answers by quoting the
+assistant line of the context that shares the most words with the question. Swap in any chat
+model (for example `ChatOpenAI(model="gpt-4o-mini")`) and the chain is unchanged.
+(The project's notebooks replay a real model's recorded traffic instead:
+`notebooks/01_quickstart.ipynb`, `notebooks/02_agent_tool.ipynb`.)
+"""
+    ),
+    code(
+        """
+import re
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+STOP_WORDS = {"how", "did", "the", "what", "was", "and", "for", "you", "our"}
+
+
+class QuotingChatModel(BaseChatModel):
+    \"\"\"Offline stand-in for a chat model (no LLM): quotes the context's assistant line that
+    shares the most words with the question.\"\"\"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        context, _, question = str(messages[-1].content).rpartition("Question:")
+        words = set(re.findall(r"[a-z]{3,}", question.lower())) - STOP_WORDS
+        lines = [line for line in context.splitlines() if line.startswith("[ASSISTANT]")]
+        best = max(lines, key=lambda line: sum(w in line.lower() for w in words), default="")
+        quote = best.removeprefix("[ASSISTANT]: ")
+        answer = f"From a past session: {quote}" if best else "I don't know."
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(answer))])
+
+    @property
+    def _llm_type(self) -> str:
+        return "quoting-stand-in"
+
+
+llm = QuotingChatModel()  # e.g. ChatOpenAI(model="gpt-4o-mini", temperature=0)
+"""
+    ),
+    code(
+        """
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnablePassthrough
+
+prompt = ChatPromptTemplate.from_template(
+    \"\"\"Answer the question based only on the context provided.
+
+Context: {context}
+
+Question: {question}\"\"\"
+)
+
+
+def format_docs(docs):
+    return "\\n\\n".join(doc.page_content for doc in docs)
+
+
+chain = (
+    {"context": retriever | format_docs, "question": RunnablePassthrough()}
+    | prompt
+    | llm
+    | StrOutputParser()
+)
+"""
+    ),
+    code('print(chain.invoke("How did we fix the CORS error?"))'),
+    md(
+        """
+## Session Recall specifics
+
+- **The live conversation is left out.** Pass the conversation's id as
+  `config={"configurable": {"session_id": ...}}` (or LangGraph's `thread_id`): its whole chain
+  of sessions (sub-agents, continuations) is never returned, so an agent does not "recall" what
+  it is saying right now.
+- **Tenants**: `user_id=` scopes a retriever to one user's sessions.
+- **Redaction** is on by default: API keys, tokens and passwords become `[REDACTED...]` markers
+  before a Document is built, so `retriever | format_docs | prompt | llm` sends a provider none.
+- **Recaps**: `create_session_recall_chain(retriever, llm)` returns one grounded recap per
+  session instead of raw transcripts; `create_session_search_tool(store)` gives an agent a
+  `session_search` tool.
+- **Hybrid search** (optional): `embeddings=` any LangChain `Embeddings`, blended with the
+  lexical ranking.
+"""
+    ),
+    code(
+        """
+config = {"configurable": {"session_id": "20261103_091512_a1b2c3"}}  # the CORS session is live
+print([d.metadata["title"] for d in retriever.invoke(query, config=config)])
+"""
+    ),
+    md(
+        """
+## API reference
+
+For detailed documentation of all `SessionRecallRetriever` features and configurations head
+to the API reference: the docstrings of
+[`SessionRecallRetriever`](../../langchain_session_recall/retriever.py), the
+[README](../../README.md#the-retriever) (every field, the Document metadata), the
+[LCEL recipes](../lcel.md), [hybrid search](../hybrid.md), the
+[summarizer](../summarizer.md) and the [provider page](provider.md).
+"""
+    ),
+]
+
 NOTEBOOKS = {
     "01_quickstart.ipynb": QUICKSTART,
     "02_agent_tool.ipynb": AGENT,
     "03_hermes_history.ipynb": HERMES,
+    # LangChain's integration page, beside the other docs: executed from its own folder
+    "../docs/integrations/session_recall.ipynb": INTEGRATION,
 }
 
 
 def build(names: list[str]) -> None:
     for name, cells in NOTEBOOKS.items():
-        if names and name not in names:
+        if names and name not in names and Path(name).name not in names:
             continue
         nb = nbformat.v4.new_notebook(cells=cells)
         nb.metadata["kernelspec"] = {
@@ -451,12 +691,13 @@ def build(names: list[str]) -> None:
             "display_name": "Python 3",
             "language": "python",
         }
-        NotebookClient(
-            nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
-        ).execute()
+        target = (HERE / name).resolve()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        where = {"metadata": {"path": str(target.parent)}}
+        NotebookClient(nb, timeout=3600, kernel_name="python3", resources=where).execute()
         for cell in nb.cells:  # stable files: no execution timestamps
             cell.get("metadata", {}).pop("execution", None)
-        nbformat.write(nb, HERE / name)
+        nbformat.write(nb, target)
         print("wrote", name)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["declared_dimension", "embedding_identity"]
+__all__ = ["declared_dimension", "embedding_identity", "embedding_provider_and_model"]
 
 _NAME_FIELDS = ("model_name", "model", "model_id", "deployment", "repo_id", "size")
+_MODEL_FIELDS = tuple(f for f in _NAME_FIELDS if f != "size")  # a size names no model
 _DIM_FIELDS = ("dimensions", "output_dimensionality", "output_dimension", "dimension", "size")
 """Where a model object states the size of its vectors (``OpenAIEmbeddings(dimensions=256)``,
 Google's ``output_dimensionality``, Voyage's ``output_dimension``, LangChain's fakes' ``size``)."""
@@ -39,6 +40,30 @@ def embedding_identity(embeddings: Any) -> str:
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
             return f"{name}:{value}"
     return name
+
+
+def embedding_provider_and_model(embeddings: Any) -> tuple[str, str | None]:
+    """The class name and the model name of a LangChain ``Embeddings`` object, as LangSmith's
+    ``ls_embedding_provider`` / ``ls_embedding_model`` report them.
+
+    The provider is the class's name (as LangChain's ``VectorStoreRetriever`` reports it), the
+    model the first name field set (``model_name``, ``model``, ...): read from the object,
+    nothing loaded or embedded. A fake's ``size`` is no name (``None``); a cache in front of a
+    model is that model.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> embedding_provider_and_model(DeterministicFakeEmbedding(size=8))
+        ('DeterministicFakeEmbedding', None)
+    """
+    underlying = getattr(embeddings, "underlying_embeddings", None)
+    if underlying is not None and underlying is not embeddings:
+        return embedding_provider_and_model(underlying)
+    for field in _MODEL_FIELDS:
+        value = getattr(embeddings, field, None)
+        if isinstance(value, str) and value:
+            return type(embeddings).__name__, value
+    return type(embeddings).__name__, None
 
 
 def declared_dimension(embeddings: Any) -> int | None:
