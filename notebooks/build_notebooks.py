@@ -286,7 +286,7 @@ for fact, word in facts.items():
 """
     ),
     md(
-        "**The answer, read against the session.** Half right, and wrong about where: the fix did add the `Access-Control-Allow-Origin` header, but in nginx's configuration (`/etc/nginx/sites-available/api.conf`), not in \"the backend server\", and what made it work is missing: nginx answering the preflight itself with 204, `always` on `add_header`, the `map` allow-list. A user following this answer would look in the wrong place. The recap it read was better: it names the nginx patch, the 204 and the `map` allow-list (with small slips: the assistant, not the user, patched; the app behind nginx returned the 405), and the extractive recap of the same session (above) holds the root cause and the fix in the session's own words. Recorded as it came: this 1.5B model recalls the right session and a usable recap, and then loses details while answering."
+        "**The answer, read against the session.** Right in substance, short of what a user needs to act on it: the fix did add the CORS headers on every response, preflight included, in the site configuration, and a `map` allow-list of origins in the `http` block; but the answer names neither nginx nor its file (`/etc/nginx/sites-available/api.conf`), nor `always` on `add_header`, nor nginx answering the preflight itself with 204 (the checks above print what it holds). The recap it read names the nginx site config and the allow-list (the grounding check removed one unsupported sentence), and the extractive recap of the same session (above) holds the root cause and the fix in the session's own words. Recorded as it came: this 1.5B model recalls the right session and a usable recap, then loses details while answering."
     ),
     md(
         """
