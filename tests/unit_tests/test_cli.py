@@ -438,3 +438,11 @@ def test_recent_collapses_automation_runs_unless_asked(demo_db: str) -> None:
     assert code == EXIT_OK
     titles = [d["metadata"]["title"] for d in json.loads(out)["recent"]]
     assert titles.count("Nightly disk usage check") == 1, titles
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    code, out = run("--version")
+    assert code == 0
+    assert out == f"session-recall {version('langchain-session-recall')}\n"
