@@ -18,6 +18,7 @@ from langchain_session_recall.cli.state import (
     State,
     json_results,
     pass_state,
+    plural,
 )
 from langchain_session_recall.results import recall
 from langchain_session_recall.search.request import SearchRequest
@@ -94,7 +95,7 @@ def demo(
     print_lines(
         console,
         [
-            f"Demo database: {path} ({sessions} root sessions)",
+            f"Demo database: {path} ({plural(sessions, 'root session')})",
             f"Search it yourself:  session-recall search 'QUERY' --db {path}",
             "",
         ],

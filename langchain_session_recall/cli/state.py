@@ -13,6 +13,7 @@ import click
 
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.core.text import escape_for_terminal
+from langchain_session_recall.core.text import plural as core_plural
 from langchain_session_recall.results import Result
 
 if TYPE_CHECKING:
@@ -89,10 +90,10 @@ def json_results(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 def plural(n: int, noun: str) -> str:
-    """``"1 session"``, ``"2 sessions"``.
+    """``"1 session"``, ``"2 sessions"`` (:func:`~langchain_session_recall.core.text.plural`).
 
     Example:
         >>> plural(1, "session"), plural(2, "message")
         ('1 session', '2 messages')
     """
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return core_plural(n, noun)
