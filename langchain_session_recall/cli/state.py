@@ -85,8 +85,12 @@ def open_db(db: str, read_only: bool) -> SessionBackend:
 
 
 def json_results(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """Results as ``--json`` prints them: each one's text and metadata."""
-    return [{"content": r.page_content, "metadata": r.metadata} for r in results]
+    """Results as ``--json`` prints them: each one's session id (what ``show`` takes, a
+    ``Document``'s ``id``), text and metadata."""
+    return [
+        {"id": r.metadata.get("session_id"), "content": r.page_content, "metadata": r.metadata}
+        for r in results
+    ]
 
 
 def plural(n: int, noun: str) -> str:
