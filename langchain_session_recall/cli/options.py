@@ -15,6 +15,7 @@ from langchain_session_recall.dates import to_timestamp
 
 __all__ = [
     "DEFAULT_PANEL_CHARS",
+    "DEMO_PANEL_CHARS",
     "MAX_K",
     "chars_option",
     "db_option",
@@ -31,6 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_K = 5
 """Most sessions one command shows (as the retriever and the agent tool)."""
 DEFAULT_PANEL_CHARS = 1200
+DEMO_PANEL_CHARS = 600  # the demo shows one panel per question: its best hit
 """Transcript characters per panel unless ``--chars`` says otherwise."""
 MIN_CHARS = 200
 ROLES = ("user", "assistant", "tool", "system")
