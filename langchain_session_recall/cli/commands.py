@@ -62,6 +62,11 @@ Exit codes: 0 ok, 1 nothing found, 2 bad usage or input,
     epilog=_EXAMPLES,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
+@click.version_option(
+    package_name="langchain-session-recall",
+    prog_name="session-recall",
+    message="%(prog)s %(version)s",
+)
 def app() -> None:
     """Search, browse and import an agent's past sessions.
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from langchain_session_recall.cli.options import (
-    DEFAULT_PANEL_CHARS,
+    DEMO_PANEL_CHARS,
     chars_option,
     db_option,
     json_option,
@@ -18,6 +18,7 @@ from langchain_session_recall.cli.state import (
     State,
     json_results,
     pass_state,
+    plural,
 )
 from langchain_session_recall.results import recall
 from langchain_session_recall.search.request import SearchRequest
@@ -69,7 +70,8 @@ def demo(
     path = Path(db).expanduser() if db else default_demo_path()
     with open_demo_store(path, fresh=fresh) as store:
         sessions = len(store.recent_sessions(limit=10_000, exclude_sources=()))
-        max_chars = chars or (DEFAULT_PANEL_CHARS if not as_json else None)
+        # one panel per question: shorter than search's, so the whole demo fits a few screens
+        max_chars = chars or (DEMO_PANEL_CHARS if not as_json else None)
         queries = [query] if query else list(DEMO_QUERIES)
         searches = [
             (q, recall(store, SearchRequest(q, k=k, max_chars=max_chars), redact=redact_secrets))
@@ -94,14 +96,14 @@ def demo(
     print_lines(
         console,
         [
-            f"Demo database: {path} ({sessions} root sessions)",
+            f"Demo database: {path} ({plural(sessions, 'root session')})",
             f"Search it yourself:  session-recall search 'QUERY' --db {path}",
             "",
         ],
     )
     for q, results in searches:
         print_lines(console, [Text(f"━━ search: {q!r}", style="bold")])
-        print_search(console, results)
+        print_search(console, results, panels=1)  # the best hit in full, the rest in a line
         console.print()
     print_lines(console, [Text("━━ recent sessions (empty query, no LLM)", style="bold")])
     print_recent(console, latest)

@@ -17,6 +17,7 @@ from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, ch
 
 __all__ = [
     "DEFAULT_PANEL_CHARS",
+    "DEMO_PANEL_CHARS",
     "chars_option",
     "db_option",
     "embeddings_option",
@@ -32,6 +33,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_PANEL_CHARS = 1200
+DEMO_PANEL_CHARS = 600  # the demo shows one panel per question: its best hit
 """Transcript characters per panel unless ``--chars`` says otherwise."""
 MIN_CHARS = 200
 

@@ -130,9 +130,29 @@ def _notes(results: Sequence[Result]) -> list[Text]:
     return notes
 
 
-def print_search(console: Console, results: Sequence[Result], *, mode: str = "lexical") -> None:
+def _line(index: int, result: Result) -> Text:
+    """A session in one line: its rank, title and facts (``show ID`` prints the rest)."""
+    meta = result.metadata
+    title = clean(meta.get("title") or "(untitled session)")
+    facts = [f"session {meta['session_id']}", str(meta.get("when") or "")]
+    if meta.get("mode") == "search":
+        facts.append(f"score {float(meta.get('score') or 0):.2f}")
+    return Text.assemble((f"{index}. {title}", "bold"), "  ", (clean(" · ".join(facts)), "dim"))
+
+
+def print_search(
+    console: Console,
+    results: Sequence[Result],
+    *,
+    mode: str = "lexical",
+    panels: int | None = None,
+) -> None:
     """One panel per session, its transcript cut around the first match, matches highlighted;
-    the line above them says how the search ran (``mode``: ``lexical`` or ``hybrid``)."""
+    the line above them says how the search ran (``mode``: ``lexical`` or ``hybrid``).
+
+    ``panels``: how many of the best sessions get a panel (``None``: all); the others get one
+    line each (the demo shows its weaker hits so).
+    """
     if not results:
         console.print(f"No matching sessions ({mode} search).")
         return
@@ -142,7 +162,10 @@ def print_search(console: Console, results: Sequence[Result], *, mode: str = "le
     count = f"{shown} matching session{'s' if found != 1 else ''}"
     console.print(Text(f"{count} ({mode} search)", style="dim"))
     for index, result in enumerate(results, 1):
-        console.print(_panel(index, result))
+        full = panels is None or index <= panels
+        console.print(_panel(index, result) if full else _line(index, result))
+    if panels is not None and len(results) > panels:
+        console.print(Text("session-recall show ID prints a whole session", style="dim"))
 
 
 def print_recent(console: Console, results: Sequence[Result]) -> None:

@@ -13,6 +13,7 @@ import click
 
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.core.text import escape_for_terminal
+from langchain_session_recall.core.text import plural as core_plural
 from langchain_session_recall.results import Result
 
 if TYPE_CHECKING:
@@ -84,15 +85,19 @@ def open_db(db: str, read_only: bool) -> SessionBackend:
 
 
 def json_results(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """Results as ``--json`` prints them: each one's text and metadata."""
-    return [{"content": r.page_content, "metadata": r.metadata} for r in results]
+    """Results as ``--json`` prints them: each one's session id (what ``show`` takes, a
+    ``Document``'s ``id``), text and metadata."""
+    return [
+        {"id": r.metadata.get("session_id"), "content": r.page_content, "metadata": r.metadata}
+        for r in results
+    ]
 
 
 def plural(n: int, noun: str) -> str:
-    """``"1 session"``, ``"2 sessions"``.
+    """``"1 session"``, ``"2 sessions"`` (:func:`~langchain_session_recall.core.text.plural`).
 
     Example:
         >>> plural(1, "session"), plural(2, "message")
         ('1 session', '2 messages')
     """
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return core_plural(n, noun)

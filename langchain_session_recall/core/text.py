@@ -106,3 +106,13 @@ def escape_for_terminal(json_text: str) -> str:
         ('"\\\\u009b2J \\\\u202eexe"', True)
     """
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``n`` and the noun in the number it takes: ``"1 session"``, ``"2 sessions"``.
+
+    Example:
+        >>> plural(1, "session"), plural(2, "message"), plural(2, "is a root", "are roots")
+        ('1 session', '2 messages', '2 are roots')
+    """
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"

@@ -147,7 +147,7 @@ def write_sessions(
         >>> store = SessionStore(":memory:")
         >>> s = ImportSession("chat-1", "import", [("f:1", {"role": "user", "content": "hi"})])
         >>> write_sessions(store, [s], ImportReport("custom")).summary()
-        'custom: 1 sessions (1 new), 1 messages imported'
+        'custom: 1 session (1 new), 1 message imported'
     """
 
     def known(sid: str) -> bool:

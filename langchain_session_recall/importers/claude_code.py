@@ -357,7 +357,7 @@ def import_claude_code(
         >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> import_claude_code(store, f.parent).summary()
-        'claude-code: 1 sessions (1 new), 1 messages imported'
+        'claude-code: 1 session (1 new), 1 message imported'
     """
     report = ImportReport(KIND)
     parsed: dict[str, ImportSession] = {}

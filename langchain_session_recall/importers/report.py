@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
+from langchain_session_recall.core.text import plural
+
 __all__ = ["ImportReport", "progress", "progress_bar"]
 
 T = TypeVar("T")
@@ -72,8 +74,8 @@ class ImportReport:
     def summary(self) -> str:
         """One line for humans: what was imported and what was skipped, with reasons."""
         line = (
-            f"{self.label or self.kind}: {self.sessions} sessions ({self.new_sessions} new), "
-            f"{self.messages} messages imported"
+            f"{self.label or self.kind}: {plural(self.sessions, 'session')} "
+            f"({self.new_sessions} new), {plural(self.messages, 'message')} imported"
         )
         if self.already_imported:
             line += f", {self.already_imported} already present"
@@ -81,12 +83,13 @@ class ImportReport:
             reasons = ", ".join(f"{n} {why}" for why, n in self.skipped.most_common())
             line += f"; skipped {self.skipped_total} ({reasons})"
         if self.orphans:
-            line += f"; {len(self.orphans)} imported as roots (parent missing)"
+            roots = plural(len(self.orphans), "imported as a root", "imported as roots")
+            line += f"; {roots} (parent missing)"
         if self.ignored:
             line += f"; ignored {sum(self.ignored.values())} non-message entries"
         if self.forgotten:
             line += (
-                f"; {len(self.forgotten)} forgotten session{'s' if len(self.forgotten) > 1 else ''}"
+                f"; {plural(len(self.forgotten), 'forgotten session')}"
                 " left out (--reimport imports them again)"
             )
         if self.undated["neighbour"]:

@@ -22,11 +22,14 @@ SDK retries off (``ChatOpenAI(max_retries=0)``); otherwise every summarizer atte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import functools
 import inspect
+import json
 import logging
+import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +38,7 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
+from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import (
@@ -180,6 +184,44 @@ def _model_name(llm: Any) -> str | None:
         llm = getattr(llm, "bound", None)
         seen += 1
     return type(original).__name__
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # reprs of live objects: one per process
+
+
+def _model_identity(llm: Any) -> str | None:
+    """What makes two models write different recaps, for the summary cache's key: the class,
+    the name, and what LangChain's own caches key by (``_get_llm_string``: a serializable
+    model's constructor arguments, base URL and temperature among them, secrets left out; the
+    identifying parameters of any other), with the arguments a ``bind()`` layer adds.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> a = _model_identity(FakeListChatModel(responses=["a"]))
+        >>> a == _model_identity(FakeListChatModel(responses=["a"]))
+        True
+        >>> a == _model_identity(FakeListChatModel(responses=["b"]))
+        False
+    """
+    if llm is None:
+        return None
+    parts: list[Any] = [_model_name(llm)]
+    node, seen = llm, 0
+    while node is not None and seen < 5:  # unwrap RunnableBinding / with_config layers
+        bound = getattr(node, "kwargs", None)
+        if isinstance(bound, dict) and bound:
+            parts.append(sorted((str(k), repr(v)) for k, v in bound.items()))
+        if isinstance(node, BaseLanguageModel):
+            cls = type(node)
+            parts.append(f"{cls.__module__}.{cls.__qualname__}")
+            describe = getattr(node, "_get_llm_string", None)  # chat models and LLMs
+            # a model that cannot describe itself is known by its name and class
+            with contextlib.suppress(Exception):
+                parts.append(describe() if callable(describe) else None)
+            break
+        node = getattr(node, "bound", None)
+        seen += 1
+    return _ADDRESS.sub("", json.dumps(parts, default=repr, ensure_ascii=False))
 
 
 def _text_of(message: BaseMessage) -> str:
@@ -337,7 +379,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
 
     def _plan(self, input: Any) -> list[_Plan]:
         docs, query_override = _coerce_input(input)
-        model = _model_name(self.llm)
+        model = _model_identity(self.llm)
         version = prompt_fingerprint(self.prompt)
         gate = gate_fingerprint(self.quality_thresholds) if self.quality_gate else "no-gate"
         plans: list[_Plan] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -243,31 +244,37 @@ def test_a_faulty_model_never_puts_a_fallback_in_the_store_cache(
     assert {d.metadata["summary_status"] for d in out} == {"fallback"}
     assert cached_rows() == []  # a fallback is never cached
 
+    dead = threading.Event()
+
     def flaky(index: int, body: dict[str, Any]) -> str:
+        if dead.is_set():
+            return "500"
         return rng.choices(["ok", "500", "timeout", "malformed", "empty"], [6, 2, 1, 1, 2])[0]
 
+    # one endpoint for both phases: the cache keys a recap by the model's whole identity, its
+    # base URL included (another endpoint serving a model of the same name is another model)
     with FaultyLLMServer(flaky, reply=echo, max_hang=5.0) as server:
         record.append(server)
         summarizer = make_summarizer(
             server, request_timeout=0.5, cache=True, max_attempts=1, store=store
         )
         out = summarizer.invoke(docs)
-    summarized = {
-        d.metadata["session_id"] for d in out if d.metadata["summary_status"] == "summarized"
-    }
-    assert summarized and len(summarized) < len(docs)  # the seed gives some of each
-    rows = cached_rows()
-    assert {r[0] for r in rows} == summarized and len(rows) == len(summarized)
-    for sid, summary, status in rows:
-        assert status == "summarized" and f"sessiontoken{sid[1:]}x" in summary
+        summarized = {
+            d.metadata["session_id"] for d in out if d.metadata["summary_status"] == "summarized"
+        }
+        assert summarized and len(summarized) < len(docs)  # the seed gives some of each
+        rows = cached_rows()
+        assert {r[0] for r in rows} == summarized and len(rows) == len(summarized)
+        for sid, summary, status in rows:
+            assert status == "summarized" and f"sessiontoken{sid[1:]}x" in summary
 
-    with target.open() as fresh:
-        docs = SessionRecallRetriever(store=fresh, k=5, max_k=8).invoke("deploy", k=8)
-        with FaultyLLMServer(default="500", reply=echo, max_hang=5.0) as server:
-            record.append(server)
+        dead.set()  # the model dies
+        before = server.served
+        with target.open() as fresh:
+            docs = SessionRecallRetriever(store=fresh, k=5, max_k=8).invoke("deploy", k=8)
             summarizer = make_summarizer(server, request_timeout=0.5, cache=True, store=fresh)
             out = summarizer.invoke(docs)
-            served = server.served
+            served = server.served - before
     statuses = {d.metadata["session_id"]: d.metadata["summary_status"] for d in out}
     assert {s for s, status in statuses.items() if status == "cached"} == summarized
     assert served == (len(docs) - len(summarized)) * MAX_ATTEMPTS

@@ -438,3 +438,31 @@ def test_recent_collapses_automation_runs_unless_asked(demo_db: str) -> None:
     assert code == EXIT_OK
     titles = [d["metadata"]["title"] for d in json.loads(out)["recent"]]
     assert titles.count("Nightly disk usage check") == 1, titles
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    code, out = run("--version")
+    assert code == 0
+    assert out == f"session-recall {version('langchain-session-recall')}\n"
+
+
+def test_the_demo_shows_the_best_hit_in_full_and_the_rest_in_one_line_each(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "demo.db")
+    code, out = run("demo", "--db", db)  # the README's command: 4 searches, 3 sessions each
+    assert code == EXIT_OK
+    lines = out.splitlines()
+    assert len(lines) < 200, len(lines)  # was 491: a screenful per question, not five
+    searches = out.split("━━ search: ")[1:]
+    assert len(searches) == 4
+    assert "session-recall show ID" in out
+    for section in searches:
+        query = section.split("\n", 1)[0].strip("'")
+        hits = json.loads(run("search", query, "--db", db, "--json")[1])
+        assert 1 <= len(hits) <= 3, query
+        assert section.count("╭") == 1  # one panel: the best hit
+        for rank, hit in enumerate(hits, 1):  # every hit still named, with its id and rank
+            assert f"{rank}. " in section and hit["id"] in section, (query, hit["id"])

@@ -276,3 +276,15 @@ def test_usage_errors_do_not_echo_controls(demo_db: str) -> None:
     result = run_cli("search", "x", "--after", f"soon{_CLIPBOARD}\u202e", "--db", demo_db)
     assert result.code == 2 and "--after" in result.err
     assert not _ACTED_ON.findall(result.err), _ACTED_ON.findall(result.err)
+
+
+def test_json_items_carry_the_session_id_at_the_top(demo_db: str) -> None:
+    # the id a script passes to `show` without digging into metadata (a Document's .id too)
+    for command in (("search", "nginx CORS"), ("recent",)):
+        items = json.loads(run_cli(*command, "--db", demo_db, "--json").out)
+        assert items, command
+        for item in items:
+            assert list(item)[:1] == ["id"], item.keys()
+            assert item["id"] == item["metadata"]["session_id"]
+            shown = run_cli("show", item["id"], "--db", demo_db, "--json")
+            assert json.loads(shown.out)["session"]["id"] == item["id"]

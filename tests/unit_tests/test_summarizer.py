@@ -513,3 +513,38 @@ async def test_no_documents_no_calls(mode: str) -> None:
     llm = ScriptedChatModel(script=echo_summary)
     assert await run(summarizer(llm), [], mode) == []
     assert llm.calls == []
+
+
+class NamedModel(ScriptedChatModel):
+    """A model that, like ChatOpenAI, is known by a name and configured by its fields."""
+
+    model_name: str = "m"
+    base_url: str = ""
+    temperature: float = 0.0
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        return True
+
+
+def test_the_cache_tells_apart_two_models_of_the_same_name() -> None:
+    # "m" served locally and "m" served elsewhere, or sampled hotter, write different recaps:
+    # the cache keys a recap by the model's whole identity, as LangChain's own caches do
+    cache = InMemorySummaryCache()
+    docs = sample_documents()[:1]
+    local = "http://127.0.0.1:8080/v1"
+    first = summarizer(NamedModel(script=echo_summary, base_url=local), cache=cache).invoke(docs)
+    assert first[0].metadata["summary_status"] == "summarized"
+    for other in (
+        NamedModel(script=echo_summary, base_url="https://models.example.com/v1"),
+        NamedModel(script=echo_summary, base_url=local, temperature=0.9),
+        ScriptedChatModel(script=echo_summary),  # another class
+    ):
+        [out] = summarizer(other, cache=cache).invoke(docs)
+        assert out.metadata["summary_status"] == "summarized", other
+        assert len(other.calls) == 1
+    same = NamedModel(script=echo_summary, base_url=local)  # the first model, another instance
+    [again] = summarizer(same, cache=cache).invoke(docs)
+    assert again.metadata["summary_status"] == "cached" and same.calls == []
+    bound = summarizer(same.bind(temperature=0.5), cache=cache).invoke(docs)  # bound arguments
+    assert bound[0].metadata["summary_status"] == "summarized"

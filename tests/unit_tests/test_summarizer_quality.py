@@ -15,7 +15,11 @@ from langchain_session_recall.models import CachedSummary
 from langchain_session_recall.summarize.cache import InMemorySummaryCache, summary_cache_key
 from langchain_session_recall.summarize.prompts import prompt_fingerprint
 from langchain_session_recall.summarize.quality import gate_fingerprint
-from langchain_session_recall.summarize.summarizer import REJECTED_TEXT_CHARS, SessionSummarizer
+from langchain_session_recall.summarize.summarizer import (
+    REJECTED_TEXT_CHARS,
+    SessionSummarizer,
+    _model_identity,
+)
 from tests.summarizer_support import (
     SECRETS,
     ScriptedChatModel,
@@ -111,7 +115,7 @@ def test_an_entry_cached_under_another_gate_is_not_served() -> None:
         "last_message_id": doc.metadata["last_message_id"],
         "transcript": doc.page_content,
         "query": doc.metadata["query"],
-        "model": "ScriptedChatModel",
+        "model": _model_identity(llm),  # the model's whole identity, not only its name
         "prompt_version": prompt_fingerprint(summarizer.prompt),
     }
     old = summary_cache_key(**fields)

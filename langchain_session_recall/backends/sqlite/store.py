@@ -261,7 +261,8 @@ class SqliteSessionStore(SessionBackend):
         embedding_window: WindowSpec = (DEFAULT_SIZE, DEFAULT_OVERLAP),
         reindex_embeddings: bool = False,
     ) -> None:
-        self.path = str(path)
+        # "~/recall.db" is the home directory's file, as open_store and the CLI read it
+        self.path = os.path.expanduser(os.fspath(path))
         self.busy_timeout = busy_timeout
         if read_timeout == "default":
             read_timeout = default_read_timeout() if read_only else None
