@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_session_recall.core.query import STOP_WORDS
 from langchain_session_recall.recalled import Window
@@ -71,7 +71,7 @@ class TranscriptBlock:
     call: str = ""
     """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
     text, code blocks on the lines below the tag."""
-    known_id: int | None = None
+    known_id: int | None = field(default=None, compare=False)
     """The message's id even where the text shows none (a search result's window): what the
     search matched is known by it. Never rendered."""
 
