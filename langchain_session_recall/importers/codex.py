@@ -399,7 +399,7 @@ def import_codex(
         >>> from langchain_session_recall import SessionStore
         >>> store = SessionStore(":memory:")
         >>> import_codex(store, day.parents[3]).summary()
-        'codex: 1 sessions (1 new), 1 messages imported'
+        'codex: 1 session (1 new), 1 message imported'
     """
     report = ImportReport(KIND)
     home = Path(path).expanduser() if path is not None else default_codex_home()

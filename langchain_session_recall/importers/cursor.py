@@ -41,7 +41,11 @@ from langchain_session_recall.importers.lines import (
 from langchain_session_recall.importers.records import UNDATED, ImportSession
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_regular_file, source_files
-from langchain_session_recall.importers.sqlite_source import SqliteSource, open_sqlite_source
+from langchain_session_recall.importers.sqlite_source import (
+    SqliteSource,
+    json_column,
+    open_sqlite_source,
+)
 from langchain_session_recall.messages import is_finite_number, storable_text
 
 __all__ = ["default_cursor_paths", "import_cursor"]
@@ -94,21 +98,6 @@ def _when(value: Any) -> float | None:
         return to_timestamp(str(value))
     except ValueError:
         raise BadEntry("bad timestamp") from None
-
-
-def _loads(raw: Any, what: str) -> Mapping[str, Any]:
-    """A value of ``cursorDiskKV`` (JSON text or bytes) as an object.
-
-    Raises:
-        BadEntry: not a JSON object.
-    """
-    try:
-        value = json.loads(raw) if isinstance(raw, str | bytes) else None
-    except (ValueError, RecursionError):
-        raise BadEntry(f"{what} is not valid JSON") from None
-    if not isinstance(value, Mapping):
-        raise BadEntry(f"{what} is not a JSON object")
-    return value
 
 
 def _result_text(result: Any) -> str:
@@ -215,7 +204,7 @@ def _composer(
     """One conversation, each bubble read by its key; ``None`` when it holds no message."""
     raw = (db.first(_VALUE, (f"composerData:{cid}",)) or (None,))[0]
     try:
-        composer = _loads(raw, "composer data")
+        composer = json_column(raw, "composer data")
         started = _when(composer.get("createdAt"))
     except BadEntry as exc:
         report.skip(str(exc), f"composerData:{cid}")
@@ -240,7 +229,7 @@ def _composer(
                 if found is None:
                     report.ignore("bubble not in the database")
                     continue
-                inline = _loads(found[0], "bubble")
+                inline = json_column(found[0], "bubble")
             when = _when(inline.get("createdAt")) or _when(header_time) or previous
             previous = when
             _bubble(session, bubble_id, inline, when, report)
@@ -262,7 +251,7 @@ def _composer_tree(db: SqliteSource, report: ImportReport) -> list[tuple[str, st
     for key, raw in db.rows(_COMPOSERS):
         cid = str(key).split(":", 1)[1]
         try:
-            composer = _loads(raw, "composer data")
+            composer = json_column(raw, "composer data")
         except BadEntry as exc:
             report.skip(str(exc), str(key))
             continue

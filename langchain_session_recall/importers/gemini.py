@@ -329,7 +329,7 @@ def import_gemini(
         ...     "".join(json.dumps(x) + "\\n" for x in lines))
         >>> from langchain_session_recall import SessionStore
         >>> import_gemini(SessionStore(":memory:"), chats.parent.parent).summary()
-        'gemini: 1 sessions (1 new), 1 messages imported'
+        'gemini: 1 session (1 new), 1 message imported'
     """
     report = ImportReport(KIND)
     root = Path(path).expanduser() if path is not None else default_gemini_dir()

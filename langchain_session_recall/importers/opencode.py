@@ -25,7 +25,11 @@ from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.lines import BadEntry, identifier
 from langchain_session_recall.importers.records import ImportSession
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.sqlite_source import SqliteSource, open_sqlite_source
+from langchain_session_recall.importers.sqlite_source import (
+    SqliteSource,
+    json_column,
+    open_sqlite_source,
+)
 from langchain_session_recall.messages import is_finite_number
 
 __all__ = ["default_opencode_db", "import_opencode"]
@@ -73,21 +77,6 @@ def _seconds(ms: Any) -> float | None:
     if isinstance(ms, bool) or not isinstance(ms, int | float) or not is_finite_number(ms):
         return None
     return float(ms) / 1000.0
-
-
-def _json(raw: Any, what: str) -> Mapping[str, Any]:
-    """A ``data`` column's object.
-
-    Raises:
-        BadEntry: not a JSON object.
-    """
-    try:
-        value = json.loads(raw) if isinstance(raw, str | bytes) else None
-    except (ValueError, RecursionError):
-        raise BadEntry(f"{what} data is not valid JSON") from None
-    if not isinstance(value, Mapping):
-        raise BadEntry(f"{what} data is not a JSON object")
-    return value
 
 
 def _object(value: Any) -> Mapping[str, Any]:
@@ -167,12 +156,14 @@ def _session(
     parts: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for message_id, part_id, raw in source.rows(_PARTS, (sid,)):
         try:
-            parts.setdefault(message_id, []).append((part_id, _json(raw, "part")))
+            parts.setdefault(message_id, []).append((part_id, json_column(raw, "part data")))
         except BadEntry as exc:
             report.skip(str(exc), f"part {part_id}")
     for message_id, created_ms, raw in source.rows(_MESSAGES, (sid,)):
         try:
-            _message(session, message_id, created_ms, _json(raw, "message"), parts, report)
+            _message(
+                session, message_id, created_ms, json_column(raw, "message data"), parts, report
+            )
         except BadEntry as exc:
             report.skip(str(exc), f"message {message_id}")
         parts.pop(message_id, None)
@@ -264,7 +255,7 @@ def import_opencode(
         <sqlite3.Cursor object at ...>
         >>> from langchain_session_recall import SessionStore
         >>> import_opencode(SessionStore(":memory:"), db).summary()
-        'opencode: 1 sessions (1 new), 1 messages imported'
+        'opencode: 1 session (1 new), 1 message imported'
     """
     report = ImportReport(KIND)
     file = Path(path).expanduser() if path is not None else default_opencode_db()

@@ -4,9 +4,10 @@ rows streamed a batch at a time (these files reach tens of GB)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,32 @@ from langchain_session_recall.backends.sqlite.files import (
     read_only_uri,
 )
 from langchain_session_recall.errors import ImportSourceError, ReadLimitError
+from langchain_session_recall.importers.lines import BadEntry
 from langchain_session_recall.importers.sources import check_regular_file
 
-__all__ = ["SqliteSource", "open_sqlite_source"]
+__all__ = ["SqliteSource", "json_column", "open_sqlite_source"]
 
 ROWS_PER_FETCH = 256
 """Rows read at a time: memory holds one batch of rows, whatever the table's size."""
+
+
+def json_column(raw: Any, what: str) -> Mapping[str, Any]:
+    """A column holding a JSON object (as text or bytes), read.
+
+    Raises:
+        BadEntry: not valid JSON, or not an object (``what`` names it in the reason).
+
+    Example:
+        >>> json_column('{"a": 1}', "part")["a"]
+        1
+    """
+    try:
+        value = json.loads(raw) if isinstance(raw, str | bytes) else None
+    except (ValueError, RecursionError):
+        raise BadEntry(f"{what} is not valid JSON") from None
+    if not isinstance(value, Mapping):
+        raise BadEntry(f"{what} is not a JSON object")
+    return value
 
 
 def _writer_at_work(path: Path) -> bool:
