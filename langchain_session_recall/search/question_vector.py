@@ -37,7 +37,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.runnables.config import run_in_executor
 
 __all__ = ["QuestionVector", "asearch_with_question_vector", "search_with_question_vector"]
 
@@ -112,12 +111,16 @@ async def asearch_with_question_vector(
 
     task.add_done_callback(settle)
     context = contextvars.copy_context()
+    thread = asyncio.get_running_loop().run_in_executor(
+        _search_pool(), functools.partial(context.run, search, bridge.result)
+    )
     try:
-        return await run_in_executor(
-            _search_pool(), functools.partial(context.run, search, bridge.result)
-        )
+        return await asyncio.shield(thread)
     except asyncio.CancelledError:
         task.cancel()  # a search thread waiting for the vector then ends at once
+        # and one still searching is waited for: it uses the store, which the caller may
+        # close as soon as this returns
+        await asyncio.gather(thread, return_exceptions=True)
         raise
     finally:
         await asyncio.gather(task, return_exceptions=True)

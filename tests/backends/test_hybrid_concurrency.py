@@ -226,7 +226,24 @@ async def test_a_failing_async_lexical_search_awaits_the_embedding(
     assert model.finished == 1
 
 
-async def test_a_cancelled_async_search_cancels_its_embedding(store: SessionBackend) -> None:
+async def test_a_cancelled_async_search_cancels_its_embedding(
+    store: SessionBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate, searched = threading.Event(), []
+    dense = SessionRecallRetriever._dense
+
+    def held(self: SessionRecallRetriever, *args: Any) -> Any:
+        """The search thread held where it starts reading the store, until after the
+        cancellation (where CI once closed the store under it: a segmentation fault)."""
+        searched.append("entered")
+        try:
+            assert gate.wait(WAIT)
+            return dense(self, *args)
+        finally:
+            searched.append("left")
+
+    monkeypatch.setattr(SessionRecallRetriever, "_dense", held)
+
     class Hanging(RecordingModel):
         cancelled = False
 
@@ -243,13 +260,12 @@ async def test_a_cancelled_async_search_cancels_its_embedding(store: SessionBack
     search = asyncio.ensure_future(_retriever(store, model).ainvoke("workmates"))
     await asyncio.wait_for(asyncio.to_thread(model.started.wait, WAIT), WAIT)
     search.cancel()
+    asyncio.get_running_loop().call_later(0.05, gate.set)
     with pytest.raises(asyncio.CancelledError):
         await search
     assert model.cancelled
-    for _ in range(100):  # the search thread, freed by the cancelled vector, ends at once
-        if not _workers():
-            break
-        await asyncio.sleep(0.02)
+    # the search thread (it uses the store, which its caller may close now) has ended
+    assert searched == ["entered", "left"]
 
 
 async def test_async_searches_never_wait_on_a_full_default_executor(store: SessionBackend) -> None:
