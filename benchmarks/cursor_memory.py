@@ -19,13 +19,12 @@ import os
 import platform
 import random
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.import_memory import _RUNNER, _bytes
+from benchmarks.import_memory import _bytes, measure_child
 
 _CHILD = """
 import json, sys
@@ -113,17 +112,7 @@ def build(path: Path, size: int) -> int:
 
 def _measure(source: Path, db: Path) -> dict[str, object]:
     child = [sys.executable, "-c", _CHILD, str(source), str(db)]
-    done = subprocess.run(
-        [sys.executable, "-c", _RUNNER, *child],
-        capture_output=True,
-        text=True,
-        cwd=db.parent,
-        env=dict(os.environ),
-    )
-    result: dict[str, object] = json.loads(done.stdout)
-    for leftover in db.parent.glob(db.name + "*"):
-        leftover.unlink()
-    return result
+    return measure_child(child, db, dict(os.environ))
 
 
 def main() -> None:

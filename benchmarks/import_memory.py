@@ -73,12 +73,10 @@ def _line(n: int, importer: str) -> str:
     )
 
 
-def _measure(path: Path, db: Path, importer: str, code: str | None) -> dict[str, object]:
-    env = dict(os.environ)
-    if code:
-        env["PYTHONPATH"] = code
-    child = [sys.executable, "-c", _CHILD, importer, str(path), str(db)]
-    done = subprocess.run(  # cwd: not the checkout, so --code decides which package runs
+def measure_child(child: list[str], db: Path, env: dict[str, str]) -> dict[str, object]:
+    """Run ``child`` (an import writing ``db``) under a fresh runner process: its report, wall
+    time and peak RSS (see ``_RUNNER``); ``db`` and its side files are deleted afterwards."""
+    done = subprocess.run(  # cwd: not the checkout, so PYTHONPATH decides which package runs
         [sys.executable, "-c", _RUNNER, *child],
         capture_output=True,
         text=True,
@@ -89,6 +87,13 @@ def _measure(path: Path, db: Path, importer: str, code: str | None) -> dict[str,
     for leftover in db.parent.glob(db.name + "*"):
         leftover.unlink()
     return result
+
+
+def _measure(path: Path, db: Path, importer: str, code: str | None) -> dict[str, object]:
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = code
+    return measure_child([sys.executable, "-c", _CHILD, importer, str(path), str(db)], db, env)
 
 
 def main() -> None:
