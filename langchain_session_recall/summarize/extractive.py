@@ -72,7 +72,7 @@ class TranscriptBlock:
     """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
     text, code blocks on the lines below the tag."""
     known_id: int | None = field(default=None, compare=False)
-    """The message's id even where the text shows none (a search result's window): what the
+    """The message's id, also where the text shows none (a search result's window): what the
     search matched is known by it. Never rendered."""
 
     @property
@@ -104,13 +104,14 @@ def parse_transcript(transcript: str) -> list[TranscriptBlock]:
     blocks: list[TranscriptBlock] = []
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(transcript)
-        ident = m.group("id")
+        ident = int(m.group("id")) if m.group("id") else None
         blocks.append(
             TranscriptBlock(
                 tag=m.group("role"),
-                message_id=int(ident) if ident else None,
+                message_id=ident,
                 text=transcript[m.end() : end].strip(),
                 call=m.group("call") or "",
+                known_id=ident,
             )
         )
     return blocks
@@ -449,7 +450,7 @@ def extractive_pieces(
     texts = [b.searchable for b in blocks]
     weights = term_weights(texts, terms)
     wanted = set(matched_message_ids)
-    matched = [(b.message_id if b.known_id is None else b.known_id) in wanted for b in blocks]
+    matched = [b.known_id in wanted for b in blocks]
     values = message_values(message_scores(texts, weights, matched), max(0, neighbours))
     if not any(v > 0 for v in values):
         values = _frame_values(blocks)
