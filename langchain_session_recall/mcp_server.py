@@ -46,7 +46,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
     ) from _missing
 
 from langchain_session_recall.backends import SessionBackend, open_store
-from langchain_session_recall.core.text import safe_for_terminal
+from langchain_session_recall.core.text import escape_for_terminal, safe_for_terminal
 from langchain_session_recall.errors import (
     InvalidArgumentError,
     SessionNotFoundError,
@@ -272,7 +272,10 @@ def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
             message = await search.ainvoke(call)
         except Exception as exc:  # a server boundary: report, keep serving
             return _unexpected("session_search", exc)
-        return _result(str(message.content), failed=message.status == "error")
+        # the tool's JSON leaves C1 controls and bidi overrides raw: escaped, the same value
+        # reaches the client and printing it runs nothing stored in a session
+        text = escape_for_terminal(str(message.content))
+        return _result(text, failed=message.status == "error")
 
     return session_search
 

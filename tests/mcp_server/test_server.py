@@ -282,3 +282,22 @@ async def test_session_show_sends_no_escape_sequences(tmp_path: Path) -> None:
         assert not acted_on.search(payload[field]), (field, payload[field])
     assert "nginx" in payload["transcript"] and "exe.txt" in payload["transcript"]
     assert payload["session_id"] == "s\x1b[1m1"  # an id, to pass back as it is
+
+
+async def test_session_search_sends_no_escape_sequences(tmp_path: Path) -> None:
+    # session_search's reply is the tool's JSON, which leaves C1 controls and bidi overrides
+    # raw (json.dumps escapes C0 only): a client printing it ran them on its user's terminal.
+    # They are written as JSON escapes: the same value, safe to print (ids pass back as they are).
+    hostile = "nginx \x9b31m \x1b[2J \u202eexe.txt \u2066x\u2069 \x7f"
+    with SessionStore(tmp_path / "h.db") as store:
+        store.add_session("s\x9b1", title=f"title {hostile}", source="cli")
+        store.add_messages("s\x9b1", [{"role": "user", "content": hostile}])
+        async with connected(store) as client:
+            reply = await client.call_tool("session_search", {"query": "nginx"})
+    [text] = [c.text for c in reply.content if c.type == "text"]
+    acted_on = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    assert not acted_on.search(text), text
+    payload = payload_of(reply)
+    [result] = payload["results"]
+    assert result["session_id"] == "s\x9b1"  # the same JSON value: an id to pass back
+    assert "\u202eexe.txt" in result["title"]  # the value is kept: escaped in the JSON text only
