@@ -58,6 +58,11 @@ if TYPE_CHECKING:
         Session,
         StoredMessage,
     )
+    from langchain_session_recall.recall.metadata import (
+        RecentMetadata,
+        SearchMetadata,
+        metadata_of,
+    )
     from langchain_session_recall.recalled import RecalledSession
     from langchain_session_recall.recorder import SessionRecorder
     from langchain_session_recall.retriever import SessionRecallRetriever
@@ -85,6 +90,9 @@ _WHERE = {
     "PostgresSessionStore": "backends",
     "ReadOnlyStoreError": "errors",
     "RecalledSession": "recalled",
+    "RecentMetadata": "recall.metadata",
+    "SearchMetadata": "recall.metadata",
+    "metadata_of": "recall.metadata",
     "RecentSession": "models",
     "RefusedEncodingError": "errors",
     "SecretPattern": "summarize.redaction",
@@ -133,8 +141,10 @@ __all__ = [
     "PostgresSessionStore",
     "ReadOnlyStoreError",
     "RecalledSession",
+    "RecentMetadata",
     "RecentSession",
     "RefusedEncodingError",
+    "SearchMetadata",
     "SecretPattern",
     "Session",
     "SessionBackend",
@@ -154,6 +164,7 @@ __all__ = [
     "StoredMessage",
     "create_session_recall_chain",
     "create_session_search_tool",
+    "metadata_of",
     "open_store",
     "parse_query",
     "redact_secrets",

@@ -12,7 +12,7 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
@@ -25,7 +25,12 @@ from langchain_session_recall.evidence import (
     surviving_evidence,
 )
 from langchain_session_recall.models import Session, StoredMessage
-from langchain_session_recall.recalled import RECALL_KEY, recalled_session, shown_window
+from langchain_session_recall.recall.metadata import (
+    RecentMetadata,
+    SearchMetadata,
+    TimeHintMetadata,
+)
+from langchain_session_recall.recalled import recalled_session, shown_window
 from langchain_session_recall.search.blend import DenseSearch
 from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
 from langchain_session_recall.search.ranking import RankedSession
@@ -194,36 +199,34 @@ class _SearchResult:
             windows=[shown_window(text, transcript.parts, start, end)],
         )
         outcome = self.outcome
-        return Result(
-            page_content=window_text(text, start, end),
-            metadata={
-                "session_id": root_id,
-                "when": format_when(session.started_at),
-                "started_at": session.started_at,
-                "source": shown.source,
-                "model": shown.model,
-                "title": title,
-                "user_id": shown.user_id,
-                "score": ranked.score,
-                "matched_session_ids": [_clean(i, clean) for i in ranked.session_ids],
-                "matched_message_ids": list(ranked.message_ids),
-                "match_count": ranked.match_count,
-                "matched_terms": list(ranked.matched_terms),
-                "coverage": ranked.coverage,
-                "signals": dict(ranked.signals) if ranked.signals is not None else None,
-                "query_expansions": dict(outcome.expansions),
-                "time_hint": _time_hint(outcome),
-                "query": _clean(bound_query(self.query), self.redact),
-                "query_reading": outcome.reading,
-                "search_mode": outcome.search_mode,
-                "sessions_searched": outcome.sessions_searched,
-                "mode": "search",
-                "last_message_id": recalled.last_message_id,
-                "store_id": getattr(self.store, "store_id", None),
-                "truncated": (start, end) != (0, len(text)),
-                RECALL_KEY: recalled.to_dict(),
-            },
-        )
+        metadata: SearchMetadata = {
+            "session_id": root_id,
+            "when": format_when(session.started_at),
+            "started_at": session.started_at,
+            "source": shown.source,
+            "model": shown.model,
+            "title": title,
+            "user_id": shown.user_id,
+            "score": ranked.score,
+            "matched_session_ids": [_clean(i, clean) for i in ranked.session_ids],
+            "matched_message_ids": list(ranked.message_ids),
+            "match_count": ranked.match_count,
+            "matched_terms": list(ranked.matched_terms),
+            "coverage": ranked.coverage,
+            "signals": dict(ranked.signals) if ranked.signals is not None else None,
+            "query_expansions": dict(outcome.expansions),
+            "time_hint": _time_hint(outcome),
+            "query": _clean(bound_query(self.query), self.redact),
+            "query_reading": outcome.reading,
+            "search_mode": outcome.search_mode,
+            "sessions_searched": outcome.sessions_searched,
+            "mode": "search",
+            "last_message_id": recalled.last_message_id,
+            "store_id": getattr(self.store, "store_id", None),
+            "truncated": (start, end) != (0, len(text)),
+            "recall": recalled.to_dict(),
+        }
+        return Result(page_content=window_text(text, start, end), metadata=dict(metadata))
 
     def _evidence(
         self,
@@ -385,6 +388,10 @@ def _memo(redact: Callable[[str], str] | None) -> Callable[[str], str] | None:
     return cached
 
 
+@overload
+def _clean(text: str, redact: Callable[[str], str] | None) -> str: ...
+@overload
+def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None: ...
 def _clean(text: str | None, redact: Callable[[str], str] | None) -> str | None:
     # another writer may have put a number or a blob in a text column: shown as it is
     return redact(text) if redact is not None and isinstance(text, str) and text else text
@@ -399,7 +406,7 @@ def _clean_preview(preview: str | None, redact: Callable[[str], str] | None) -> 
     return redact(head[: max(head.rfind(" "), 0)]) + "…"
 
 
-def _time_hint(outcome: SearchOutcome) -> dict[str, Any] | None:
+def _time_hint(outcome: SearchOutcome) -> TimeHintMetadata | None:
     hint = outcome.time_hint
     if hint is None:
         return None
@@ -448,24 +455,21 @@ def recent_results(
     for r in recent:
         title, preview = _clean(r.title, redact), _clean_preview(r.preview, redact)
         head = title or "(untitled session)"
-        out.append(
-            Result(
-                page_content=f"{head}\n{preview}" if preview else head,
-                metadata={
-                    "session_id": _clean(r.id, ids),
-                    "when": format_when(r.started_at),
-                    "started_at": r.started_at,
-                    "last_active": r.last_active,
-                    "source": _clean(r.source, ids),
-                    "model": _clean(r.model, ids),
-                    "title": title,
-                    "user_id": _clean(r.user_id, ids),
-                    "message_count": r.message_count,
-                    "preview": preview,
-                    "query": "",
-                    "mode": "recent",
-                    "store_id": getattr(store, "store_id", None),
-                },
-            )
-        )
+        metadata: RecentMetadata = {
+            "session_id": _clean(r.id, ids),
+            "when": format_when(r.started_at),
+            "started_at": r.started_at,
+            "last_active": r.last_active,
+            "source": _clean(r.source, ids),
+            "model": _clean(r.model, ids),
+            "title": title,
+            "user_id": _clean(r.user_id, ids),
+            "message_count": r.message_count,
+            "preview": preview,
+            "query": "",
+            "mode": "recent",
+            "store_id": getattr(store, "store_id", None),
+        }
+        content = f"{head}\n{preview}" if preview else head
+        out.append(Result(page_content=content, metadata=dict(metadata)))
     return out
