@@ -4,8 +4,11 @@ keeps it: what ``import auto`` and ``sync`` are tested on."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from hermes_fixtures import build_hermes_db
 
@@ -27,9 +30,8 @@ def build_agent_home(home: Path) -> Path:
     """Fill ``home`` with every agent's fixtures (old and new Claude Code layouts, Codex
     sessions and archived sessions, Gemini recordings, OpenCode and Cursor databases, a
     Hermes ``state.db``); returns ``home``."""
-    from test_import_cursor import build_state_vscdb
-    from test_import_opencode import build_opencode_db
-
+    build_state_vscdb = _builder("test_import_cursor", "build_state_vscdb")
+    build_opencode_db = _builder("test_import_opencode", "build_opencode_db")
     projects = home / LOCATIONS["claude-code"]
     for layout in ("claude_code", "claude_code_subagents"):
         shutil.copytree(DATA / layout, projects, dirs_exist_ok=True)
@@ -46,3 +48,20 @@ def build_agent_home(home: Path) -> Path:
     hermes.parent.mkdir(parents=True)
     build_hermes_db(hermes, 3)
     return home
+
+
+def _builder(module: str, name: str) -> Any:
+    """A database builder of an importer's test module (the suite imports test modules by
+    path, ``--import-mode=importlib``, so they are not importable by name): loaded once more
+    under a name of its own, so that each database is built by one piece of code."""
+    loaded = _LOADED.get(module)
+    if loaded is None:
+        path = Path(__file__).parent / "unit_tests" / f"{module}.py"
+        spec = importlib.util.spec_from_file_location(f"agent_home_{module}", path)
+        assert spec is not None and spec.loader is not None
+        loaded = _LOADED[module] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+    return getattr(loaded, name)
+
+
+_LOADED: dict[str, ModuleType] = {}
