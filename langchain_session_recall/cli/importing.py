@@ -76,31 +76,33 @@ def import_options(func: F) -> F:
     return _with_import_options(func, db_required=True)
 
 
-def _with_import_options(func: F, *, db_required: bool) -> F:
-    for option in reversed(
-        [
-            db_option(
-                required=db_required,
-                help="session database to import into (created when missing), or a DSN",
-            ),
-            json_option,
-            progress_option,
-            click.option(
-                "--show-problems",
-                type=click.IntRange(min=0),
-                default=10,
-                show_default=True,
-                metavar="N",
-                help="skipped items to list",
-            ),
+def _with_import_options(func: F, *, db_required: bool, reimport: bool = True) -> F:
+    options = [
+        db_option(
+            required=db_required,
+            help="session database to import into (created when missing), or a DSN",
+        ),
+        json_option,
+        progress_option,
+        click.option(
+            "--show-problems",
+            type=click.IntRange(min=0),
+            default=10,
+            show_default=True,
+            metavar="N",
+            help="skipped items to list",
+        ),
+    ]
+    if reimport:
+        options.append(
             click.option(
                 "--reimport",
                 is_flag=True,
                 help="also import again the sessions forgotten since an earlier import (left "
                 "out by default)",
-            ),
-        ]
-    ):
+            )
+        )
+    for option in reversed(options):
         func = option(func)
     return func
 
@@ -306,9 +308,15 @@ def import_auto(
     return _run_auto(state, db, home, incremental=False, **options)
 
 
+def _sync_options(func: F) -> F:
+    """``import KIND``'s options but ``--reimport`` (a sync never brings forgotten sessions
+    back: ``import auto --reimport`` does)."""
+    return _with_import_options(func, db_required=True, reimport=False)
+
+
 @click.command(name="sync", epilog=_SYNC_EPILOG)
 @home_option
-@import_options
+@_sync_options
 @pass_state
 def sync(state: State, /, home: str | None, db: str, **options: Any) -> int:
     """Import what is new in every agent history under your home directory (or --home DIR).

@@ -264,7 +264,8 @@ def _run(
     done: list[SourceImport] = []
     plans = [(s, _plan(store, s, incremental=incremental)) for s in sources]
     total = sum(s.sessions for s, (files, _) in plans if files is None or files)
-    with _bar(total, show_progress) as advance:
+    work = any(files is None or files for _, (files, _) in plans)
+    with _bar(total, show_progress if work else False) as advance:
         for source, (files, marks) in plans:
             outcome = SourceImport(source)
             if files is None or files:
@@ -272,23 +273,6 @@ def _run(
                 advance(source.sessions)
             done.append(outcome)
     return AutoImport(done)
-
-
-def file_marks(files: Sequence[Path]) -> Marks:
-    """Size and modification time (ns) of each file that is still there.
-
-    Example:
-        >>> file_marks([Path("/no/such/file")])
-        {}
-    """
-    marks: Marks = {}
-    for file in files:
-        try:
-            info = file.stat()
-        except OSError:
-            continue
-        marks[str(file)] = [info.st_size, info.st_mtime_ns]
-    return marks
 
 
 def changed_files(
@@ -308,7 +292,7 @@ def _plan(
 ) -> tuple[list[Path] | None, Marks]:
     """What to read of ``source``: ``None`` for the whole source, the transcripts that
     changed, or nothing (``[]``); with the marks to record once it is read."""
-    now = file_marks(source.files)
+    now: Marks = {str(f): list(mark) for f, mark in source.files.items()}
     if not incremental:
         return None, now
     before = _load_marks(store.read_import_state(source.key))

@@ -28,8 +28,10 @@ from langchain_session_recall.importers.sqlite_source import open_sqlite_source
 __all__ = [
     "CLAUDE_CLEANUP_DAYS",
     "AgentSource",
+    "FileMark",
     "Retention",
     "discover_sources",
+    "file_marks",
     "retention_warnings",
 ]
 
@@ -38,17 +40,22 @@ CLAUDE_CLEANUP_DAYS = 30
 _SETTINGS_BYTES = 1024 * 1024  # a settings.json is a few kB: read no more than this
 
 
+FileMark = tuple[int, int]
+"""A file's size and modification time (ns): what tells ``sync`` it changed."""
+
+
 @dataclass(frozen=True)
 class AgentSource:
     """One agent's history found on disk: what ``import auto`` and ``sync`` import.
 
     ``kind`` is the importer (``session-recall import KIND``); ``paths`` what it is given (one
     path, two for Cursor: its agent's transcripts and its editor's database); ``files`` every
-    file read, whose size and modification time tell ``sync`` whether anything changed;
+    file read, with its :data:`FileMark` (taken once, when the source is found);
     ``sessions`` how many conversations the files hold (sub-agents counted with their parent).
 
     Example:
-        >>> s = AgentSource("codex", "Codex", (Path("/home/ana/.codex"),), (), 3, 2048)
+        >>> s = AgentSource("codex", "Codex", (Path("/home/ana/.codex"),),
+        ...                 {Path("/home/ana/.codex/sessions/r.jsonl"): (2048, 1)}, 3)
         >>> s.row()
         ('Codex', '/home/ana/.codex', 3, 2048)
     """
@@ -56,9 +63,8 @@ class AgentSource:
     kind: str
     agent: str
     paths: tuple[Path, ...]
-    files: tuple[Path, ...]
+    files: Mapping[Path, FileMark]
     sessions: int
-    size: int
     per_file: frozenset[Path] = field(default_factory=frozenset)
     """The files that can be imported one at a time (a transcript of its own), when only
     they changed; any other change (a database, Codex's thread names) imports the whole
@@ -68,6 +74,11 @@ class AgentSource:
     def key(self) -> str:
         """What names this source in the store's import state."""
         return f"sync:{self.kind}:{self.paths[0]}"
+
+    @property
+    def size(self) -> int:
+        """Bytes in its files."""
+        return sum(size for size, _ in self.files.values())
 
     def row(self) -> tuple[str, str, int, int]:
         """``(agent, path, sessions, bytes)``: a line of the table ``import auto`` shows."""
@@ -205,14 +216,21 @@ def _hermes_dbs(root: Path, own: bool) -> list[Path]:
     return [base / "state.db", *more]
 
 
-def _sizes(files: Iterable[Path]) -> int:
-    total = 0
+def file_marks(files: Iterable[Path]) -> dict[Path, FileMark]:
+    """Each file's :data:`FileMark`; a file gone meanwhile is left out.
+
+    Example:
+        >>> file_marks([Path("/no/such/file")])
+        {}
+    """
+    marks: dict[Path, FileMark] = {}
     for file in files:
         try:
-            total += file.stat().st_size
+            info = file.stat()
         except OSError:
             continue
-    return total
+        marks[file] = (info.st_size, info.st_mtime_ns)
+    return marks
 
 
 def _files(path: Path, suffix: str | tuple[str, ...]) -> list[Path]:
@@ -234,9 +252,8 @@ def _transcripts(
         kind,
         _AGENTS[kind],
         (path,),
-        tuple(files),
+        file_marks(files),
         sum(1 for f in files if is_session(f)),
-        _sizes(files),
         frozenset(files if per_file is None else per_file),
     )
 
@@ -286,7 +303,7 @@ def _database(kind: str, db: Path, query: str) -> AgentSource | None:
     if not db.is_file():
         return None
     files = _with_journal(db)
-    return AgentSource(kind, _AGENTS[kind], (db,), files, _count(db, query), _sizes(files))
+    return AgentSource(kind, _AGENTS[kind], (db,), file_marks(files), _count(db, query))
 
 
 def _cursor(projects: Path, editor: Path) -> AgentSource | None:
@@ -306,8 +323,6 @@ def _cursor(projects: Path, editor: Path) -> AgentSource | None:
         "cursor",
         "Cursor agent + IDE" if transcripts and db else "Cursor IDE" if db else "Cursor agent",
         paths,
-        files,
+        file_marks(files),
         sessions + (_count(editor, composers) if db else 0),
-        _sizes(files),
-        frozenset(),
     )

@@ -305,6 +305,20 @@ def test_cli_import_auto_then_sync(store_factory: StoreFactory, fixture_home: Pa
     assert third.code == EXIT_OK and third.out.strip() == "6 sources unchanged"
 
 
+def test_one_progress_bar_for_every_source(
+    fixture_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_session_recall import SessionStore
+
+    store = SessionStore(":memory:")
+    import_auto(store, fixture_home, show_progress=True)
+    drawn = capsys.readouterr().err
+    assert drawn.count("import auto") == 1
+    assert " import " not in drawn.replace("import auto", "")  # no importer's own bar
+    sync(store, fixture_home, show_progress=True)
+    assert capsys.readouterr().err == ""  # nothing to import: no bar
+
+
 def test_cli_import_auto_needs_a_database_unless_dry_run(fixture_home: Path) -> None:
     result = run_cli("import", "auto", "--home", str(fixture_home))
     assert result.code == 2
