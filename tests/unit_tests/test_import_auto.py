@@ -270,6 +270,23 @@ def test_a_source_that_cannot_be_read_costs_only_itself(
     assert [kind for kind, _ in calls] == ["opencode"]  # tried again, the others unchanged
 
 
+def test_a_read_only_store_is_refused_and_left_as_it_was(
+    store_factory: StoreFactory, fixture_home: Path
+) -> None:
+    from langchain_session_recall.errors import ReadOnlyStoreError
+
+    import_auto(store_factory.open("rw"), fixture_home)
+    reader = store_factory.open("rw", read_only=True)
+    before = _contents(reader)
+    (fixture_home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 3}')
+    try:
+        with pytest.raises(ReadOnlyStoreError):
+            sync(reader, fixture_home)
+    finally:
+        (fixture_home / ".claude" / "settings.json").unlink()
+    assert _contents(reader) == before
+
+
 def test_dry_run_lists_without_writing(tmp_path: Path, fixture_home: Path) -> None:
     db = tmp_path / "recall.db"
     result = run_cli("import", "auto", "--home", str(fixture_home), "--dry-run", "--db", str(db))
