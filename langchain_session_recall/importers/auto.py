@@ -210,8 +210,8 @@ def sync(
     store.
 
     ``warnings`` holds, once per setting, the retention settings that will delete
-    transcripts (Claude Code's ``cleanupPeriodDays``): given again only when the setting
-    changes. See :func:`import_auto` for an example.
+    transcripts (Claude Code's ``cleanupPeriodDays``, Gemini CLI's ``sessionRetention``):
+    given again only when the setting changes. See :func:`import_auto` for an example.
     """
     result = _run(
         store, home, incremental=True, dry_run=False, show_progress=show_progress, reimport=False
@@ -359,9 +359,9 @@ def _new_warnings(store: SessionBackend, home: str | os.PathLike[str] | None) ->
     fresh: list[str] = []
     for retention in retention_warnings(home):
         key = f"{_WARNED}{retention.kind}"
-        if store.read_import_state(key) != str(retention.days):
+        if store.read_import_state(key) != retention.limit:
             fresh.append(retention.message())
-            store.write_import_state(key, str(retention.days))
+            store.write_import_state(key, retention.limit)
     return fresh
 
 

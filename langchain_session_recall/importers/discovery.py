@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ __all__ = [
     "Retention",
     "discover_sources",
     "file_marks",
+    "gemini_retention",
     "retention_warnings",
 ]
 
@@ -88,23 +90,25 @@ class AgentSource:
 @dataclass(frozen=True)
 class Retention:
     """An agent setting that deletes transcripts: ``sync`` keeps what it has imported, but
-    sessions not synced before the agent deletes them are lost.
+    sessions not synced before the agent deletes them are lost. ``limit`` says which it
+    deletes (``"older than 30 days"``), ``setting`` where that is set.
 
     Example:
-        >>> print(Retention("claude-code", 30, "cleanupPeriodDays").message()[:45])
-        Claude Code deletes transcripts older than 30
+        >>> r = Retention("claude-code", "older than 30 days", "cleanupPeriodDays")
+        >>> print(r.message()[:50])
+        Claude Code deletes transcripts older than 30 days
     """
 
     kind: str
-    days: int
+    limit: str
     setting: str
 
     def message(self) -> str:
         """The warning, with what to do."""
         return (
-            f"{_AGENTS[self.kind]} deletes transcripts older than {self.days} days "
-            f"({self.setting}): run `session-recall sync` at least that often (cron, or a "
-            "session-end hook); sessions already synced stay in the store"
+            f"{_AGENTS[self.kind]} deletes transcripts {self.limit} ({self.setting}): run "
+            "`session-recall sync` more often than it deletes them (cron, or a session-end "
+            "hook); sessions already synced stay in the store"
         )
 
 
@@ -151,9 +155,10 @@ def discover_sources(home: str | os.PathLike[str] | None = None) -> list[AgentSo
 
 
 def retention_warnings(home: str | os.PathLike[str] | None = None) -> list[Retention]:
-    """The agents under ``home`` whose settings delete transcripts: Claude Code's
-    ``cleanupPeriodDays`` (``~/.claude/settings.json``; 30 days when it sets none), when
-    Claude Code's history is there.
+    """The agents under ``home`` whose settings delete transcripts, when their history is
+    there: Claude Code's ``cleanupPeriodDays`` (``~/.claude/settings.json``; 30 days when it
+    sets none) and Gemini CLI's ``general.sessionRetention`` (``~/.gemini/settings.json``;
+    off unless ``enabled``).
 
     Example:
         >>> import tempfile
@@ -162,21 +167,58 @@ def retention_warnings(home: str | os.PathLike[str] | None = None) -> list[Reten
         []
         >>> (home / ".claude" / "projects").mkdir(parents=True)
         >>> _ = (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 7}')
-        >>> [(r.kind, r.days) for r in retention_warnings(home)]
-        [('claude-code', 7)]
+        >>> [(r.kind, r.limit) for r in retention_warnings(home)]
+        [('claude-code', 'older than 7 days')]
     """
     root = Path.home() if home is None else Path(home).expanduser()
+    found: list[Retention] = []
     claude = root / ".claude"
-    if not (claude / "projects").is_dir():
+    if (claude / "projects").is_dir():
+        settings = _settings(claude / "settings.json")
+        days = claude_cleanup_days(settings)
+        where = "cleanupPeriodDays in ~/.claude/settings.json"
+        if "cleanupPeriodDays" not in settings:
+            where += f", {CLAUDE_CLEANUP_DAYS} by default"
+        if days is not None:
+            found.append(Retention("claude-code", f"older than {days} days", where))
+    gemini = root / ".gemini"
+    if (gemini / "tmp").is_dir():
+        limits = gemini_retention(_settings(gemini / "settings.json"))
+        if limits:
+            where = "general.sessionRetention in ~/.gemini/settings.json"
+            found.append(Retention("gemini", " or ".join(limits), where))
+    return found
+
+
+def gemini_retention(settings: Mapping[str, object]) -> list[str]:
+    """Which sessions Gemini CLI deletes under these settings (pure): its
+    ``general.sessionRetention``, when ``enabled``: ``maxAge`` (``"24h"``, ``"7d"``, ``"4w"``,
+    ``"2m"``: a month is 30 days) and ``maxCount``.
+
+    Example:
+        >>> on = {"enabled": True, "maxAge": "4w", "maxCount": 50}
+        >>> gemini_retention({"general": {"sessionRetention": on}})
+        ['older than 4 weeks', 'beyond the 50 most recent']
+        >>> gemini_retention({"general": {"sessionRetention": {"maxAge": "1d"}}})
+        []
+    """
+    general = settings.get("general")
+    policy = general.get("sessionRetention") if isinstance(general, Mapping) else None
+    if not isinstance(policy, Mapping) or policy.get("enabled") is not True:
         return []
-    settings = _settings(claude / "settings.json")
-    days = claude_cleanup_days(settings)
-    if days is None:
-        return []
-    where = "cleanupPeriodDays in ~/.claude/settings.json"
-    if "cleanupPeriodDays" not in settings:
-        where += f", {CLAUDE_CLEANUP_DAYS} by default"
-    return [Retention("claude-code", days, where)]
+    limits = []
+    age = policy.get("maxAge")
+    match = re.fullmatch(r"\s*(\d+)\s*([hdwm])\s*", age) if isinstance(age, str) else None
+    if match:
+        limits.append(f"older than {int(match.group(1))} {_UNITS[match.group(2)]}")
+    count = policy.get("maxCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+        limits.append(f"beyond the {count} most recent")
+    return limits
+
+
+_UNITS = {"h": "hours", "d": "days", "w": "weeks", "m": "months"}
+"""Gemini CLI's duration units (a month is 30 days there)."""
 
 
 def claude_cleanup_days(settings: Mapping[str, object]) -> int | None:

@@ -253,6 +253,13 @@ def test_retention_is_warned_about_once_per_setting(
     ]
     settings.write_text(json.dumps({"cleanupPeriodDays": 100_000}))
     assert sync(store, home).warnings == []
+    policy = {"enabled": True, "maxAge": "14d"}
+    gemini = home / ".gemini" / "settings.json"
+    gemini.write_text(json.dumps({"general": {"sessionRetention": policy}}))
+    assert [w[:54] for w in sync(store, home).warnings] == [
+        "Gemini CLI deletes transcripts older than 14 days (gen"
+    ]
+    assert sync(store, home).warnings == []
 
 
 def test_a_source_that_cannot_be_read_costs_only_itself(
