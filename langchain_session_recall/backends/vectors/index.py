@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.vectors import statements as vs
 from langchain_session_recall.backends.vectors.combined import CombinedEmbeddings
 from langchain_session_recall.backends.vectors.health import (
@@ -201,16 +200,16 @@ class VectorIndex:
                 if recorded.model is not None and not reindex:
                     raise self._mismatch(recorded)
                 conn.execute(vs.clear(d))
-                sql.set_meta(conn, d, vs.META_MODEL, self.identity)
-                sql.set_meta(conn, d, vs.META_WINDOW, self.layout)
-                conn.execute(sql.delete_meta(d), {"key": vs.META_DIM})
+                vs.set_meta(conn, d, vs.META_MODEL, self.identity)
+                vs.set_meta(conn, d, vs.META_WINDOW, self.layout)
+                conn.execute(vs.delete_meta(d), {"key": vs.META_DIM})
                 recorded = vs.Recorded(self.identity, self.layout, None)
-            if sql.read_meta(conn, d, vs.META_DIM) is None:
+            if vs.read_meta(conn, d, vs.META_DIM) is None:
                 # a new store's size is the model's own if it says; a store written before
                 # the size was recorded gets the size of most of its vectors (docs/hybrid.md)
                 dim = recorded.dim or self.declared_dim
                 if dim is not None:
-                    sql.set_meta(conn, d, vs.META_DIM, str(dim))
+                    vs.set_meta(conn, d, vs.META_DIM, str(dim))
         self._matrix = None
 
     def _recorded(self, conn: Any) -> vs.Recorded:
@@ -315,12 +314,12 @@ class VectorIndex:
         first vectors) the model's stated size or the size most of ``made`` vectors have,
         recorded now."""
         d = self.backend.dialect
-        recorded = sql.read_meta(conn, d, vs.META_DIM)
+        recorded = vs.read_meta(conn, d, vs.META_DIM)
         if recorded is not None and recorded.isdigit():
             return int(recorded)
         dim = vs.sample_dim(conn, d) or self.declared_dim or made
         if dim is not None:
-            sql.set_meta(conn, d, vs.META_DIM, str(dim))
+            vs.set_meta(conn, d, vs.META_DIM, str(dim))
         return dim
 
     def _warn_refused(self, refused: Sequence[Sequence[float]], dim: int | None) -> None:

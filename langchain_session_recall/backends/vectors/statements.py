@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from langchain_session_recall.backends import sql
-from langchain_session_recall.backends.sql import read_meta
+
+# session_recall_meta's statements live in sql.py (the import state uses them too)
+from langchain_session_recall.backends.sql import delete_meta as delete_meta
+from langchain_session_recall.backends.sql import read_meta as read_meta
+from langchain_session_recall.backends.sql import set_meta as set_meta
 from langchain_session_recall.models import SearchFilters
 
 TABLE = "passage_vectors"
