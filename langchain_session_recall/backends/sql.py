@@ -587,3 +587,32 @@ WRONG_MESSAGE_COUNTS = (
     "(SELECT count(*) FROM messages m WHERE m.session_id = s.id) ORDER BY s.id LIMIT 20"
 )
 """Sessions whose ``message_count`` disagrees with their messages (for ``check()``)."""
+
+
+# ---------------------------------------------------------------- session_recall_meta
+
+
+def get_meta(d: Dialect) -> str:
+    """The value recorded under ``key`` in ``session_recall_meta``."""
+    return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
+
+
+def delete_meta(d: Dialect) -> str:
+    return f"DELETE FROM session_recall_meta WHERE key = {d.param('key')}"
+
+
+def insert_meta(d: Dialect) -> str:
+    values = f"{d.param('key')}, {d.param('value')}"
+    return f"INSERT INTO session_recall_meta (key, value) VALUES ({values})"
+
+
+def read_meta(conn: Any, d: Dialect, key: str) -> str | None:
+    """The value recorded under ``key``, or ``None``."""
+    row = conn.execute(get_meta(d), {"key": key}).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: Any, d: Dialect, key: str, value: str) -> None:
+    """Record ``value`` under ``key`` (replacing what was there)."""
+    conn.execute(delete_meta(d), {"key": key})
+    conn.execute(insert_meta(d), {"key": key, "value": value})

@@ -19,7 +19,7 @@ from __future__ import annotations
 import click
 
 from langchain_session_recall.cli.demo import demo
-from langchain_session_recall.cli.importing import import_
+from langchain_session_recall.cli.importing import import_, sync
 from langchain_session_recall.cli.maintenance import check, embed, forget, stats
 from langchain_session_recall.cli.search import recent, search
 from langchain_session_recall.cli.serve import mcp
@@ -75,5 +75,5 @@ def app() -> None:
     """
 
 
-for _command in (search, recent, show, stats, check, import_, forget, embed, demo, mcp):
+for _command in (search, recent, show, stats, check, import_, sync, forget, embed, demo, mcp):
     app.add_command(_command)

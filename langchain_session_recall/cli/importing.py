@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["import_"]
+__all__ = ["import_", "sync"]
 
 
 _IMPORT_EPILOG = """Examples:
@@ -38,6 +38,8 @@ _IMPORT_EPILOG = """Examples:
   session-recall import codex --db recall.db
   session-recall import langgraph checkpoints.sqlite --db recall.db --json
   session-recall import sqlite recall.db --db postgresql://app@db/agents
+  session-recall import auto --dry-run
+  session-recall import auto --db recall.db
 
 Re-running an import adds only what is new (messages are tracked in the import ledger).
 A session forgotten since (`session-recall forget`) stays out unless --reimport is given.
@@ -49,9 +51,21 @@ Exit codes: 0 imported, 2 source unreadable, 3 --db is not a session database,
 """
 
 
+_SYNC_EPILOG = """Examples:
+
+\b
+  session-recall sync --db ~/recall.db
+  */15 * * * * session-recall sync --db ~/recall.db   (crontab -e)
+
+\b
+Exit codes: 0 synced, 4 synced but some input was skipped or a source could not be
+            read (see the summary), 75 the store stayed busy (run it again)
+"""
+
+
 @click.group(name="import", epilog=_IMPORT_EPILOG)
 def import_() -> None:
-    """Import sessions from Hermes, JSONL files, Claude Code, LangGraph or another store.
+    """Import sessions from coding agents (`import auto`: all found), JSONL, LangGraph or a store.
 
     The database (--db) is created when missing: a file, or a postgresql:// DSN.
     """
@@ -59,27 +73,36 @@ def import_() -> None:
 
 def import_options(func: F) -> F:
     """What every ``import KIND`` takes."""
-    for option in reversed(
-        [
-            db_option(help="session database to import into (created when missing), or a DSN"),
-            json_option,
-            progress_option,
-            click.option(
-                "--show-problems",
-                type=click.IntRange(min=0),
-                default=10,
-                show_default=True,
-                metavar="N",
-                help="skipped items to list",
-            ),
+    return _with_import_options(func, db_required=True)
+
+
+def _with_import_options(func: F, *, db_required: bool, reimport: bool = True) -> F:
+    options = [
+        db_option(
+            required=db_required,
+            help="session database to import into (created when missing), or a DSN",
+        ),
+        json_option,
+        progress_option,
+        click.option(
+            "--show-problems",
+            type=click.IntRange(min=0),
+            default=10,
+            show_default=True,
+            metavar="N",
+            help="skipped items to list",
+        ),
+    ]
+    if reimport:
+        options.append(
             click.option(
                 "--reimport",
                 is_flag=True,
                 help="also import again the sessions forgotten since an earlier import (left "
                 "out by default)",
-            ),
-        ]
-    ):
+            )
+        )
+    for option in reversed(options):
         func = option(func)
     return func
 
@@ -242,3 +265,114 @@ def import_cursor(state: State, /, path: str | None, **options: Any) -> int:
     """Cursor: the agent's transcripts (default ~/.cursor/projects) and the editor's
     state.vscdb (read-only, streamed), or the one PATH names; sub-agents as children."""
     return _run_import(state, "cursor", path, **options)
+
+
+home_option = click.option(
+    "--home",
+    metavar="DIR",
+    type=click.Path(file_okay=False, exists=True),
+    help="look for the agents' histories under DIR instead of your home directory",
+)
+
+
+def _auto_options(func: F) -> F:
+    """``import KIND``'s options, ``--db`` optional (``--dry-run`` needs none)."""
+    return _with_import_options(func, db_required=False)
+
+
+@import_.command(name="auto")
+@home_option
+@click.option("--dry-run", is_flag=True, help="list what was found; import nothing")
+@_auto_options
+@pass_state
+def import_auto(
+    state: State, /, home: str | None, dry_run: bool, db: str | None, **options: Any
+) -> int:
+    """Every agent history found under your home directory (or --home DIR): Hermes, Claude
+    Code, Codex, Gemini CLI, OpenCode, Cursor. Shows what was found (agent, path, sessions,
+    size) and imports it with one progress bar.
+
+    JSON Lines and LangGraph files have no place of their own: import them by path.
+    """
+    if dry_run:
+        from langchain_session_recall.importers.discovery import discover_sources
+
+        found = discover_sources(home)
+        if options["as_json"]:
+            state.json({"dry_run": True, "sources": [_source_dict(s) for s in found]})
+        else:
+            _print_found(state, [s.row() for s in found])
+        return EXIT_OK
+    if db is None:
+        raise click.UsageError("Missing option '--db' (or give --dry-run to only list).")
+    return _run_auto(state, db, home, incremental=False, **options)
+
+
+def _sync_options(func: F) -> F:
+    """``import KIND``'s options but ``--reimport`` (a sync never brings forgotten sessions
+    back: ``import auto --reimport`` does)."""
+    return _with_import_options(func, db_required=True, reimport=False)
+
+
+@click.command(name="sync", epilog=_SYNC_EPILOG)
+@home_option
+@_sync_options
+@pass_state
+def sync(state: State, /, home: str | None, db: str, **options: Any) -> int:
+    """Import what is new in every agent history under your home directory (or --home DIR).
+
+    Run it from cron or an agent's session-end hook: unchanged files are not read, changed
+    transcripts are read again and only their new messages written; sessions stay after the
+    agent deletes its files. Warns once when an agent's setting will delete transcripts.
+    """
+    return _run_auto(state, db, home, incremental=True, **options)
+
+
+def _run_auto(
+    state: State,
+    db: str,
+    home: str | None,
+    *,
+    incremental: bool,
+    as_json: bool,
+    progress: bool,
+    show_problems: int,
+    reimport: bool = False,
+) -> int:
+    from langchain_session_recall.importers.auto import import_auto, sync
+    from langchain_session_recall.importers.base import import_target
+
+    show = True if progress else None
+    with import_target(db) as store:
+        if incremental:
+            result = sync(store, home, show_progress=show)
+        else:
+            result = import_auto(store, home, show_progress=show, reimport=reimport)
+    if as_json:
+        state.json(result.to_dict())
+    else:
+        from langchain_session_recall.cli.output import print_import_report
+
+        if not incremental:
+            _print_found(state, [s.source.row() for s in result.sources])
+        print_import_report(state.console(), result.summary(), result.problems, show_problems)
+        for warning in result.warnings:
+            state.console().print(f"warning: {warning}", style="yellow", markup=False)
+    return EXIT_PARTIAL if result.partial else EXIT_OK
+
+
+def _print_found(state: State, rows: list[tuple[str, str, int, int]]) -> None:
+    from langchain_session_recall.cli.output import print_sources
+
+    print_sources(state.console(), rows)
+
+
+def _source_dict(source: Any) -> dict[str, Any]:
+    agent, _, sessions, size = source.row()
+    return {
+        "kind": source.kind,
+        "agent": agent,
+        "paths": [str(p) for p in source.paths],
+        "sessions": sessions,
+        "bytes": size,
+    }

@@ -29,6 +29,7 @@ from langchain_session_recall.cli.state import (
     pass_state,
     plural,
 )
+from langchain_session_recall.core.text import human_size
 
 __all__ = ["check", "embed", "forget", "stats"]
 
@@ -41,17 +42,6 @@ def _date(timestamp: float | None) -> str:
     except (OverflowError, OSError, ValueError):
         return "unknown"
     return when.strftime("%Y-%m-%d")
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    size, unit = n / 1024, "KB"
-    for bigger in ("MB", "GB"):
-        if size < 1024:
-            break
-        size, unit = size / 1024, bigger
-    return f"{size:.1f} {unit}"
 
 
 def _vector_rows(vectors: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -92,7 +82,7 @@ def stats(state: State, db: str, read_only: bool, user: str | None, as_json: boo
 
     sources = ", ".join(f"{k} {v}" for k, v in figures["sources"].items()) or "-"
     first, last = _date(figures["first_started_at"]), _date(figures["last_started_at"])
-    where = f"{figures['store']} ({_size(figures['size_bytes'])}, {figures['layout']} schema)"
+    where = f"{figures['store']} ({human_size(figures['size_bytes'])}, {figures['layout']} schema)"
     rows = [
         ("Store", where),
         *([("User", user)] if user is not None else []),

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from langchain_session_recall.core.query import highlight_words, parse_query
+from langchain_session_recall.core.text import human_size
 from langchain_session_recall.core.text import safe_for_terminal as clean
 from langchain_session_recall.results import Result
 from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, term_pattern
@@ -38,6 +39,7 @@ __all__ = [
     "print_recent",
     "print_search",
     "print_show",
+    "print_sources",
     "print_stats",
 ]
 
@@ -249,3 +251,18 @@ def print_import_report(
     if hidden > 0:
         lines.append(Text(f"  ... {hidden} more (use --json to see them all)", style="dim"))
     print_lines(console, lines)
+
+
+def print_sources(console: Console, rows: Sequence[tuple[str, str, int, int]]) -> None:
+    """The agents' histories ``import auto`` found: agent, path, sessions and size."""
+    if not rows:
+        console.print("No agent history found.")
+        return
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("agent", no_wrap=True)
+    table.add_column("path", overflow="fold")
+    table.add_column("sessions", justify="right", no_wrap=True)
+    table.add_column("size", justify="right", no_wrap=True)
+    for agent, path, sessions, size in rows:
+        table.add_row(clean(agent), clean(path), str(sessions), human_size(size))
+    console.print(table)

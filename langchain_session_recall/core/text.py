@@ -108,6 +108,23 @@ def escape_for_terminal(json_text: str) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
+def human_size(n: int) -> str:
+    """A size in bytes as people read it: ``"512 B"``, ``"1.5 KB"``, ``"3.2 GB"``.
+
+    Example:
+        >>> human_size(512), human_size(1536), human_size(5 * 1024**3)
+        ('512 B', '1.5 KB', '5.0 GB')
+    """
+    if n < 1024:
+        return f"{n} B"
+    size, unit = n / 1024, "KB"
+    for bigger in ("MB", "GB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, bigger
+    return f"{size:.1f} {unit}"
+
+
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """``n`` and the noun in the number it takes: ``"1 session"``, ``"2 sessions"``.
 

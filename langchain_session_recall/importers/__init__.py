@@ -2,7 +2,9 @@
 
 Every importer is a function ``import_<kind>(store, path, ...) -> ImportReport`` and is
 idempotent: messages already imported (tracked in the store's ``import_ledger`` table) are
-skipped, so re-running an import adds only what is new.
+skipped, so re-running an import adds only what is new. :func:`import_auto` imports every
+agent's history found under a home directory, :func:`sync` does it again reading only what
+changed.
 
 Example:
     >>> from langchain_session_recall import SessionStore
@@ -12,6 +14,14 @@ Example:
 
 from collections.abc import Callable
 
+from langchain_session_recall.importers.auto import (
+    AutoImport,
+    SourceImport,
+    aimport_auto,
+    async_sync,
+    import_auto,
+    sync,
+)
 from langchain_session_recall.importers.base import (
     ImportReport,
     ImportSession,
@@ -21,6 +31,7 @@ from langchain_session_recall.importers.base import (
 from langchain_session_recall.importers.claude_code import import_claude_code
 from langchain_session_recall.importers.codex import import_codex
 from langchain_session_recall.importers.cursor import import_cursor
+from langchain_session_recall.importers.discovery import AgentSource, discover_sources
 from langchain_session_recall.importers.gemini import import_gemini
 from langchain_session_recall.importers.hermes import import_hermes
 from langchain_session_recall.importers.jsonl import import_jsonl
@@ -29,9 +40,16 @@ from langchain_session_recall.importers.opencode import import_opencode
 
 __all__ = [
     "IMPORTERS",
+    "AgentSource",
+    "AutoImport",
     "ImportReport",
     "ImportSession",
     "ImportSourceError",
+    "SourceImport",
+    "aimport_auto",
+    "async_sync",
+    "discover_sources",
+    "import_auto",
     "import_claude_code",
     "import_codex",
     "import_cursor",
@@ -40,6 +58,7 @@ __all__ = [
     "import_jsonl",
     "import_langgraph",
     "import_opencode",
+    "sync",
     "write_sessions",
 ]
 

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -433,7 +433,7 @@ def _sources(
 
 def import_cursor(
     store: SessionBackend,
-    path: str | os.PathLike[str] | None = None,
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
     show_progress: bool | None = None,
     reimport: bool = False,
@@ -441,7 +441,8 @@ def import_cursor(
     follow_symlinks: bool = False,
 ) -> ImportReport:
     """Import Cursor's history into ``store``: a ``state.vscdb``, an agent transcript, or a
-    directory holding either (default: both of :func:`default_cursor_paths` that exist).
+    directory holding either (default: both of :func:`default_cursor_paths` that exist), or
+    several of these read as one source (a list: every database before the transcripts).
 
     Conversations and sub-agents (``subagentComposerIds``; a transcript's ``subagents/``)
     become sessions and child sessions; the title, model, user and assistant text, tool calls
@@ -459,8 +460,10 @@ def import_cursor(
         1
     """
     report = ImportReport(KIND)
-    if path is not None:
+    if isinstance(path, str | os.PathLike):
         paths = [Path(path).expanduser()]
+    elif path is not None:
+        paths = [Path(p).expanduser() for p in path]
     else:
         paths = [p for p in default_cursor_paths() if p.exists()]
         if not paths:

@@ -37,7 +37,7 @@ from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_sources
 from langchain_session_recall.messages import storable_text
 
-__all__ = ["default_gemini_dir", "import_gemini", "parse_gemini_records"]
+__all__ = ["default_gemini_dir", "import_gemini", "is_recording", "parse_gemini_records"]
 
 KIND = "gemini"
 SOURCE = "gemini"
@@ -264,9 +264,17 @@ def _parent_of(file: Path) -> str | None:
     return None
 
 
-def _is_recording(file: Path, root: Path) -> bool:
+def is_recording(file: Path, root: Path) -> bool:
     """A chat recording: the file named, or one in a ``chats`` folder (or a sub-agent folder
-    in it); checkpoints and logs beside ``chats/`` are not conversations."""
+    in it); checkpoints and logs beside ``chats/`` are not conversations.
+
+    Example:
+        >>> root = Path("/home/ana/.gemini/tmp")
+        >>> is_recording(root / "p" / "chats" / "s.jsonl", root)
+        True
+        >>> is_recording(root / "p" / "logs.json", root)
+        False
+    """
     return file == root or _CHATS in (file.parent.name, file.parent.parent.name)
 
 
@@ -342,7 +350,7 @@ def import_gemini(
     )
     parsed: dict[str, ImportSession] = {}
     for file, fh in sources:
-        if not _is_recording(file, root):
+        if not is_recording(file, root):
             continue
         records = _file_records(file, fh, report, max_line_bytes)
         session = parse_gemini_records(records, report=report, parent_session_id=_parent_of(file))

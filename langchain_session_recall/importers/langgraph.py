@@ -20,9 +20,7 @@ import hashlib
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
-
-from langchain_core.messages import AIMessage, BaseMessage
+from typing import TYPE_CHECKING, Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.backends.sqlite.files import read_only_uri
@@ -32,6 +30,10 @@ from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.records import ImportSession
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import check_regular_file
+
+if TYPE_CHECKING:  # langchain_core.messages is imported when a checkpoint is read: not
+    # loaded by every command that imports the importers (``sync`` from cron)
+    from langchain_core.messages import BaseMessage
 
 __all__ = ["import_langgraph"]
 
@@ -90,6 +92,8 @@ def _message_key(thread_id: str, namespace: str, index: int, message: BaseMessag
 
 
 def _thread(saver: Any, thread_id: str, namespace: str, report: ImportReport) -> ImportSession:
+    from langchain_core.messages import AIMessage, BaseMessage
+
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}}
     first_seen: dict[str, float] = {}
     latest: list[Any] = []

@@ -126,20 +126,19 @@ def source_files(
             report.skip("directory not readable", f"{where}: {exc.strerror}")
             continue
         for entry in entries:
-            found = Path(entry.path)
-            where = _relative(found, path, root)
+            found = link = Path(entry.path)
             wanted = entry.name.endswith(suffix)
             if entry.is_symlink():
                 found = found.resolve()
                 if not follow_symlinks and not found.is_relative_to(root):
                     reason = "symlink out of the imported directory (use follow_symlinks)"
-                    report.skip(reason, where)
+                    report.skip(reason, _relative(link, path, root))
                     continue
             try:
                 info = found.stat()
             except OSError:
                 if wanted:
-                    report.skip("broken symlink", where)
+                    report.skip("broken symlink", _relative(link, path, root))
                 continue
             key = (info.st_dev, info.st_ino)
             if stat.S_ISDIR(info.st_mode):
@@ -147,7 +146,7 @@ def source_files(
                     walked.add(key)
                     pending.append(found)
             elif wanted and not stat.S_ISREG(info.st_mode):
-                report.skip("not a regular file", where)
+                report.skip("not a regular file", _relative(link, path, root))
             elif wanted:
                 files.setdefault(key, found)
     return sorted(files.values())

@@ -17,6 +17,7 @@ from langchain_session_recall.messages import (
 )
 
 _LEDGER_CHUNK = 500  # keys looked up per ledger query
+_IMPORT_STATE = "import_state:"  # prefix of the import state's keys in session_recall_meta
 
 
 class ImportLedger(SessionWrites):
@@ -89,6 +90,36 @@ class ImportLedger(SessionWrites):
                 sql.imported_keys(self.dialect), {"kind": source_kind, "sid": session_id}
             ).fetchall()
         return {str(r[0]) for r in rows}
+
+    def read_import_state(self, key: str) -> str | None:
+        """What an import recorded under ``key`` with :meth:`write_import_state`, or ``None``.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> store.read_import_state("sync:claude-code") is None
+            True
+        """
+        with self._read() as conn:
+            return sql.read_meta(conn, self.dialect, _IMPORT_STATE + key)
+
+    def write_import_state(self, key: str, value: str) -> None:
+        """Record ``value`` (text, e.g. JSON) under ``key`` beside the ledger: what a ``sync``
+        needs to know about its sources (the files it read and their size and time) to skip
+        them next time. It lives in the store, so a new store starts from nothing.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> store.write_import_state("sync:claude-code", '{"a.jsonl": [10, 1]}')
+            >>> store.read_import_state("sync:claude-code")
+            '{"a.jsonl": [10, 1]}'
+        """
+        with self._write() as conn:
+            sql.set_meta(conn, self.dialect, _IMPORT_STATE + key, value)
 
     def release_forgotten(self, source_kind: str, session_id: str) -> int:
         """Let an import add a forgotten session's messages again: drop its ledger rows from

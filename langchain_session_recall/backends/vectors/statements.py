@@ -13,6 +13,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from langchain_session_recall.backends import sql
+
+# session_recall_meta's statements live in sql.py (the import state uses them too)
+from langchain_session_recall.backends.sql import delete_meta as delete_meta
+from langchain_session_recall.backends.sql import read_meta as read_meta
+from langchain_session_recall.backends.sql import set_meta as set_meta
 from langchain_session_recall.models import SearchFilters
 
 TABLE = "passage_vectors"
@@ -46,10 +51,6 @@ def table_exists(d: sql.Dialect) -> str:
     return f"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'"
 
 
-def get_meta(d: sql.Dialect) -> str:
-    return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
-
-
 class Recorded(NamedTuple):
     """What a store records beside its vectors (``None`` each when it does not)."""
 
@@ -71,11 +72,6 @@ def recorded_model(conn: Any, d: sql.Dialect) -> Recorded | None:
     return Recorded(model, window, size if size else sample_dim(conn, d))
 
 
-def read_meta(conn: Any, d: sql.Dialect, key: str) -> str | None:
-    row = conn.execute(get_meta(d), {"key": key}).fetchone()
-    return None if row is None else str(row[0])
-
-
 def sample_dim(conn: Any, d: sql.Dialect) -> int | None:
     """The size most of the first :data:`DIM_SAMPLE` stored vectors have (``None``: none)."""
     from langchain_session_recall.backends.vectors.health import majority_dim
@@ -85,20 +81,6 @@ def sample_dim(conn: Any, d: sql.Dialect) -> int | None:
         f"WHERE length(embedding) > 0 ORDER BY id LIMIT {DIM_SAMPLE}) first_rows GROUP BY n"
     ).fetchall()
     return majority_dim((int(n or 0), int(c)) for n, c in sizes)
-
-
-def set_meta(conn: Any, d: sql.Dialect, key: str, value: str) -> None:
-    conn.execute(delete_meta(d), {"key": key})
-    conn.execute(insert_meta(d), {"key": key, "value": value})
-
-
-def delete_meta(d: sql.Dialect) -> str:
-    return f"DELETE FROM session_recall_meta WHERE key = {d.param('key')}"
-
-
-def insert_meta(d: sql.Dialect) -> str:
-    values = f"{d.param('key')}, {d.param('value')}"
-    return f"INSERT INTO session_recall_meta (key, value) VALUES ({values})"
 
 
 def last_window(d: sql.Dialect) -> str:
