@@ -233,3 +233,21 @@ def test_an_older_postgres_schema_is_read_as_it_is_then_migrated_in_place(pg_sch
         assert _found(store, project="/src", agent="codex") == {"old"}
         assert _listed(store, project="/src/api") == {"old"}
         assert store.check().ok
+
+
+def test_a_hybrid_search_keeps_to_the_project_too(store: SessionBackend) -> None:
+    """Dense candidates pass the same filters: a paraphrase found by its vectors in another
+    project is not let in."""
+    from hybrid_support import ConceptEmbeddings
+
+    store.enable_embeddings(ConceptEmbeddings())
+    said = {"here": "dinner with my colleagues", "there": "dinner with the workmates"}
+    for n, (sid, text) in enumerate(said.items()):
+        store.add_session(sid, started_at=T0 + n, project=f"/src/{sid}", agent="codex")
+        store.add_messages(sid, [{"role": "user", "content": text, "timestamp": T0 + n}])
+    retriever = SessionRecallRetriever(store=store, k=5)
+    assert {d.id for d in retriever.invoke("workmates")} == {"here", "there"}
+    scoped = retriever.invoke("workmates", project="/src/here")
+    assert [d.id for d in scoped] == ["here"]
+    assert scoped[0].metadata["search_mode"] == "hybrid"
+    assert retriever.invoke("workmates", agent="gemini") == []
