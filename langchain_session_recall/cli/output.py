@@ -39,6 +39,7 @@ __all__ = [
     "print_search",
     "print_show",
     "print_stats",
+    "where_facts",
 ]
 
 MATCH_STYLE = "bold black on yellow"
@@ -89,8 +90,13 @@ def _words(meta: Mapping[str, Any]) -> tuple[str, ...]:
         return ()
 
 
-def _where(meta: Mapping[str, Any]) -> list[str]:
-    """Where the session happened, as far as it is known: its directory (branch), its agent."""
+def where_facts(meta: Mapping[str, Any]) -> list[str]:
+    """Where the session happened, as far as it is known: its directory (branch), its agent.
+
+    Example:
+        >>> where_facts({"project": "/src/api", "git_branch": "main", "agent": "codex"})
+        ['/src/api (main)', 'codex']
+    """
     where = []
     if meta.get("project"):
         branch = f" ({meta['git_branch']})" if meta.get("git_branch") else ""
@@ -104,7 +110,7 @@ def _facts(meta: Mapping[str, Any]) -> Text:
     facts = [f"session {meta['session_id']}", str(meta.get("when") or ""), meta.get("source")]
     if meta.get("user_id"):
         facts.append(f"user {meta['user_id']}")
-    facts += _where(meta)
+    facts += where_facts(meta)
     if meta.get("mode") == "search":
         facts.append(f"score {float(meta.get('score') or 0):.2f}")
         count = int(meta.get("match_count") or 0)
@@ -196,7 +202,7 @@ def print_recent(console: Console, results: Sequence[Result]) -> None:
         meta = result.metadata
         cell = Text(clean(meta.get("title") or "(untitled session)"), style="bold")
         cell.append("\n" + clean(str(meta["session_id"])), style="dim")
-        for line in (" · ".join(_where(meta)), meta.get("resume")):
+        for line in (" · ".join(where_facts(meta)), meta.get("resume")):
             if line:
                 cell.append("\n" + clean(str(line)), style="dim")
         preview = clean(str(meta.get("preview") or ""))

@@ -69,3 +69,18 @@ def test_results_show_where_and_the_resume_command(
     assert f"{api} (main) · codex" in panel and "codex resume api" in panel
     table = run_cli("recent", "--db", db, "--agent", "claude-code").out
     assert "claude-code" in table and "claude --resume api-web" in table
+
+
+def test_show_names_where_the_session_happened(
+    store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    db = _db(store_factory, tmp_path)
+    shown = run_cli("show", "api", "--db", db, "--no-pager").out
+    assert f"{tmp_path / 'api'} (main) · codex" in shown
+    assert f"cd {tmp_path / 'api'} && codex resume api" in shown
+    data = json.loads(run_cli("show", "api", "--db", db, "--json").out)
+    assert (data["session"]["project"], data["session"]["agent"]) == (
+        str(tmp_path / "api"),
+        "codex",
+    )

@@ -94,3 +94,17 @@ async def test_the_mcp_server_takes_project_and_agent() -> None:
         assert [(r["session_id"], r["agent"]) for r in found["results"]] == [("web", "claude-code")]
         listed = payload_of(await client.call_tool("session_search", {"agent": "codex"}))
         assert [r["session_id"] for r in listed["results"]] == ["api"]
+
+
+async def test_session_show_names_where_the_session_happened() -> None:
+    server = create_mcp_server(_store())
+    async with create_connected_server_and_client_session(server) as client:
+        shown = payload_of(await client.call_tool("session_show", {"session_id": "api"}))
+        assert (shown["project"], shown["git_branch"], shown["agent"]) == (
+            "/src/api",
+            "main",
+            "codex",
+        )
+        assert shown["resume"] == "cd /src/api && codex resume api"
+        bare = payload_of(await client.call_tool("session_show", {"session_id": "bare"}))
+        assert not {"project", "git_branch", "agent", "resume"} & set(bare)

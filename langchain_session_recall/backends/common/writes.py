@@ -33,6 +33,18 @@ from langchain_session_recall.models import (
 )
 
 
+def _where_columns(
+    d: sql.Dialect, project: str | None, git_branch: str | None, agent: str | None
+) -> dict[str, str | None]:
+    """The columns of where a session happened, as stored: the directory without its trailing
+    separator, the branch stripped, the agent's name stripped and lower case."""
+    return {
+        "cwd": d.text(stored_project(project)),
+        "git_branch": d.text(git_branch.strip() or None if git_branch else None),
+        "agent": d.text(agent.strip().lower() or None if agent else None),
+    }
+
+
 class SessionWrites(StoreCore):
     """Sessions and messages written: checked first, one transaction each."""
 
@@ -76,11 +88,7 @@ class SessionWrites(StoreCore):
             agent=agent,
         )
         d = self.dialect
-        where = {
-            "cwd": d.text(stored_project(project)),
-            "git_branch": d.text(git_branch.strip() or None if git_branch else None),
-            "agent": d.text(agent.strip().lower() or None if agent else None),
-        }
+        where = _where_columns(d, project, git_branch, agent)
         with self._write() as conn:
             exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
             if parent_session_id is not None:
