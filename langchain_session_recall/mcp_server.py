@@ -63,8 +63,9 @@ from langchain_session_recall.session_window import (
 from langchain_session_recall.summarize.redaction import describe_error, redact_secrets
 from langchain_session_recall.tool import (
     SESSION_SEARCH_DESCRIPTION,
-    SessionSearchInput,
+    WHERE_ARGUMENTS_NOTE,
     SessionSearchTool,
+    SessionSearchWhereInput,
     create_session_search_tool,
 )
 
@@ -102,6 +103,7 @@ def _package_version() -> str:
 # An MCP server does not know which conversation its client is in: promise nothing about it.
 SESSION_SEARCH_MCP_DESCRIPTION = (
     SESSION_SEARCH_DESCRIPTION.replace(" The current conversation is never searched.", "")
+    + WHERE_ARGUMENTS_NOTE
     + "\n\nRecaps tag messages with their ids ([USER #42]); to read a session itself, call "
     "session_show with its session_id and those ids."
 )
@@ -125,7 +127,7 @@ _READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHi
 
 def _described(name: str) -> Any:
     """The LangChain tool's description of one argument: one text for both schemas."""
-    return Field(description=SessionSearchInput.model_fields[name].description)
+    return Field(description=SessionSearchWhereInput.model_fields[name].description)
 
 
 # Module-level so FastMCP can resolve them from the tools' (string) annotations.
@@ -134,6 +136,8 @@ LimitArg = Annotated[int, _described("limit")]
 RoleFilterArg = Annotated[str | None, _described("role_filter")]
 AfterArg = Annotated[str | None, _described("after")]
 BeforeArg = Annotated[str | None, _described("before")]
+ProjectArg = Annotated[str | None, _described("project")]
+AgentArg = Annotated[str | None, _described("agent")]
 SessionIdArg = Annotated[
     str,
     Field(description="A session_id from session_search (a session or any of its sub-sessions)."),
@@ -220,7 +224,7 @@ def create_mcp_server(
         ['session_search', 'session_show']
     """
     retriever = SessionRecallRetriever(store=store, user_id=user_id, show_message_ids=True)
-    search = create_session_search_tool(retriever, llm, **options)
+    search = create_session_search_tool(retriever, llm, where_arguments=True, **options)
     server: FastMCP[Any] = FastMCP(
         name,
         instructions=SERVER_INSTRUCTIONS,
@@ -257,6 +261,8 @@ def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
         role_filter: RoleFilterArg = None,
         after: AfterArg = None,
         before: BeforeArg = None,
+        project: ProjectArg = None,
+        agent: AgentArg = None,
     ) -> CallToolResult:
         arguments = {
             "query": query,
@@ -264,6 +270,8 @@ def _search_function(search: SessionSearchTool) -> Callable[..., Any]:
             "role_filter": role_filter,
             "after": after,
             "before": before,
+            "project": project,
+            "agent": agent,
         }
         # called as a model calls it: a failure is the ToolMessage's status="error" (the
         # tool's ToolException), an MCP tool error here

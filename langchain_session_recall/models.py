@@ -46,6 +46,12 @@ class Session:
     ended_at: float | None = None
     end_reason: str | None = None
     message_count: int = 0
+    project: str | None = None
+    """The working directory the agent ran in (stored as ``cwd``, Hermes's name for it)."""
+    git_branch: str | None = None
+    """The git branch checked out there, when the agent recorded it."""
+    agent: str | None = None
+    """The program that wrote the session (``codex``, ``claude-code``, ``hermes``, ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +144,9 @@ class RecentSession:
     preview: str
     user_id: str | None = None
     last_active: float | None = None
+    project: str | None = None
+    git_branch: str | None = None
+    agent: str | None = None
 
 
 HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
@@ -158,6 +167,22 @@ class SearchFilters:
     user_id: str | None = None
     after: float | None = None
     before: float | None = None
+    project: str | None = None
+    """Only sessions whose working directory is this one or below it."""
+    agents: tuple[str, ...] = ()
+    """Only sessions written by one of these agents."""
+
+    def sessions_only(self) -> SearchFilters:
+        """These filters without the message-level ones (role, excluded sessions): what a
+        query over sessions applies."""
+        return SearchFilters(
+            exclude_sources=self.exclude_sources,
+            user_id=self.user_id,
+            after=self.after,
+            before=self.before,
+            project=self.project,
+            agents=self.agents,
+        )
 
 
 @dataclass(frozen=True, slots=True)

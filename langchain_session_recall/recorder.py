@@ -57,6 +57,8 @@ _GRAPH_STEP_TAG = "graph:step:"
 # Forgetting a session's state only costs a lookup when it is seen again.
 _MAX_SESSIONS = 1024
 _MAX_IDS = 4096
+RECORDER_AGENT = "recorder"
+"""The ``agent`` of the sessions a recorder creates."""
 _TAIL = 50  # stored messages read to find a session's unanswered turn (once per session)
 
 
@@ -408,6 +410,7 @@ class SessionRecorder(BaseCallbackHandler):
                     title=self.title if state.parent is None else None,
                     user_id=self.user_id,
                     started_at=time.time(),
+                    agent=RECORDER_AGENT,
                 )
             elif model and existing.model is None:
                 self.store.add_session(session_id, model=model)

@@ -18,6 +18,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import bound_query, highlight_words
+from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.evidence import (
     MORE_TERMS,
     Evidence,
@@ -207,6 +208,7 @@ class _SearchResult:
             "model": shown.model,
             "title": title,
             "user_id": shown.user_id,
+            **where_fields(root_id, shown.project, shown.git_branch, shown.agent),
             "score": ranked.score,
             "matched_session_ids": [_clean(i, clean) for i in ranked.session_ids],
             "matched_message_ids": list(ranked.message_ids),
@@ -360,7 +362,17 @@ def _redact_message(
     return dataclasses.replace(message, **changes)
 
 
-_SESSION_TEXT = ("id", "title", "source", "model", "user_id", "parent_session_id", "end_reason")
+_SESSION_TEXT = (
+    "id",
+    "title",
+    "source",
+    "model",
+    "user_id",
+    "parent_session_id",
+    "end_reason",
+    "project",
+    "git_branch",
+)
 
 
 def redact_session(session: Session, redact: Callable[[str], str] | None) -> Session:
@@ -449,6 +461,8 @@ def recent_results(
         after=request.after,
         before=request.before,
         collapse_sources=AUTOMATION_SOURCES if request.collapse_automation else (),
+        project=request.project,
+        agents=request.agent,
     )
     out = []
     ids = _memo(redact)
@@ -464,6 +478,9 @@ def recent_results(
             "model": _clean(r.model, ids),
             "title": title,
             "user_id": _clean(r.user_id, ids),
+            **where_fields(
+                _clean(r.id, ids), _clean(r.project, ids), _clean(r.git_branch, ids), r.agent
+            ),
             "message_count": r.message_count,
             "preview": preview,
             "query": "",

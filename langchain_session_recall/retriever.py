@@ -23,6 +23,7 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import bound_query, parse_query
+from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.recorder import configured_session
@@ -57,7 +58,9 @@ logger = logging.getLogger(__name__)
 _LS_NAME = "session_recall"
 """The retriever's name in LangSmith's ``ls_retriever_name`` (LangChain's default would be
 ``sessionrecall``: the class name without ``Retriever``, lowercased)."""
-_CALL_OPTIONS = frozenset({"k", "role_filter", "after", "before", "current_session_id", "now"})
+_CALL_OPTIONS = frozenset(
+    {"k", "role_filter", "after", "before", "current_session_id", "now", "project", "agent"}
+)
 
 
 class SessionRecallRetriever(BaseRetriever):
@@ -76,10 +79,11 @@ class SessionRecallRetriever(BaseRetriever):
     none of them (see :func:`~langchain_session_recall.redact_secrets`).
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
-    ``after``, ``before`` and ``current_session_id``. A request that could find nothing is an
-    error, not an empty list: ``k`` below 1 or above ``max_k``, a role no message has
-    (LangChain's ``human``/``ai``/``system``/``tool`` are taken for the stored ``user``,
-    ``assistant``, ...), ``after`` not earlier than ``before`` each raise
+    ``after``, ``before``, ``project``, ``agent`` and ``current_session_id``. A request that
+    could find nothing is an error, not an empty list: ``k`` below 1 or above ``max_k``, a
+    role no message has (LangChain's ``human``/``ai``/``system``/``tool`` are taken for the
+    stored ``user``, ``assistant``, ...), ``after`` not earlier than ``before``, a
+    ``project`` that is not an absolute directory each raise
     :class:`~langchain_session_recall.errors.InvalidArgumentError` (a ``ValueError``) saying
     what to give instead. When not given, ``current_session_id`` is
     read from the run config: ``config["configurable"]["session_id"]``, else
@@ -113,6 +117,12 @@ class SessionRecallRetriever(BaseRetriever):
     """The conversation in progress: its whole chain is left out."""
     user_id: str | None = None
     """Tenant scope: only this user's sessions are searched and shown."""
+    project: str | None = None
+    """Only sessions that ran in this directory or below it (an absolute path; ``/src/api``
+    takes in ``/src/api/web``, never ``/src/apis``); here or per call."""
+    agent: tuple[str, ...] | None = None
+    """Only sessions these agents wrote: ``("codex", "claude-code")`` or ``"codex,gemini"``
+    (names as ``metadata["agent"]`` shows them); here or per call."""
     max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=200)
     """Transcript length per Document (default 8,000 characters, a size that fits a prompt):
     a longer transcript is cut to a window centred on its densest run of matched words, the
@@ -175,6 +185,16 @@ class SessionRecallRetriever(BaseRetriever):
     def _split_roles(cls, value: Any) -> tuple[str, ...] | None:
         roles = role_list(value)
         return roles or None
+
+    @field_validator("project", mode="before")
+    @classmethod
+    def _project_path(cls, value: Any) -> str | None:
+        return project_path(value)
+
+    @field_validator("agent", mode="before")
+    @classmethod
+    def _split_agents(cls, value: Any) -> tuple[str, ...] | None:
+        return agent_list(value) or None
 
     @model_validator(mode="after")
     def _k_within_cap(self) -> SessionRecallRetriever:
@@ -359,6 +379,8 @@ class SessionRecallRetriever(BaseRetriever):
             user_id=self.user_id,
             after=to_timestamp(options.get("after")),
             before=to_timestamp(options.get("before")),
+            project=options.get("project", self.project),
+            agent=options.get("agent", self.agent) or (),
             now=to_timestamp(options.get("now", self.now)),
             max_chars=self.max_chars,
             hit_limit=self.hit_limit,

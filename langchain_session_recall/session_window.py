@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.results import redact_messages, redact_session
@@ -120,12 +121,22 @@ def _payload(
         "when": format_when(head.started_at),
         "source": head.source,
         "model": head.model,
+        **{
+            k: v
+            for k, v in where_fields(root, head.project, head.git_branch, head.agent).items()
+            if v
+        },
         "sessions": list(dict.fromkeys(m.session_id for m in messages)) or [root],
         "message_count": len(messages),
         "first_message_id": messages[0].id if messages else None,
         "last_message_id": messages[-1].id if messages else None,
         "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi in merged],
     }
+
+
+def _known(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields that have a value (a session without a place adds no key)."""
+    return {k: v for k, v in fields.items() if v}
 
 
 def _anchors(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
@@ -39,8 +39,10 @@ from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
     "SESSION_SEARCH_DESCRIPTION",
+    "WHERE_ARGUMENTS_NOTE",
     "SessionSearchInput",
     "SessionSearchTool",
+    "SessionSearchWhereInput",
     "create_session_search_tool",
 ]
 
@@ -94,6 +96,30 @@ class SessionSearchInput(BaseModel):
     before: str | None = Field(
         default=None, description="Only sessions started before this ISO date (2026-12-01)."
     )
+
+
+class SessionSearchWhereInput(SessionSearchInput):
+    """Arguments of ``session_search`` built with ``where_arguments=True``: also where the
+    sessions happened."""
+
+    project: str | None = Field(
+        default=None,
+        description="Only sessions in this project directory or below it: an absolute path "
+        "(/home/me/src/api).",
+    )
+    agent: str | None = Field(
+        default=None,
+        description='Only sessions of these agents, comma-separated: "codex,claude-code" '
+        "(also gemini, opencode, cursor, hermes).",
+    )
+
+
+WHERE_ARGUMENTS_NOTE = (
+    " project (a directory: sessions there or below it) and agent (codex, claude-code, ...) "
+    "keep to where a session happened; each result names its project, branch, agent and the "
+    "command that reopens it (resume)."
+)
+"""What a tool built with ``where_arguments=True`` adds to its description."""
 
 
 logger = logging.getLogger(__name__)
@@ -216,6 +242,7 @@ class SessionSearchTool(BaseTool):
         after: str | None,
         before: str | None,
         config: RunnableConfig | None,
+        where: dict[str, str | None] | None = None,
     ) -> tuple[dict[str, Any], tuple[str, ...]]:
         """The retriever's per-call options, and the notices of what was changed: a ``limit``
         over the cap is clamped (said in the reply), every other bad argument raises and is
@@ -234,6 +261,7 @@ class SessionSearchTool(BaseTool):
         }
         if role_filter:
             options["role_filter"] = role_filter
+        options.update({k: v for k, v in (where or {}).items() if v})  # project, agent
         session_id = configured_session(config)
         if session_id:
             options["current_session_id"] = session_id
@@ -249,6 +277,7 @@ class SessionSearchTool(BaseTool):
                 "title": d.metadata.get("title"),
                 "preview": d.metadata.get("preview"),
                 "message_count": d.metadata.get("message_count"),
+                **_where(d.metadata),
             }
             for d in docs
         ]
@@ -278,6 +307,7 @@ class SessionSearchTool(BaseTool):
                 "source": d.metadata.get("source"),
                 "model": d.metadata.get("model"),
                 "title": d.metadata.get("title"),
+                **_where(d.metadata),
                 "summary": d.page_content,
             }
             for d in summaries
@@ -344,12 +374,15 @@ class SessionSearchTool(BaseTool):
         role_filter: str | None = None,
         after: str | None = None,
         before: str | None = None,
+        project: str | None = None,
+        agent: str | None = None,
         *,
         config: RunnableConfig,
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         try:
-            options, clamped = self._options(limit, role_filter, after, before, config)
+            where = {"project": project, "agent": agent}
+            options, clamped = self._options(limit, role_filter, after, before, config, where)
             # nothing searchable: EmptyQueryError, told to the model
             text, notices = _checked_query(query)
             notices += clamped
@@ -370,12 +403,15 @@ class SessionSearchTool(BaseTool):
         role_filter: str | None = None,
         after: str | None = None,
         before: str | None = None,
+        project: str | None = None,
+        agent: str | None = None,
         *,
         config: RunnableConfig,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         try:
-            options, clamped = self._options(limit, role_filter, after, before, config)
+            where = {"project": project, "agent": agent}
+            options, clamped = self._options(limit, role_filter, after, before, config, where)
             # parsed in the executor: the event loop serves other clients meanwhile
             text, notices = await run_in_executor(None, _checked_query, query)
             notices += clamped
@@ -390,6 +426,12 @@ class SessionSearchTool(BaseTool):
         return payload, summaries
 
 
+def _where(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Where a result's session happened, as far as it is known (nothing for a session that
+    names none: a result stays as short as before)."""
+    return {k: metadata[k] for k in ("project", "git_branch", "agent", "resume") if metadata.get(k)}
+
+
 def _whole(docs: list[Document]) -> list[Document]:
     """Recent sessions as one-piece recaps: a budget lists them or leaves them out, whole."""
     whole = {RECAP_KEY: Recap((), ("-",), (0,)).to_dict()}
@@ -397,6 +439,7 @@ def _whole(docs: list[Document]) -> list[Document]:
 
 
 _TOOL_OPTIONS = ("name", "description", "max_tokens", "token_counter")
+_WHERE_OPTION = "where_arguments"
 _RETRIEVER_OPTIONS = frozenset(SessionRecallRetriever.model_fields) - {"store"}
 _SUMMARIZER_OPTIONS = frozenset(SessionSummarizer.model_fields) - {"llm"}
 
@@ -421,7 +464,9 @@ def create_session_search_tool(
             summarizer fields (``max_concurrency``, ``timeout``, ``cache``, ...); also ``name``
             and ``description`` to rename the tool, and ``max_tokens`` (a token budget of its
             whole output, filled best first) with ``token_counter`` (any ``len``-like
-            callable; 4 characters per token by default).
+            callable; 4 characters per token by default). ``where_arguments=True`` lets the
+            model pass ``project`` and ``agent`` too (:class:`SessionSearchWhereInput`); the
+            retriever fields ``project`` and ``agent`` scope every call of the tool instead.
 
     Example:
         >>> from langchain_session_recall import SessionStore, create_session_search_tool
@@ -430,6 +475,9 @@ def create_session_search_tool(
         'session_search'
     """
     tool_fields = {k: options.pop(k) for k in _TOOL_OPTIONS if k in options}
+    if options.pop(_WHERE_OPTION, False):
+        tool_fields["args_schema"] = SessionSearchWhereInput
+        tool_fields.setdefault("description", SESSION_SEARCH_DESCRIPTION + WHERE_ARGUMENTS_NOTE)
     unknown = set(options) - _RETRIEVER_OPTIONS - _SUMMARIZER_OPTIONS
     if unknown:
         raise InvalidOptionError(

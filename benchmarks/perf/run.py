@@ -541,18 +541,15 @@ def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
     ]
     for size in sizes:
         label = _size_label(size)
-        db = Path(args.cache_dir) / f"corpus-seed{args.seed}-{label}.db"
-        if not db.exists():
-            _log(f"{label}: building the database")
-            _build(db, size, args.seed)
+        dbs = _compared_databases(Path(args.cache_dir), label, size, args.seed, before)
         repeats = args.repeats if size < 1_000_000 else max(3, args.repeats // 2 + 1)
         runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
         for n in range(args.rounds):
             order = [("after", ROOT), ("before", before)]
             for name, code in order if n % 2 == 0 else order[::-1]:
                 _log(f"{label}: search latency, {name} (round {n + 1}/{args.rounds})")
-                found = _spawn("--worker", "search", "--db", str(db), "--repeats", str(repeats),
-                               code=code)  # fmt: skip
+                found = _spawn("--worker", "search", "--db", str(dbs[name]), "--repeats",
+                               str(repeats), code=code)  # fmt: skip
                 _log(f"{label}: {name} searched with {found['package']}")
                 runs[name].append(summarize({"search": found})["cpu"])
         for name in ("before", "after"):
@@ -567,6 +564,26 @@ def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
                 f"| {ours / floor:.2f} | {cpu['ours']['p95'] / cpu['floor']['p95']:.2f} |"
             )
     return "\n".join(rows)
+
+
+def _compared_databases(
+    cache: Path, label: str, size: int, seed: int, before: Path
+) -> dict[str, Path]:
+    """The corpus of one size for each side of a comparison: built by the ``before`` code (the
+    reference: an older schema than ours, which would refuse a file ours made), and a copy of
+    it for this checkout, which brings it up to its own schema in place when it opens it."""
+    import shutil
+
+    dbs = {name: cache / f"corpus-seed{seed}-{label}-{name}.db" for name in ("before", "after")}
+    if not dbs["before"].exists():
+        _log(f"{label}: building the database with the reference code")
+        cache.mkdir(parents=True, exist_ok=True)
+        _spawn("--worker", "build", "--db", str(dbs["before"]), "--size", str(size),
+               "--seed", str(seed), "--batch", "100", code=before)  # fmt: skip
+        dbs["after"].unlink(missing_ok=True)
+    if not dbs["after"].exists():
+        shutil.copyfile(dbs["before"], dbs["after"])
+    return dbs
 
 
 def _schema_key() -> str:

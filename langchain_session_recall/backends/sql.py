@@ -26,6 +26,7 @@ from langchain_session_recall.core.text import (
     TOOL_OUTPUT_KEEP,
     TOOL_OUTPUT_LIMIT,
 )
+from langchain_session_recall.core.where import project_prefix
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.messages import storable_text
 from langchain_session_recall.models import SearchFilters
@@ -33,6 +34,7 @@ from langchain_session_recall.models import SearchFilters
 __all__ = [
     "SESSION_FIELDS",
     "UPDATABLE_FIELDS",
+    "WHERE_FIELDS",
     "Dialect",
     "ancestors",
     "comparable",
@@ -51,10 +53,26 @@ SESSION_FIELDS = (
     "ended_at",
     "end_reason",
     "message_count",
+    "cwd",
+    "git_branch",
+    "agent",
 )
-"""Columns of ``sessions`` in the order every session query selects them."""
+"""Columns of ``sessions`` in the order every session query selects them (a session's
+``project`` is kept in ``cwd``, as Hermes names it, so a Hermes file shows its own)."""
+WHERE_FIELDS = ("cwd", "git_branch", "agent")
+"""Columns of where a session happened, added by schema version 5 (SQLite) and 4
+(PostgreSQL): a store of an older version opened read-only reads them as ``NULL``."""
 UPDATABLE_FIELDS = frozenset(
-    {"source", "parent_session_id", "model", "title", "user_id", "started_at", "end_reason"}
+    {
+        "source",
+        "parent_session_id",
+        "model",
+        "title",
+        "user_id",
+        "started_at",
+        "end_reason",
+        *WHERE_FIELDS,
+    }
 )
 """Columns ``add_session`` may change on an existing session (never user input)."""
 
@@ -250,7 +268,25 @@ def filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str], dict[
     if filters.before is not None:
         where.append(f"s.started_at < {d.param('f_before')}")
         params["f_before"] = filters.before
+    if filters.project is not None:
+        where.append(_in_project(d))
+        prefix = project_prefix(filters.project)
+        params.update(f_project=filters.project, f_prefix=prefix, f_prefix_len=len(prefix))
+    if filters.agents:
+        where.append(d.member(d.session_column("agent"), "f_agents"))
+        params["f_agents"] = d.array(filters.agents)
     return where, params
+
+
+def _in_project(d: Dialect) -> str:
+    """The session's directory is the project's or below it: equal, or starting with the
+    project and a separator (compared as text, so no character of a path is a wildcard, as
+    ``_`` and ``%`` are to ``LIKE``)."""
+    cwd = d.session_column("cwd")
+    return (
+        f"({cwd} = {d.param('f_project')} OR substr({cwd}, 1, {d.param('f_prefix_len')}) = "
+        f"{d.param('f_prefix')})"
+    )
 
 
 _ROOT = "(s.parent_session_id IS NULL OR p.id IS NULL)"
@@ -271,17 +307,9 @@ def recent_sessions(
 
     Rows whose last column (the parent's id) is not ``NULL`` are candidates for the root of a
     parent cycle (:data:`_CYCLE_CANDIDATE`), for the caller to confirm. ``filters`` may
-    restrict sources, user and dates (its message-level fields are ignored).
+    restrict sources, user, dates, project and agents (its message-level fields are ignored).
     """
-    where, params = filter_clauses(
-        d,
-        SearchFilters(
-            exclude_sources=filters.exclude_sources,
-            user_id=filters.user_id,
-            after=filters.after,
-            before=filters.before,
-        ),
-    )
+    where, params = filter_clauses(d, filters.sessions_only())
     where.insert(0, f"({_ROOT} OR {_CYCLE_CANDIDATE})")
     if excluded_roots:
         where.append(f"NOT {d.member('s.id', 'excluded')}")
@@ -332,15 +360,7 @@ def session_filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str
     """:func:`filter_clauses` for a query over sessions (their headers): the message-level
     filters become conditions on ``s``; a role filter leaves nothing to match (a header has
     no role), so it gives a condition that is always false."""
-    where, params = filter_clauses(
-        d,
-        SearchFilters(
-            exclude_sources=filters.exclude_sources,
-            user_id=filters.user_id,
-            after=filters.after,
-            before=filters.before,
-        ),
-    )
+    where, params = filter_clauses(d, filters.sessions_only())
     if filters.exclude_session_ids:
         where.append(f"NOT {d.member('s.id', 'f_sessions')}")
         params["f_sessions"] = d.array(filters.exclude_session_ids)
@@ -351,7 +371,16 @@ def session_filter_clauses(d: Dialect, filters: SearchFilters) -> tuple[list[str
 
 def insert_session(d: Dialect) -> str:
     """A new session; a concurrent creator of the same id makes it a no-op (rowcount 0)."""
-    names = ("id", "source", "user_id", "model", "title", "parent_session_id", "started_at")
+    names = (
+        "id",
+        "source",
+        "user_id",
+        "model",
+        "title",
+        "parent_session_id",
+        "started_at",
+        *WHERE_FIELDS,
+    )
     values = ", ".join(d.param(n) for n in (*names, "end_reason"))
     return (
         f"INSERT INTO sessions ({', '.join(names)}, end_reason) VALUES ({values}) "

@@ -6,11 +6,13 @@ parsed, before any database is opened.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, check_k, role_list
@@ -136,8 +138,20 @@ def _names(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
     return tuple(dict.fromkeys(v.strip() for v in (value or "").split(",") if v.strip()))
 
 
+def _project(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A directory as typed, made absolute against the current one (``--project .``)."""
+    if value is None or not value.strip():
+        return None
+    return project_path(os.path.abspath(os.path.expanduser(value.strip())))
+
+
+def _agents(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    return agent_list(value)
+
+
 def scope_options(func: F) -> F:
-    """What ``search`` and ``recent`` look at: roles, sources, dates, user, a chain left out."""
+    """What ``search`` and ``recent`` look at: roles, sources, dates, user, project, agents, a
+    chain left out."""
     for option in reversed(
         [
             click.option(
@@ -171,6 +185,18 @@ def scope_options(func: F) -> F:
                 "--before", metavar="DATE", callback=_date, help="sessions started before this date"
             ),
             user_option,
+            click.option(
+                "--project",
+                metavar="DIR",
+                callback=_project,
+                help="only sessions that ran in this directory or below it (. for here)",
+            ),
+            click.option(
+                "--agent",
+                metavar="AGENTS",
+                callback=_agents,
+                help="only sessions of these agents, e.g. codex,claude-code",
+            ),
             click.option(
                 "--exclude-session",
                 metavar="ID",

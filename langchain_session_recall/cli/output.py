@@ -41,6 +41,7 @@ __all__ = [
     "print_show",
     "print_sources",
     "print_stats",
+    "where_facts",
 ]
 
 MATCH_STYLE = "bold black on yellow"
@@ -91,10 +92,27 @@ def _words(meta: Mapping[str, Any]) -> tuple[str, ...]:
         return ()
 
 
+def where_facts(meta: Mapping[str, Any]) -> list[str]:
+    """Where the session happened, as far as it is known: its directory (branch), its agent.
+
+    Example:
+        >>> where_facts({"project": "/src/api", "git_branch": "main", "agent": "codex"})
+        ['/src/api (main)', 'codex']
+    """
+    where = []
+    if meta.get("project"):
+        branch = f" ({meta['git_branch']})" if meta.get("git_branch") else ""
+        where.append(f"{meta['project']}{branch}")
+    if meta.get("agent"):
+        where.append(str(meta["agent"]))
+    return where
+
+
 def _facts(meta: Mapping[str, Any]) -> Text:
     facts = [f"session {meta['session_id']}", str(meta.get("when") or ""), meta.get("source")]
     if meta.get("user_id"):
         facts.append(f"user {meta['user_id']}")
+    facts += where_facts(meta)
     if meta.get("mode") == "search":
         facts.append(f"score {float(meta.get('score') or 0):.2f}")
         count = int(meta.get("match_count") or 0)
@@ -108,7 +126,8 @@ def _panel(index: int, result: Result) -> Panel:
     meta = result.metadata
     title = Text(f"{index}. {clean(meta.get('title') or '(untitled session)')}", style="bold")
     words = () if meta.get("summary_status") else _words(meta)
-    body = Group(_facts(meta), Text(""), _transcript(result.page_content, words))
+    resume = [Text(clean(f"resume: {meta['resume']}"), style="dim")] if meta.get("resume") else []
+    body = Group(_facts(meta), *resume, Text(""), _transcript(result.page_content, words))
     return Panel(body, title=title, title_align="left", box=box.ROUNDED, padding=(0, 1))
 
 
@@ -185,6 +204,9 @@ def print_recent(console: Console, results: Sequence[Result]) -> None:
         meta = result.metadata
         cell = Text(clean(meta.get("title") or "(untitled session)"), style="bold")
         cell.append("\n" + clean(str(meta["session_id"])), style="dim")
+        for line in (" · ".join(where_facts(meta)), meta.get("resume")):
+            if line:
+                cell.append("\n" + clean(str(line)), style="dim")
         preview = clean(str(meta.get("preview") or ""))
         if preview:
             short = preview if len(preview) <= _PREVIEW else preview[: _PREVIEW - 1] + "…"

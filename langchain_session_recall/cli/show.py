@@ -21,6 +21,7 @@ from langchain_session_recall.cli.state import (
     open_db,
     pass_state,
 )
+from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.results import redact_messages, redact_session
 from langchain_session_recall.summarize.redaction import match_shown_id, redact_secrets
 
@@ -109,12 +110,15 @@ def show(
         + (f" · model {session.model}" if session.model else "")
         + (f" · user {session.user_id}" if session.user_id else ""),
     ]
+    from langchain_session_recall.cli.output import print_show, where_facts
+
+    where = where_fields(session.id, session.project, session.git_branch, session.agent)
+    head += [line for line in (" · ".join(where_facts(where)), where["resume"]) if line]
     if parent is not None:
         head.append(f"parent {parent} (root {root})")
     if len(ids) > 1:
         head.append(f"includes {len(ids) - 1} sub-session(s): {', '.join(ids[1:])}")
     text = format_transcript(messages, show_ids=True, root_id=session.id).text
-    from langchain_session_recall.cli.output import print_show
 
     print_show(state.console(), head, text, pager=not no_pager, out=state.out)
     return EXIT_OK

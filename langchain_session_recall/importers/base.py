@@ -128,7 +128,9 @@ def write_sessions(
     ``report.orphans``. Messages already in the ledger are counted as ``already_imported``.
     A session imported before and forgotten since (its ledger rows remain, the session does
     not), and any session below it, is left out and listed in ``report.forgotten``, unless
-    ``reimport``: then it is imported again.
+    ``reimport``: then it is imported again. A session whose ``agent`` the parser left
+    ``None`` gets the report's ``kind`` (``"codex"``, ``"claude-code"``, ...: the agent whose
+    files the importer reads).
 
     ``sessions`` may also be any other iterable (a generator): it is then read as it is
     written, a group at a time, so memory holds one group of sessions whatever the source's
@@ -258,6 +260,7 @@ def _write_one(
             return False
         store.release_forgotten(report.kind, session.id)
         known = store.imported_keys(report.kind, session.id)
+    session.agent = session.agent or report.kind  # what wrote it, unless the parser knows
     fields = fields_to_write(session, existing)
     try:
         if existing is None or fields:  # (``source`` is never among an existing one's fields)

@@ -33,7 +33,11 @@ from langchain_session_recall.importers.lines import (
     identifier,
     json_objects,
 )
-from langchain_session_recall.importers.records import ImportSession, without_copied_history
+from langchain_session_recall.importers.records import (
+    ImportSession,
+    note_where,
+    without_copied_history,
+)
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_regular_file, open_sources
 from langchain_session_recall.messages import storable_text
@@ -172,6 +176,8 @@ class _Entry:
     parent_uuid: str | None
     agent_id: str | None
     sidechain: bool
+    cwd: Any = None
+    git_branch: Any = None
 
 
 def _when(obj: Mapping[str, Any]) -> float | None:
@@ -207,6 +213,8 @@ def _entry(obj: Mapping[str, Any], number: int) -> _Entry:
         parent_uuid=identifier(obj.get("parentUuid"), "parentUuid"),
         agent_id=identifier(obj.get("agentId"), "agentId"),
         sidechain=bool(obj.get("isSidechain")),
+        cwd=obj.get("cwd"),
+        git_branch=obj.get("gitBranch"),
     )
 
 
@@ -296,6 +304,8 @@ def parse_claude_code_lines(
                 session = builder.session(f"{sid}/agent-{chain}", sid, e.when)
             else:
                 session = builder.session(sid, None, e.when)
+            note_where(builder.sessions[sid], e.cwd, e.git_branch)
+            note_where(session, e.cwd, e.git_branch)
             if e.kind == "user":
                 builder.user(session, e.uuid, e.message.get("content"), e.when)
             else:
@@ -415,7 +425,16 @@ def _agent_type(file: Path, report: ImportReport) -> str | None:
 def _merge(into: ImportSession, more: ImportSession) -> None:
     """Two records of one session (read from several files): one."""
     into.messages.extend(more.messages)
-    for key in ("title", "model", "parent_session_id", "ended_at", "end_reason"):
+    keys = (
+        "title",
+        "model",
+        "parent_session_id",
+        "ended_at",
+        "end_reason",
+        "project",
+        "git_branch",
+    )
+    for key in keys:
         if getattr(into, key) is None:
             setattr(into, key, getattr(more, key))
     if more.started_at is not None and (into.started_at or more.started_at) >= more.started_at:

@@ -36,7 +36,11 @@ from langchain_session_recall.importers.lines import (
     identifier,
     json_objects,
 )
-from langchain_session_recall.importers.records import ImportSession, without_copied_history
+from langchain_session_recall.importers.records import (
+    ImportSession,
+    note_where,
+    without_copied_history,
+)
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_files, source_files
 from langchain_session_recall.messages import storable_text
@@ -198,6 +202,7 @@ class _Rollout:
             model = payload.get("model")
             if isinstance(model, str) and model and self.session.model is None:
                 self.session.model = model
+            note_where(self.session, payload.get("cwd"))  # a thread whose meta had none
         elif kind == "response_item":
             self.item(number, payload)
         else:
@@ -220,6 +225,12 @@ class _Rollout:
         self.session.id = thread or self.session.id
         self.session.parent_session_id = parent if parent != self.session.id else None
         self.session.started_at = started
+        git = payload.get("git")
+        note_where(
+            self.session,
+            payload.get("cwd"),
+            git.get("branch") if isinstance(git, Mapping) else None,
+        )
 
     def item(self, number: int, payload: Mapping[str, Any]) -> None:
         kind = payload.get("type")
@@ -351,6 +362,7 @@ def _merge(into: ImportSession, more: ImportSession) -> None:
     into.messages += [(k, m) for k, m in more.messages if k not in keys]
     into.model = into.model or more.model
     into.parent_session_id = into.parent_session_id or more.parent_session_id
+    note_where(into, more.project, more.git_branch)
     if more.started_at is not None and (into.started_at or more.started_at) >= more.started_at:
         into.started_at = more.started_at
 

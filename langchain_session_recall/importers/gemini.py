@@ -24,6 +24,7 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.errors import ImportSourceError
 from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
@@ -32,9 +33,9 @@ from langchain_session_recall.importers.lines import (
     identifier,
     json_objects,
 )
-from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.records import ImportSession, note_where, where_text
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.sources import open_sources
+from langchain_session_recall.importers.sources import open_regular_file, open_sources
 from langchain_session_recall.messages import storable_text
 
 __all__ = ["default_gemini_dir", "import_gemini", "is_recording", "parse_gemini_records"]
@@ -42,6 +43,7 @@ __all__ = ["default_gemini_dir", "import_gemini", "is_recording", "parse_gemini_
 KIND = "gemini"
 SOURCE = "gemini"
 _CHATS = "chats"
+_PATH_BYTES = 4096  # a directory's path, as .project_root holds it
 
 
 def default_gemini_dir() -> Path:
@@ -246,6 +248,9 @@ def parse_gemini_records(
     session = ImportSession(id=sid, source=SOURCE, parent_session_id=parent_session_id)
     summary = meta.get("summary")
     session.title = summary if isinstance(summary, str) and summary.strip() else None
+    directories = meta.get("directories")
+    if isinstance(directories, list) and directories:  # the workspace's, its first the root
+        note_where(session, directories[0])
     for key, message, model in _messages(sid, recording, started, report):
         session.messages.append((key, message))
         session.model = session.model or model
@@ -262,6 +267,20 @@ def _parent_of(file: Path) -> str | None:
     if file.parent.name != _CHATS and file.parent.parent.name == _CHATS:
         return storable_text(file.parent.name)
     return None
+
+
+def _project_root(file: Path, known: dict[Path, str | None]) -> str | None:
+    """The directory a recording's project is (``<project>/.project_root``, which Gemini CLI
+    writes beside ``chats/``), read once per project; ``None`` when there is none."""
+    chats = file.parent if file.parent.name == _CHATS else file.parent.parent
+    marker = chats.parent / ".project_root"
+    if marker not in known:
+        try:
+            with open_regular_file(marker) as fh:
+                known[marker] = where_text(fh.read(_PATH_BYTES).decode("utf-8", "replace"))
+        except (ImportSourceError, OSError):
+            known[marker] = None
+    return known[marker]
 
 
 def is_recording(file: Path, root: Path) -> bool:
@@ -349,6 +368,7 @@ def import_gemini(
         hint=f"; Gemini CLI keeps its recordings in {default_gemini_dir()}/<project>/chats",
     )
     parsed: dict[str, ImportSession] = {}
+    roots: dict[Path, str | None] = {}
     for file, fh in sources:
         if not is_recording(file, root):
             continue
@@ -356,6 +376,7 @@ def import_gemini(
         session = parse_gemini_records(records, report=report, parent_session_id=_parent_of(file))
         if session is None:
             continue
+        session.project = _project_root(file, roots) or session.project
         into = parsed.setdefault(session.id, session)
         if into is not session:  # an older .json and the .jsonl it was continued in
             keys = dict(into.messages)

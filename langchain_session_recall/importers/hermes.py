@@ -71,6 +71,9 @@ def read_hermes(source: SessionStore, report: ImportReport) -> list[ImportSessio
                 started_at=started,
                 ended_at=_finite(s.ended_at),
                 end_reason=s.end_reason,
+                project=s.project,
+                git_branch=s.git_branch,
+                agent=s.agent or "hermes",
             )
         )
     return out

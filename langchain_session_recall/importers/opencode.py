@@ -23,7 +23,7 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.lines import BadEntry, identifier
-from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.records import ImportSession, where_text
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sqlite_source import (
     SqliteSource,
@@ -36,7 +36,10 @@ __all__ = ["default_opencode_db", "import_opencode"]
 
 KIND = "opencode"
 SOURCE = "opencode"
-_SESSIONS = "SELECT id, parent_id, title, time_created FROM session ORDER BY time_created, id"
+_SESSIONS = (
+    "SELECT id, parent_id, title, time_created, {directory} FROM session ORDER BY time_created, id"
+)
+_SESSION_COLUMNS = "SELECT name FROM pragma_table_info('session')"
 _MESSAGES = (
     "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id"
 )
@@ -145,13 +148,14 @@ def _session(
     source: SqliteSource, row: tuple[Any, ...], report: ImportReport
 ) -> ImportSession | None:
     """One session with its messages (read from the file now), or ``None`` when it has none."""
-    sid, parent, title, created = row
+    sid, parent, title, created, directory = row
     session = ImportSession(
         id=sid,
         source=SOURCE,
         parent_session_id=parent or None,
         title=title if isinstance(title, str) and title.strip() else None,
         started_at=_seconds(created),
+        project=where_text(directory),
     )
     parts: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for message_id, part_id, raw in source.rows(_PARTS, (sid,)):
@@ -203,7 +207,10 @@ def _message(
 def _sessions(source: SqliteSource, report: ImportReport) -> Iterator[ImportSession]:
     """Each session with its messages, parents first (a parent is older than its children;
     one that is not is put first all the same)."""
-    rows = list(source.rows(_SESSIONS))  # ids and titles only: small beside the messages
+    columns = {name for (name,) in source.rows(_SESSION_COLUMNS)}
+    directory = "directory" if "directory" in columns else "NULL"  # a file without it: none
+    # ids and titles only: small beside the messages
+    rows = list(source.rows(_SESSIONS.format(directory=directory)))
     by_id = {r[0]: r for r in rows}
     done: set[str] = set()
 

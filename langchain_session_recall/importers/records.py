@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.messages import MessageLike
+from langchain_session_recall.messages import MessageLike, storable_text
 from langchain_session_recall.models import Session
 
 __all__ = [
@@ -16,7 +16,9 @@ __all__ = [
     "ImportSession",
     "drop_copied_prefix",
     "fields_to_write",
+    "note_where",
     "order_parents_first",
+    "where_text",
     "without_copied_history",
 ]
 
@@ -47,6 +49,40 @@ class ImportSession:
     started_at: float | None = None
     ended_at: float | None = None
     end_reason: str | None = None
+    project: str | None = None
+    """The working directory the agent ran in."""
+    git_branch: str | None = None
+    agent: str | None = None
+    """The program that wrote it (``"codex"``, ``"claude-code"``, ...)."""
+
+
+def note_where(session: ImportSession, project: Any, git_branch: Any = None) -> None:
+    """Give ``session`` the working directory and branch a record names, where it has none yet
+    (the first record that names them wins); a value that is not text is no value.
+
+    Example:
+        >>> s = ImportSession("s", "codex")
+        >>> note_where(s, "/src/api", 7); note_where(s, "/elsewhere", "main")
+        >>> s.project, s.git_branch
+        ('/src/api', 'main')
+    """
+    if session.project is None:
+        session.project = where_text(project)
+    if session.git_branch is None:
+        session.git_branch = where_text(git_branch)
+
+
+def where_text(value: Any) -> str | None:
+    """A directory or branch as a record gives it, as text to keep; ``None`` for anything
+    else (a number, blank, text holding NUL, which would get the session refused).
+
+    Example:
+        >>> where_text(" /src/api "), where_text(3), where_text(" ")
+        ('/src/api', None, None)
+    """
+    if not isinstance(value, str) or "\x00" in value:
+        return None
+    return storable_text(value.strip()) or None
 
 
 def order_parents_first(
@@ -96,9 +132,10 @@ def fields_to_write(session: ImportSession, existing: Session | None) -> dict[st
     """The session fields an import writes (pure): all it has for a new session; for one the
     store holds already, only the fields that are empty there.
 
-    A re-run never rewrites what it did not import: a source, title, model, owner, parent or
-    end given earlier (by another import, the recorder or your code) stays as it is; the one
-    exception is ``started_at``, which moves earlier when older messages arrive.
+    A re-run never rewrites what it did not import: a source, title, model, owner, parent,
+    end, project, branch or agent given earlier (by another import, the recorder or your code)
+    stays as it is; the one exception is ``started_at``, which moves earlier when older
+    messages arrive.
 
     Example:
         >>> from langchain_session_recall.models import Session
@@ -114,6 +151,9 @@ def fields_to_write(session: ImportSession, existing: Session | None) -> dict[st
         "user_id": session.user_id,
         "started_at": session.started_at,
         "end_reason": session.end_reason,
+        "project": session.project,
+        "git_branch": session.git_branch,
+        "agent": session.agent,
     }
     if existing is None:
         return {k: v for k, v in given.items() if v is not None}

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol, TypedDict, cast
 
+from langchain_session_recall.core.where import WhereMetadata
+
 __all__ = ["RecentMetadata", "ResultMetadata", "SearchMetadata", "TimeHintMetadata", "metadata_of"]
 
 TimeHintMetadata = TypedDict(
@@ -33,8 +35,10 @@ from ``start`` to ``end`` (Unix seconds; ``from``/``to`` the same in words), ``t
 query said it."""
 
 
-class SearchMetadata(TypedDict):
-    """The metadata of a search result (``mode="search"``): one root session and its chain."""
+class SearchMetadata(WhereMetadata):
+    """The metadata of a search result (``mode="search"``): one root session and its chain;
+    where it happened (``project``, ``git_branch``, ``agent``, ``resume``) as
+    :class:`~langchain_session_recall.core.where.WhereMetadata` says."""
 
     session_id: str
     """The root session's id (the chain's sub-agents and continuations are in it)."""
@@ -78,8 +82,9 @@ class SearchMetadata(TypedDict):
     ``RecalledSession.from_metadata``)."""
 
 
-class RecentMetadata(TypedDict):
-    """The metadata of a recent session (``mode="recent"``, an empty query)."""
+class RecentMetadata(WhereMetadata):
+    """The metadata of a recent session (``mode="recent"``, an empty query), with where it
+    happened."""
 
     session_id: str
     when: str
@@ -106,8 +111,8 @@ class _HasMetadata(Protocol):
 
 
 _MODES: dict[str, frozenset[str]] = {
-    "search": frozenset(SearchMetadata.__annotations__),
-    "recent": frozenset(RecentMetadata.__annotations__),
+    "search": frozenset(SearchMetadata.__required_keys__),
+    "recent": frozenset(RecentMetadata.__required_keys__),
 }
 
 

@@ -151,6 +151,8 @@ def recent_roots(
         user_id=filters.user_id,
         after=filters.after,
         before=filters.before,
+        project=filters.project,
+        agents=filters.agents,
     )
     return [RankedSession(r.id, 0.0, (), (r.id,), r.started_at, coverage=0.0) for r in recent]
 

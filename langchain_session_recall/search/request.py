@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.errors import InvalidArgumentError, InvalidOptionError
 from langchain_session_recall.messages import ROLE_ALIASES, ROLES
 from langchain_session_recall.models import HIDDEN_SOURCES, SearchFilters
@@ -193,6 +194,12 @@ class SearchRequest:
     """Only sessions started at or after this moment (Unix seconds)."""
     before: float | None = None
     """Only sessions started before this moment (Unix seconds)."""
+    project: str | None = None
+    """Only sessions that ran in this directory or below it (``/src/api`` takes in
+    ``/src/api/web``, never ``/src/apis``); an absolute path, ``~`` expanded."""
+    agent: tuple[str, ...] = ()
+    """Only sessions these agents wrote (``"codex"``, ``"claude-code"``, ...; a comma-separated
+    string works too)."""
     now: float | None = None
     """The moment relative time words in the query refer to (``None``: the current time)."""
     max_chars: int | None = DEFAULT_MAX_CHARS
@@ -219,6 +226,8 @@ class SearchRequest:
         check_dates(self.after, self.before)
         object.__setattr__(self, "role_filter", role_list(self.role_filter))
         object.__setattr__(self, "exclude_sources", _sources(self.exclude_sources))
+        object.__setattr__(self, "project", project_path(self.project))
+        object.__setattr__(self, "agent", agent_list(self.agent))
         object.__setattr__(self, "query", self.query if isinstance(self.query, str) else "")
 
     @property
@@ -235,6 +244,8 @@ class SearchRequest:
             user_id=self.user_id,
             after=self.after,
             before=self.before,
+            project=self.project,
+            agents=self.agent,
         )
 
 

@@ -19,7 +19,7 @@ from mcp_server.mcp_support import (
     text_of,
 )
 
-from langchain_session_recall.tool import SessionSearchInput
+from langchain_session_recall.tool import SessionSearchWhereInput
 
 
 @pytest.mark.slow  # a server subprocess over stdio
@@ -37,7 +37,7 @@ async def test_stdio_client_lists_and_calls_both_tools(demo_db: Path, tmp_path: 
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {"session_search", "session_show"}
             search_schema = tools["session_search"].inputSchema["properties"]
-            assert set(search_schema) == set(SessionSearchInput.model_fields)
+            assert set(search_schema) == set(SessionSearchWhereInput.model_fields)
             assert tools["session_show"].inputSchema["required"] == ["session_id"]
             assert all(t.annotations and t.annotations.readOnlyHint for t in tools.values())
 

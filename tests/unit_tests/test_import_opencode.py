@@ -337,3 +337,12 @@ def test_not_an_opencode_database(tmp_path: Path) -> None:
     out = io.StringIO()
     assert main(["import", "opencode", str(other), "--db", str(tmp_path / "r.db")], out=out) == 2
     assert not (tmp_path / "r.db").exists()
+
+
+def test_sessions_keep_their_directory(store_factory: StoreFactory, opencode_db: Path) -> None:
+    store = store_factory.open()
+    import_opencode(store, opencode_db)
+    for sid in (PARENT, CHILD):
+        session = store.get_session(sid)
+        assert session is not None
+        assert (session.project, session.agent) == ("/home/dev/shop-api", "opencode")

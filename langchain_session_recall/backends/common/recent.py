@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.common.lineage import ChainReads
 from langchain_session_recall.backends.common.rows import (
+    RECENT_PARENT,
     recent_of,
 )
 from langchain_session_recall.core.automation import collapse_repeated_runs
@@ -32,6 +33,8 @@ class RecentListing(ChainReads):
         after: float | None = None,
         before: float | None = None,
         collapse_sources: Iterable[str] = (),
+        project: str | None = None,
+        agents: Iterable[str] = (),
     ) -> list[RecentSession]:
         """Most recent root sessions with a preview of their first user message.
 
@@ -39,11 +42,17 @@ class RecentListing(ChainReads):
         Sessions of ``collapse_sources`` (automation: ``("cron", "kanban")``) are listed once
         per job, as their newest run (:func:`~langchain_session_recall.core.automation.
         collapse_repeated_runs`); older runs are read past in pages, so a thousand newer cron
-        runs never crowd out the conversations.
+        runs never crowd out the conversations. ``project`` keeps to sessions in that directory
+        or below it, ``agents`` to sessions those agents wrote (see :class:`SearchFilters`).
         """
         excluded = sorted({self.root_of(sid, user_id=user_id) for sid in exclude_session_ids})
         filters = SearchFilters(
-            exclude_sources=tuple(exclude_sources), user_id=user_id, after=after, before=before
+            exclude_sources=tuple(exclude_sources),
+            user_id=user_id,
+            after=after,
+            before=before,
+            project=project,
+            agents=tuple(agents),
         )
         collapse = frozenset(collapse_sources) - set(filters.exclude_sources)
         limit = max(0, int(limit))
@@ -60,7 +69,9 @@ class RecentListing(ChainReads):
             # A row with a parent is a cycle candidate (it started before its parent): kept
             # only if it is the root of a cycle, i.e. its first-started member.
             listed = [
-                recent_of(row) for row in rows if row[12] is None or self._is_cycle_root(row[0])
+                recent_of(row)
+                for row in rows
+                if row[RECENT_PARENT] is None or self._is_cycle_root(row[0])
             ]
             out += collapse_repeated_runs(listed, collapse, jobs) if collapse else listed
             if len(rows) < page:

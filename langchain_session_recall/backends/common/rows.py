@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_session_recall.backends.sql import SESSION_FIELDS
 from langchain_session_recall.core.text import preview
 from langchain_session_recall.messages import (
     decode_content,
@@ -38,7 +39,15 @@ def session_of(row: Sequence[Any]) -> Session:
         ended_at=None if row[7] is None else as_float(row[7]),
         end_reason=row[8],
         message_count=count_of(row[9]),
+        project=_text(row[10]),
+        git_branch=_text(row[11]),
+        agent=_text(row[12]),
     )
+
+
+def _text(value: Any) -> str | None:
+    """A where-column as text: another writer's empty string or number is no value."""
+    return value if isinstance(value, str) and value else None
 
 
 def message_of(row: Sequence[Any]) -> StoredMessage:
@@ -70,7 +79,16 @@ def recent_of(row: Sequence[Any]) -> RecentSession:
         title=session.title,
         model=session.model,
         message_count=session.message_count,
-        preview=preview([decode_content(row[10])]),
+        preview=preview([decode_content(row[_PREVIEW])]),
         user_id=session.user_id,
-        last_active=None if row[11] is None else as_float(row[11]),
+        last_active=None if row[_PREVIEW + 1] is None else as_float(row[_PREVIEW + 1]),
+        project=session.project,
+        git_branch=session.git_branch,
+        agent=session.agent,
     )
+
+
+_PREVIEW = len(SESSION_FIELDS)
+"""Where a recent-sessions row's preview, last activity and parent follow its session."""
+RECENT_PARENT = _PREVIEW + 2
+"""The column of a recent-sessions row that holds its parent's id (see ``sql.recent_sessions``)."""

@@ -18,6 +18,7 @@ from langchain_session_recall.backends.common.validation import (
     validate_session_args,
 )
 from langchain_session_recall.core.headers import session_header
+from langchain_session_recall.core.where import stored_project
 from langchain_session_recall.errors import (
     LineageCycleError,
     SessionNotFoundError,
@@ -30,6 +31,18 @@ from langchain_session_recall.messages import (
 from langchain_session_recall.models import (
     Session,
 )
+
+
+def _where_columns(
+    d: sql.Dialect, project: str | None, git_branch: str | None, agent: str | None
+) -> dict[str, str | None]:
+    """The columns of where a session happened, as stored: the directory without its trailing
+    separator, the branch stripped, the agent's name stripped and lower case."""
+    return {
+        "cwd": d.text(stored_project(project)),
+        "git_branch": d.text(git_branch.strip() or None if git_branch else None),
+        "agent": d.text(agent.strip().lower() or None if agent else None),
+    }
 
 
 class SessionWrites(StoreCore):
@@ -46,12 +59,18 @@ class SessionWrites(StoreCore):
         user_id: str | None = None,
         started_at: float | None = None,
         end_reason: str | None = None,
+        project: str | None = None,
+        git_branch: str | None = None,
+        agent: str | None = None,
     ) -> Session:
         """Create a session, or update the given fields of an existing one.
 
         A new session without a ``source`` gets :data:`DEFAULT_SOURCE` (``"cli"``); on an
         existing session a field left ``None`` keeps its value, and any value given, ``"cli"``
-        included, replaces it.
+        included, replaces it. ``project`` is the working directory the session ran in (kept
+        without its trailing separator), ``git_branch`` the branch checked out there, ``agent``
+        the program that wrote it (``"codex"``, ``"claude-code"``, ...; see
+        :data:`~langchain_session_recall.core.where.RESUME_COMMANDS`).
 
         Raises:
             ValueError: ``session_id`` or ``source`` is empty, or ``started_at`` is not a
@@ -65,8 +84,11 @@ class SessionWrites(StoreCore):
             started_at,
             user_id=user_id,
             parent_session_id=parent_session_id,
+            project=project,
+            agent=agent,
         )
         d = self.dialect
+        where = _where_columns(d, project, git_branch, agent)
         with self._write() as conn:
             exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
             if parent_session_id is not None:
@@ -83,6 +105,7 @@ class SessionWrites(StoreCore):
                         "parent_session_id": parent_session_id,
                         "started_at": time.time() if started_at is None else float(started_at),
                         "end_reason": d.text(end_reason),
+                        **where,
                     },
                 )
                 exists = inserted.rowcount == 0  # created meanwhile by another writer
@@ -95,6 +118,7 @@ class SessionWrites(StoreCore):
                     user_id=d.text(user_id),
                     started_at=started_at,
                     end_reason=d.text(end_reason),
+                    **where,
                 )
                 if updates:
                     conn.execute(

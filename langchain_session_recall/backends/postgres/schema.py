@@ -28,7 +28,7 @@ import string
 
 __all__ = ["PG_SCHEMA_VERSION", "TS_CONFIG", "ddl_statements", "rank_weights"]
 
-PG_SCHEMA_VERSION = 3
+PG_SCHEMA_VERSION = 4
 TS_CONFIG = "recall_english"
 INDEX_CHARS = 100_000
 """Characters of one message that are indexed (a ``tsvector`` is limited to 1 MB)."""
@@ -228,4 +228,9 @@ def ddl_statements() -> list[str]:
         "ALTER TABLE messages ADD COLUMN IF NOT EXISTS seq integer",
         "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS header_tsv tsvector",
         "CREATE INDEX IF NOT EXISTS idx_sessions_header ON sessions USING gin (header_tsv)",
+        # version 4: where each session happened (project directory as ``cwd``, git branch,
+        # the agent that wrote it); older sessions keep NULL
+        "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS cwd text",
+        "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS git_branch text",
+        "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS agent text",
     ]

@@ -33,6 +33,13 @@ class PostgresDialect(Dialect):
     name = "postgresql"
     for_update = " FOR UPDATE"
 
+    def __init__(self, missing: frozenset[str] = frozenset()) -> None:
+        self.missing = missing
+        """Session columns the schema lacks (an older one opened read-only): read as NULL."""
+
+    def session_column(self, name: str) -> str:
+        return "NULL" if name in self.missing else f"s.{name}"
+
     def param(self, name: str) -> str:
         return f"%({name})s"
 

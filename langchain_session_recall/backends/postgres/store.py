@@ -29,6 +29,7 @@ from langchain_session_recall.backends.postgres.schema import (
     rank_weights,
 )
 from langchain_session_recall.backends.postgres.tsquery import to_tsquery_text
+from langchain_session_recall.backends.sql import WHERE_FIELDS
 from langchain_session_recall.backends.vectors.windows import DEFAULT_OVERLAP, DEFAULT_SIZE
 from langchain_session_recall.core.cjk import bigram_text, has_cjk
 from langchain_session_recall.core.headers import session_header
@@ -55,6 +56,8 @@ DEFAULT_SCHEMA = "session_recall"
 _NO_FILTERS = SearchFilters()
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _DIALECT = st.PostgresDialect()
+_WHERE_SINCE = 4
+"""The schema version that added the session columns of :data:`sql.WHERE_FIELDS`."""
 
 
 SEARCH_WORK_MEM_KB = 16 * 1024
@@ -171,6 +174,7 @@ class PostgresSessionStore(SessionBackend):
         super().__init__(read_only=read_only)
         self._local = threading.local()
         self._pool: ConnectionPool | None = None
+        self._dialect = _DIALECT
         try:
             conn = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
@@ -201,7 +205,7 @@ class PostgresSessionStore(SessionBackend):
 
     @property
     def dialect(self) -> st.PostgresDialect:
-        return _DIALECT
+        return self._dialect
 
     @property
     def dsn(self) -> str:
@@ -238,6 +242,8 @@ class PostgresSessionStore(SessionBackend):
                     f"schema {self.schema!r} holds no session store; open it once without "
                     "read_only=True to create it, or pass the right schema="
                 )
+            if (self._schema_version(conn) or 0) < _WHERE_SINCE:  # read as they are: no DDL
+                self._dialect = st.PostgresDialect(missing=frozenset(WHERE_FIELDS))
             return
         if self._schema_version(conn) == PG_SCHEMA_VERSION:
             return  # the usual case: no DDL, so no lock that could meet running writers

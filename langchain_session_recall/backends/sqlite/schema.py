@@ -31,7 +31,7 @@ __all__ = [
     "setup_needed",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # What the main index sees of a message. Tool output is capped (the transcript shows 500
 # characters of it anyway, and a 1 MB log would otherwise dominate the index). Of tool calls,
@@ -125,7 +125,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     started_at REAL NOT NULL,
     ended_at REAL,
     end_reason TEXT,
-    message_count INTEGER NOT NULL DEFAULT 0
+    message_count INTEGER NOT NULL DEFAULT 0,
+    cwd TEXT,
+    git_branch TEXT,
+    agent TEXT
 );
 CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
@@ -277,6 +280,11 @@ _MIGRATIONS: dict[int, str] = {
     # version 4: the insert trigger skips messages while a bulk load defers their indexing
     # (see _FTS_INSERT_TRIGGER), so bulk loads no longer drop and re-create it
     3: f"DROP TRIGGER IF EXISTS {FTS_INSERT_TRIGGER_NAME};",
+    # version 5: where each session happened (its project directory, under Hermes's column
+    # name, its git branch and the agent that wrote it); older sessions keep NULL
+    4: "ALTER TABLE sessions ADD COLUMN cwd TEXT;\n"
+    "ALTER TABLE sessions ADD COLUMN git_branch TEXT;\n"
+    "ALTER TABLE sessions ADD COLUMN agent TEXT;",
 }
 _REINDEXED_IN = 3
 """The version whose migration rebuilds the message index (its view and triggers changed)."""
@@ -432,7 +440,8 @@ def create_or_migrate(conn: sqlite3.Connection, *, name: str = "the file") -> No
         migrated_from = version
         while version < SCHEMA_VERSION:
             for statement in _statements(_MIGRATIONS[version]):
-                conn.execute(statement)
+                if not _column_there(conn, statement):
+                    conn.execute(statement)
             version += 1
         if migrated_from < SCHEMA_VERSION:  # what the migrations dropped, made anew
             for statement in _statements(_DDL):
@@ -463,6 +472,16 @@ def create_or_migrate(conn: sqlite3.Connection, *, name: str = "the file") -> No
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+_ADD_COLUMN = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+)")
+
+
+def _column_there(conn: sqlite3.Connection, statement: str) -> bool:
+    """Whether ``statement`` adds a column the table has already (SQLite has no ``ADD COLUMN
+    IF NOT EXISTS``): a file whose version number was set back keeps its columns."""
+    added = _ADD_COLUMN.match(statement)
+    return added is not None and added.group(2) in _columns(conn, added.group(1))
 
 
 def _statements(script: str) -> list[str]:

@@ -54,6 +54,8 @@ class SqliteDialect(Dialect):
     def session_column(self, name: str) -> str:
         if self.layout is None or name in self.layout.session_columns:
             return f"s.{name}"
+        if name == "agent" and not self.layout.own:  # a file of another program: Hermes's
+            return "'hermes'"
         return "NULL"
 
     def message_column(self, name: str) -> str:
