@@ -46,6 +46,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
     ) from _missing
 
 from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.core.redaction import describe_error, redact_secrets
 from langchain_session_recall.core.text import safe_for_terminal
 from langchain_session_recall.errors import (
     InvalidArgumentError,
@@ -60,7 +61,6 @@ from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CONTEXT,
     show_session,
 )
-from langchain_session_recall.summarize.redaction import describe_error, redact_secrets
 from langchain_session_recall.tool import (
     SESSION_SEARCH_DESCRIPTION,
     SessionSearchInput,

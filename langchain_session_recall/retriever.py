@@ -23,6 +23,7 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import bound_query, parse_query
+from langchain_session_recall.core.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.recorder import configured_session
@@ -48,7 +49,6 @@ from langchain_session_recall.search.request import (
     check_k,
     role_list,
 )
-from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
 __all__ = ["SessionRecallRetriever"]
 

@@ -28,10 +28,10 @@ from langchain_session_recall.cli.state import (
     open_db,
     pass_state,
 )
+from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.errors import MissingFeatureError
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.request import SearchRequest
-from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
