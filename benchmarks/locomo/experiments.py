@@ -37,6 +37,7 @@ if __package__ in (None, ""):  # run as a script
 from benchmarks.locomo.data import HOW_TO_GET, Conversation, Question, Session, load, locate, split
 from benchmarks.locomo.run import Measured, table
 from benchmarks.locomo.systems import K, db_bytes, load_store
+from benchmarks.terms import match_terms
 from langchain_session_recall.backends.hits import best_hits
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
@@ -44,7 +45,6 @@ from langchain_session_recall.backends.vectors.windows import window_ranges
 from langchain_session_recall.core.query import ParsedQuery, parse_query
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.models import MessageHit, SearchFilters
-from langchain_session_recall.search.pipeline import match_terms
 from langchain_session_recall.search.ranking import TermWeights, rank_by_terms
 from langchain_session_recall.search.time_hints import (
     TimeHint,

@@ -21,12 +21,13 @@ if __package__ in (None, ""):  # run as a script
 
 from benchmarks.recall.baselines import Ranker, baselines
 from benchmarks.recall.dataset import CATEGORIES, CJK_CATEGORIES, Dataset, Question, build_dataset
+from benchmarks.terms import match_terms
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.lineage import resolve_roots
 from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.models import SearchFilters
-from langchain_session_recall.search.pipeline import match_terms, search_sessions
+from langchain_session_recall.search.pipeline import search_sessions
 from langchain_session_recall.search.ranking import TermWeights, rank_by_terms, rank_sessions
 from langchain_session_recall.search.request import HITS_PER_SESSION
 
