@@ -45,6 +45,7 @@ from langchain_session_recall.search.request import (
     HIDDEN_SOURCES,
     HIT_LIMIT,
     HITS_PER_SESSION,
+    MIN_MAX_CHARS,
     SearchRequest,
     check_k,
     role_list,
@@ -113,7 +114,7 @@ class SessionRecallRetriever(BaseRetriever):
     """The conversation in progress: its whole chain is left out."""
     user_id: str | None = None
     """Tenant scope: only this user's sessions are searched and shown."""
-    max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=200)
+    max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=MIN_MAX_CHARS)
     """Transcript length per Document (default 8,000 characters, a size that fits a prompt):
     a longer transcript is cut to a window centred on its densest run of matched words, the
     cuts marked ``...[earlier conversation truncated]...`` and

@@ -466,3 +466,17 @@ def test_the_demo_shows_the_best_hit_in_full_and_the_rest_in_one_line_each(
         assert section.count("╭") == 1  # one panel: the best hit
         for rank, hit in enumerate(hits, 1):  # every hit still named, with its id and rank
             assert f"{rank}. " in section and hit["id"] in section, (query, hit["id"])
+
+
+@pytest.mark.parametrize("command", ["search", "recent"])
+def test_the_search_options_take_their_defaults_from_the_request(command: str) -> None:
+    """``search/request.py`` holds every default; the CLI shows the same ones."""
+    from langchain_session_recall.cli import app
+    from langchain_session_recall.search.request import MIN_MAX_CHARS, SearchRequest
+
+    params = {p.name: p for p in app.commands[command].params}
+    request = SearchRequest("x")
+    assert params["k"].default == request.k
+    assert tuple(str(params["exclude_source"].default).split(",")) == request.exclude_sources
+    if command == "search":
+        assert getattr(params["chars"].type, "min", None) == MIN_MAX_CHARS
