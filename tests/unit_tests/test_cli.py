@@ -237,7 +237,7 @@ def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) ->
 def test_help_has_examples_and_exit_codes() -> None:
     code, text = run("--help")
     assert code == EXIT_OK
-    assert "session-recall import hermes" in text and "Exit codes:" in text
+    assert "session-recall import hermes" in text and "Exit codes (" in text
     code, text = run("import", "--help")
     assert code == EXIT_OK
     assert "Re-running an import adds only what is new" in text
