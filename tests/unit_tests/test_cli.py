@@ -229,6 +229,30 @@ def test_summarize_sends_the_sessions_to_the_named_model(
     assert doc["metadata"]["summary_status"] == "summarized"
 
 
+def test_summarize_takes_the_endpoint_from_the_environment_as_the_mcp_server_does(
+    db: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One recipe for a chat model from the environment: ``OPENAI_BASE_URL`` of a server that
+    needs no key is enough, as for ``mcp --model``; with neither it, a key nor ``--base-url``,
+    a usage error says what to set."""
+    built: dict[str, Any] = {}
+
+    def fake_chat_openai(**kwargs: Any) -> GenericFakeChatModel:
+        built.update(kwargs)
+        return GenericFakeChatModel(messages=iter([AIMessage("The cart lock TTL was too short.")]))
+
+    monkeypatch.setattr("langchain_openai.ChatOpenAI", fake_chat_openai)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    argv = ("search", "cart lock", "--db", db, "-k", "1", "--json", "--summarize", "--model", "m")
+    assert run(*argv)[0] == EXIT_USAGE
+    assert "OPENAI_API_KEY" in capsys.readouterr().err and not built
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert run(*argv)[0] == EXIT_OK
+    assert (built["model"], built["base_url"]) == ("m", "http://127.0.0.1:9/v1")
+    assert built["api_key"].get_secret_value() == "not-needed"
+
+
 def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run("search", "cart lock", "--db", db, "--summarize")[0] == EXIT_USAGE
     assert "--summarize needs --model" in capsys.readouterr().err
