@@ -6,18 +6,5 @@ in ``summarize/``. This path keeps working for code that imports it, and for the
 that load the rules of an older checkout (``--rules-from``).
 """
 
-from langchain_session_recall.core.redaction import (
-    DEFAULT_SECRET_PATTERNS,
-    SecretPattern,
-    describe_error,
-    match_shown_id,
-    redact_secrets,
-)
-
-__all__ = [
-    "DEFAULT_SECRET_PATTERNS",
-    "SecretPattern",
-    "describe_error",
-    "match_shown_id",
-    "redact_secrets",
-]
+from langchain_session_recall.core.redaction import *  # noqa: F403
+from langchain_session_recall.core.redaction import __all__ as __all__
