@@ -73,6 +73,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.path.insert(0, args.rules_from or str(REPO))
+    # the old path: it names the rules in this checkout and in an older one (--rules-from)
     redaction = importlib.import_module("langchain_session_recall.summarize.redaction")
     from reliability.secrets_corpus import HOSTILE_UNITS, hostile_text
 

@@ -100,6 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.rules_from:
         sys.path.insert(0, args.rules_from)
+    # the old path: it names the rules in this checkout and in an older one (--rules-from)
     redaction = importlib.import_module("langchain_session_recall.summarize.redaction")
     redact = redaction.redact_secrets
     print(f"rules: {Path(redaction.__file__).parent.parent.parent}")

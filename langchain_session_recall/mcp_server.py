@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.to_thread
-from pydantic import Field, SecretStr
+from pydantic import Field
 
 try:
     from mcp.server.fastmcp import FastMCP
@@ -46,6 +46,7 @@ except ImportError as _missing:  # the CLI turns this into its install hint (tes
     ) from _missing
 
 from langchain_session_recall.backends import SessionBackend, open_store
+from langchain_session_recall.core.redaction import describe_error, redact_secrets
 from langchain_session_recall.core.text import escape_for_terminal, safe_for_terminal
 from langchain_session_recall.errors import (
     InvalidArgumentError,
@@ -60,7 +61,7 @@ from langchain_session_recall.session_window import (
     SHOW_DEFAULT_CONTEXT,
     show_session,
 )
-from langchain_session_recall.summarize.redaction import describe_error, redact_secrets
+from langchain_session_recall.summarize.chat_model import chat_model_from_env
 from langchain_session_recall.tool import (
     SESSION_SEARCH_DESCRIPTION,
     WHERE_ARGUMENTS_NOTE,
@@ -336,28 +337,6 @@ _IDS = frozenset({"session_id", "requested_session_id"})
 """Fields of session_show's reply a client passes back as they are (the transcript's text
 fields are made safe to print with :func:`~langchain_session_recall.core.text.safe_for_terminal`:
 a client printing them shows text, never runs an escape sequence stored in the session)."""
-
-
-def chat_model_from_env(model: str) -> BaseChatModel:
-    """``ChatOpenAI(model=...)`` for an OpenAI-compatible endpoint configured by environment.
-
-    ``OPENAI_BASE_URL`` (optional: a local vLLM or llama.cpp server, a gateway) and
-    ``OPENAI_API_KEY`` (optional when a base URL is set). ``langchain_openai`` is imported here,
-    only when a model is asked for. The SDK does not retry (the summarizer does).
-
-    Raises:
-        ValueError: Neither a key nor a base URL is set.
-    """
-    from langchain_openai import ChatOpenAI
-
-    base_url = os.environ.get("OPENAI_BASE_URL") or None
-    api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
-    if api_key is None:
-        raise InvalidArgumentError(
-            f"--model {model} needs OPENAI_API_KEY in the environment, or OPENAI_BASE_URL of an "
-            "OpenAI-compatible server that needs no key"
-        )
-    return ChatOpenAI(model=model, base_url=base_url, api_key=SecretStr(api_key), max_retries=0)
 
 
 def _address(value: str) -> tuple[str, int]:

@@ -51,6 +51,7 @@ except ImportError as exc:  # pragma: no cover - the agents extra is not install
         "SessionRecallMiddleware needs LangChain v1 agents: "
         "pip install 'langchain-session-recall[agents]'"
     ) from exc
+from langchain_session_recall.core.redaction import describe_error
 from langchain_session_recall.retriever import SessionRecallRetriever
 from langchain_session_recall.summarize.budget import (
     Recap,
@@ -58,7 +59,6 @@ from langchain_session_recall.summarize.budget import (
     estimate_tokens,
     fill_budget,
 )
-from langchain_session_recall.summarize.redaction import describe_error
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = ["RECALLED_CONTEXT_TAG", "RECALL_STATE_KEY", "SessionRecallMiddleware"]

@@ -23,6 +23,7 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import bound_query, parse_query
+from langchain_session_recall.core.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
@@ -45,11 +46,11 @@ from langchain_session_recall.search.request import (
     HIDDEN_SOURCES,
     HIT_LIMIT,
     HITS_PER_SESSION,
+    MIN_MAX_CHARS,
     SearchRequest,
     check_k,
     role_list,
 )
-from langchain_session_recall.summarize.redaction import SecretPattern, redact_secrets
 
 __all__ = ["SessionRecallRetriever"]
 
@@ -123,7 +124,7 @@ class SessionRecallRetriever(BaseRetriever):
     agent: tuple[str, ...] | None = None
     """Only sessions these agents wrote: ``("codex", "claude-code")`` or ``"codex,gemini"``
     (names as ``metadata["agent"]`` shows them); here or per call."""
-    max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=200)
+    max_chars: int | None = Field(default=DEFAULT_MAX_CHARS, ge=MIN_MAX_CHARS)
     """Transcript length per Document (default 8,000 characters, a size that fits a prompt):
     a longer transcript is cut to a window centred on its densest run of matched words, the
     cuts marked ``...[earlier conversation truncated]...`` and

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.core.redaction import match_shown_id
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.results import redact_messages, redact_session
-from langchain_session_recall.summarize.redaction import match_shown_id
 from langchain_session_recall.tool_calls import map_arguments, parse_tool_calls
 from langchain_session_recall.transcript import format_transcript, format_when
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import QUERY_LIMITS, bound_query, parse_query
+from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import (
     InvalidArgumentError,
@@ -34,7 +35,6 @@ from langchain_session_recall.summarize.budget import (
     estimate_tokens,
     fill_budget,
 )
-from langchain_session_recall.summarize.redaction import redact_secrets
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [

@@ -21,7 +21,6 @@ __all__ = [
     "format_when",
     "match_position",
     "term_pattern",
-    "window",
     "window_bounds",
     "window_text",
 ]
@@ -134,23 +133,6 @@ def format_transcript(
     return Transcript("\n\n".join(parts), offsets, tuple(tagged))
 
 
-def window(text: str, center: int, max_chars: int | None) -> tuple[str, bool]:
-    """Cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the text);
-    ``None``: the whole text.
-
-    Returns the text with ``...[earlier/later conversation truncated]...`` markers where it
-    was cut, and whether it was cut. A cut moves to the nearest line break within a quarter of
-    ``max_chars`` (never past ``center``), so the window neither starts nor ends mid-line.
-
-    Example:
-        >>> text = "one\\ntwo\\nthree MATCH\\nfour\\nfive"
-        >>> window(text, text.index("MATCH"), 16)[0].split("\\n\\n")[1]
-        'three MATCH'
-    """
-    start, end = window_bounds(text, center, max_chars)
-    return window_text(text, start, end), (start, end) != (0, len(text))
-
-
 def window_text(text: str, start: int, end: int) -> str:
     """``text[start:end]`` with the truncation markers where it was cut.
 
@@ -164,7 +146,11 @@ def window_text(text: str, start: int, end: int) -> str:
 
 
 def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, int]:
-    """The ``(start, end)`` of the cut :func:`window` makes (``(0, len(text))``: none).
+    """Where to cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the
+    text): ``(start, end)``, ``(0, len(text))`` for no cut (``max_chars=None``: the whole
+    text). A cut moves to the nearest line break within a quarter of ``max_chars`` (never
+    past ``center``), so the window neither starts nor ends mid-line; :func:`window_text`
+    marks the cuts.
 
     Example:
         >>> window_bounds("one\\ntwo", 0, 100)

@@ -41,10 +41,15 @@ from langchain_session_recall.backends.hits import best_hits
 from langchain_session_recall.backends.sqlite.fts import to_fts5
 from langchain_session_recall.backends.sqlite.schema import TOKENIZE
 from langchain_session_recall.backends.vectors.windows import window_ranges
-from langchain_session_recall.core.query import ParsedQuery, parse_query
+from langchain_session_recall.core.query import (
+    MAX_QUERY_TERMS,
+    ParsedQuery,
+    parse_query,
+    search_terms,
+)
 from langchain_session_recall.errors import EmptyQueryError
 from langchain_session_recall.models import MessageHit, SearchFilters
-from langchain_session_recall.search.pipeline import match_terms
+from langchain_session_recall.search.candidates import term_hits
 from langchain_session_recall.search.ranking import TermWeights, rank_by_terms
 from langchain_session_recall.search.time_hints import (
     TimeHint,
@@ -162,7 +167,8 @@ class Collected:
 
 def _terms(backend: Any, text: str) -> dict[str, list[MessageHit]]:
     try:
-        return match_terms(backend, parse_query(text), filters=_FILTERS)
+        terms = search_terms(parse_query(text), limit=MAX_QUERY_TERMS)
+        return term_hits(backend, terms, filters=_FILTERS)
     except EmptyQueryError:
         return {}
 

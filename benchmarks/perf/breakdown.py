@@ -40,11 +40,11 @@ from run import reference_expression, reference_search  # noqa: E402
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore  # noqa: E402
 from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
+from langchain_session_recall.core.redaction import redact_secrets  # noqa: E402
 from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
 from langchain_session_recall.results import recall  # noqa: E402
 from langchain_session_recall.search.pipeline import search_sessions  # noqa: E402
 from langchain_session_recall.search.request import SearchRequest  # noqa: E402
-from langchain_session_recall.summarize.redaction import redact_secrets  # noqa: E402
 
 
 def cpu_ms_per_query(run: Callable[[str], object], queries: Sequence[str], passes: int) -> float:

@@ -298,7 +298,7 @@ def reference_search(conn: sqlite3.Connection, store: Any, expression: str) -> i
     """The reference algorithm (Hermes-style): 50 FTS rows, one ``get_session`` per hop to find
     each hit's root, the first hit per root, then the whole root session loaded and cut around
     that hit. Returns how many roots it found."""
-    from langchain_session_recall.transcript import format_transcript, window
+    from langchain_session_recall.transcript import format_transcript, window_bounds, window_text
 
     first: dict[str, int] = {}
     for mid, sid in conn.execute(REFERENCE_SQL, (expression, REFERENCE_LIMIT)).fetchall():
@@ -311,7 +311,7 @@ def reference_search(conn: sqlite3.Connection, store: Any, expression: str) -> i
         first.setdefault(root, mid)
     for root, mid in list(first.items())[:3]:
         t = format_transcript(store.get_messages(root))
-        window(t.text, t.offsets.get(mid, 0), 100_000)
+        window_text(t.text, *window_bounds(t.text, t.offsets.get(mid, 0), 100_000))
     return len(first)
 
 

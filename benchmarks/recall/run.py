@@ -24,9 +24,10 @@ from benchmarks.recall.dataset import CATEGORIES, CJK_CATEGORIES, Dataset, Quest
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.lineage import resolve_roots
-from langchain_session_recall.core.query import parse_query
+from langchain_session_recall.core.query import MAX_QUERY_TERMS, parse_query, search_terms
 from langchain_session_recall.models import SearchFilters
-from langchain_session_recall.search.pipeline import match_terms, search_sessions
+from langchain_session_recall.search.candidates import term_hits
+from langchain_session_recall.search.pipeline import search_sessions
 from langchain_session_recall.search.ranking import TermWeights, rank_by_terms, rank_sessions
 from langchain_session_recall.search.request import HITS_PER_SESSION
 
@@ -100,16 +101,17 @@ def ablations(store: SessionStore) -> dict[str, Ranker]:
     ) -> Ranker:
         def rank(question: str) -> list[str]:
             filters = SearchFilters(exclude_sources=("tool",))
-            term_hits = match_terms(
+            terms = search_terms(parse_query(question), limit=MAX_QUERY_TERMS)
+            by_term = term_hits(
                 backend,
-                parse_query(question),
+                terms,
                 filters=filters,
                 automation_sources=automation,
                 per_session=per_session,
             )
-            ids = {h.session_id for hits in term_hits.values() for h in hits}
+            ids = {h.session_id for hits in by_term.values() for h in hits}
             roots = resolve_roots(ids, store.parents_of(ids))
-            return [r.root_id for r in rank_by_terms(term_hits, roots)[:10]]
+            return [r.root_id for r in rank_by_terms(by_term, roots)[:10]]
 
         return rank
 

@@ -4,21 +4,9 @@ Commands: ``search``, ``recent``, ``show``, ``stats``, ``check``, ``import``, ``
 (:mod:`~langchain_session_recall.cli.commands`, on click; people get rich output from
 :mod:`~langchain_session_recall.cli.output`, scripts one JSON document with ``--json``).
 
-Exit codes (stable, for scripts):
-
-* 0: done (results shown, import complete, stats printed).
-* 1: nothing found (no matching session, unknown session id).
-* 2: bad usage or input (unknown option, bad value, bad date, unreadable import source,
-  missing optional part such as the MCP server).
-* 3: the database is missing, not a regular file, not a session database, or not ours to write
-  (a Hermes file without ``--read-only``), or cannot be read (a hot rollback journal, a read
-  of a read-only file past ``$SESSION_RECALL_READ_TIMEOUT``); the PostgreSQL server cannot be
-  reached; ``check`` found a problem.
-* 4: import finished but skipped some input (the summary line and ``--json`` say which).
-* 75: the store stayed busy: another process kept its write lock past every wait and retry
-  (``EX_TEMPFAIL``; nothing of the failed write was stored, running the command again is safe).
-* 70: an internal error (a bug): one line on stderr; ``SESSION_RECALL_DEBUG=1`` shows the
-  traceback.
+Exit codes are stable, for scripts: :data:`~langchain_session_recall.cli.state.EXIT_CODES` is
+the table (``docs/cli.md``, "Exit codes", gives each in detail); :func:`main` turns each kind
+of error into its code.
 """
 
 from __future__ import annotations
@@ -34,14 +22,18 @@ from typing import TextIO
 import click
 
 from langchain_session_recall.backends import describe_target
-from langchain_session_recall.cli.commands import (
+from langchain_session_recall.cli.commands import app
+from langchain_session_recall.cli.state import (
+    EXIT_BUSY,
+    EXIT_CODES,
     EXIT_DB,
     EXIT_EMPTY,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PARTIAL,
     EXIT_USAGE,
     State,
-    app,
 )
 from langchain_session_recall.core.text import safe_for_terminal
 from langchain_session_recall.errors import (
@@ -53,6 +45,7 @@ from langchain_session_recall.errors import (
 
 __all__ = [
     "EXIT_BUSY",
+    "EXIT_CODES",
     "EXIT_DB",
     "EXIT_EMPTY",
     "EXIT_INTERNAL",
@@ -63,10 +56,6 @@ __all__ = [
     "main",
     "run",
 ]
-
-EXIT_INTERNAL = 70  # EX_SOFTWARE
-EXIT_BUSY = 75  # EX_TEMPFAIL
-EXIT_INTERRUPTED = 130
 
 
 def _say(message: str) -> None:

@@ -24,17 +24,9 @@ from langchain_session_recall.cli.maintenance import check, embed, forget, stats
 from langchain_session_recall.cli.search import recent, search
 from langchain_session_recall.cli.serve import mcp
 from langchain_session_recall.cli.show import show
-from langchain_session_recall.cli.state import (
-    DEMO_SHOW_ID,
-    EXIT_DB,
-    EXIT_EMPTY,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    EXIT_USAGE,
-    State,
-)
+from langchain_session_recall.cli.state import DEMO_SHOW_ID, exit_codes_help
 
-__all__ = ["EXIT_DB", "EXIT_EMPTY", "EXIT_OK", "EXIT_PARTIAL", "EXIT_USAGE", "State", "app"]
+__all__ = ["app"]
 
 _EXAMPLES = f"""Examples:
 
@@ -51,11 +43,7 @@ _EXAMPLES = f"""Examples:
   session-recall stats --db postgresql://app@db/agents
   session-recall mcp --db recall.db --read-only
 
-\b
-Exit codes: 0 ok, 1 nothing found, 2 bad usage or input,
-            3 not a session database (missing, not a regular file, not ours to write),
-            4 import finished but skipped some input, 75 the store stayed busy
-"""
+{exit_codes_help()}"""
 
 
 @click.group(

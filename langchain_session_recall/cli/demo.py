@@ -20,9 +20,9 @@ from langchain_session_recall.cli.state import (
     pass_state,
     plural,
 )
+from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.results import recall
 from langchain_session_recall.search.request import SearchRequest
-from langchain_session_recall.summarize.redaction import redact_secrets
 
 __all__ = ["demo"]
 

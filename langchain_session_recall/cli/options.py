@@ -15,7 +15,14 @@ import click
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import InvalidArgumentError
-from langchain_session_recall.search.request import DEFAULT_K, DEFAULT_MAX_K, check_k, role_list
+from langchain_session_recall.search.request import (
+    DEFAULT_K,
+    DEFAULT_MAX_K,
+    HIDDEN_SOURCES,
+    MIN_MAX_CHARS,
+    check_k,
+    role_list,
+)
 
 __all__ = [
     "DEFAULT_PANEL_CHARS",
@@ -35,9 +42,8 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_PANEL_CHARS = 1200
-DEMO_PANEL_CHARS = 600  # the demo shows one panel per question: its best hit
 """Transcript characters per panel unless ``--chars`` says otherwise."""
-MIN_CHARS = 200
+DEMO_PANEL_CHARS = 600  # the demo shows one panel per question: its best hit
 
 
 def db_option(*, required: bool = True, help: str | None = None) -> Callable[[F], F]:
@@ -100,9 +106,9 @@ k_option = click.option(
 )
 chars_option = click.option(
     "--chars",
-    type=click.IntRange(min=MIN_CHARS),
+    type=click.IntRange(min=MIN_MAX_CHARS),
     metavar="N",
-    help=f"transcript characters per session, around the first match (at least {MIN_CHARS}; "
+    help=f"transcript characters per session, around the first match (at least {MIN_MAX_CHARS}; "
     f"default {DEFAULT_PANEL_CHARS} in panels, the whole transcript under --json)",
 )
 
@@ -170,7 +176,7 @@ def scope_options(func: F) -> F:
             click.option(
                 "--exclude-source",
                 metavar="SOURCES",
-                default="tool",
+                default=",".join(HIDDEN_SOURCES),
                 show_default=True,
                 callback=_names,
                 help="leave out these sources ('' keeps all)",

@@ -4,7 +4,6 @@ a hybrid search through the retriever itself); ``--summarize`` recaps them with 
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Literal
 
 import click
@@ -28,10 +27,10 @@ from langchain_session_recall.cli.state import (
     open_db,
     pass_state,
 )
-from langchain_session_recall.errors import MissingFeatureError
+from langchain_session_recall.core.redaction import redact_secrets
+from langchain_session_recall.errors import InvalidArgumentError, MissingFeatureError
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.request import SearchRequest
-from langchain_session_recall.summarize.redaction import redact_secrets
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -218,16 +217,15 @@ def _summarize(results: list[Result], model: str, base_url: str | None) -> list[
     """Recaps by a chat model (LangChain and the OpenAI client are imported only here)."""
     try:
         from langchain_core.documents import Document
-        from langchain_openai import ChatOpenAI
-        from pydantic import SecretStr
 
+        from langchain_session_recall.summarize.chat_model import chat_model_from_env
         from langchain_session_recall.summarize.summarizer import SessionSummarizer
     except ImportError as exc:  # pragma: no cover - core dependencies
         raise MissingFeatureError(f"--summarize needs {exc.name}: {exc}") from exc
-    api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
-    if api_key is None:
-        raise click.UsageError("--summarize needs OPENAI_API_KEY, or --base-url of a local server")
-    llm = ChatOpenAI(model=model, base_url=base_url, api_key=SecretStr(api_key), max_retries=0)
+    try:
+        llm = chat_model_from_env(model, base_url=base_url)
+    except InvalidArgumentError as exc:
+        raise click.UsageError(f"--summarize: {exc}, or --base-url") from None
     docs = [Document(page_content=r.page_content, metadata=r.metadata) for r in results]
     summarized: list[Document] = SessionSummarizer(llm=llm).invoke(docs)
     return [Result(d.page_content, dict(d.metadata)) for d in summarized]

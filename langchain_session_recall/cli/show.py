@@ -21,9 +21,9 @@ from langchain_session_recall.cli.state import (
     open_db,
     pass_state,
 )
+from langchain_session_recall.core.redaction import match_shown_id, redact_secrets
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.results import redact_messages, redact_session
-from langchain_session_recall.summarize.redaction import match_shown_id, redact_secrets
 
 __all__ = ["show"]
 

@@ -1,5 +1,6 @@
-"""What every ``session-recall`` command shares: the exit codes, the :class:`State` handed to
-each command (where output goes, strict JSON), opening the store, the JSON form of results."""
+"""What every ``session-recall`` command shares: the exit codes (:data:`EXIT_CODES`, the one
+table), the :class:`State` handed to each command (where output goes, strict JSON), opening the
+store, the JSON form of results."""
 
 from __future__ import annotations
 
@@ -22,12 +23,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEMO_SHOW_ID",
+    "EXIT_BUSY",
+    "EXIT_CODES",
     "EXIT_DB",
     "EXIT_EMPTY",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_PARTIAL",
     "EXIT_USAGE",
     "State",
+    "exit_codes_help",
     "json_results",
     "open_db",
     "pass_state",
@@ -35,6 +41,35 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_EMPTY, EXIT_USAGE, EXIT_DB, EXIT_PARTIAL = 0, 1, 2, 3, 4
+EXIT_INTERNAL = 70  # EX_SOFTWARE
+EXIT_BUSY = 75  # EX_TEMPFAIL
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "done",
+    EXIT_EMPTY: "nothing found",
+    EXIT_USAGE: "bad usage or input",
+    EXIT_DB: "the database cannot be used (missing, not a session database, not ours to write)",
+    EXIT_PARTIAL: "import finished but skipped some input",
+    EXIT_INTERNAL: "an internal error (a bug)",
+    EXIT_BUSY: "the store stayed busy (running the command again is safe)",
+    EXIT_INTERRUPTED: "interrupted",
+}
+"""Every exit code of ``session-recall`` and what it means, stable for scripts: the one table.
+``session-recall --help`` lists it; the table of ``docs/cli.md`` ("Exit codes") gives each row
+in detail, and a test holds the two equal."""
+
+
+def exit_codes_help() -> str:
+    """:data:`EXIT_CODES` as ``session-recall --help`` lists them.
+
+    Example:
+        >>> exit_codes_help().splitlines()[1:3]
+        ['Exit codes (docs/cli.md has each in detail):', '  0    done']
+    """
+    rows = "\n".join(f"  {code:<5}{meaning}" for code, meaning in EXIT_CODES.items())
+    return f"\b\nExit codes (docs/cli.md has each in detail):\n{rows}\n"
+
 
 DEMO_SHOW_ID = "20261105_112048_f00d42"
 """A session of the demo database, for the examples of ``--help``."""

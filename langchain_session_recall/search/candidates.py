@@ -5,7 +5,9 @@ search is asked here, through the :class:`~langchain_session_recall.backends.bas
 contract: each search term matched alone (``match_messages``, with typo and prefix fallbacks
 through ``vocabulary``), session headers (``match_sessions``), the sessions a ``NOT`` term leaves
 out, the recent sessions of a query of ``NOT`` terms alone, the dense half of a hybrid search, and
-the chain roots of all of them (``parents_of``, one lineage query). Ranking is not done here
+the chain roots of all of them (``parents_of``: one lineage query per set of sessions found;
+a plain question makes one; a strict reading, ``NOT`` terms, the live conversation and the
+dense half may add one each). Ranking is not done here
 (:mod:`~langchain_session_recall.search.ranking`, :mod:`~langchain_session_recall.search.blend`).
 """
 
@@ -84,8 +86,8 @@ def single_term_query(term: Term) -> ParsedQuery:
 def roots_of(
     backend: SessionBackend, session_ids: Iterable[str], user_id: str | None
 ) -> dict[str, str]:
-    """The chain root of each session (one lineage query; a parent cycle ends at its
-    earliest-started member)."""
+    """The chain root of each session (one lineage query for all of them; a parent cycle
+    ends at its earliest-started member, which reads their start times)."""
     ids = list(session_ids)
     parents = backend.parents_of(list(dict.fromkeys(ids)), user_id=user_id) if ids else {}
     return resolve_roots(ids, parents, cycle_root=backend.first_started)

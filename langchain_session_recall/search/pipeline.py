@@ -1,8 +1,9 @@
 """The search pipeline, independent of the storage backend.
 
-query text -> parsed query -> message hits -> chain roots (one lineage query) -> ranked
-sessions. The store is any :class:`~langchain_session_recall.backends.base.SessionBackend`; the
-pipeline asks it for the live conversation's chain (``root_of``, ``chain``), and
+query text -> parsed query -> message hits -> chain roots (one lineage query per set of
+sessions found) -> ranked sessions. The store is any
+:class:`~langchain_session_recall.backends.base.SessionBackend`; the pipeline asks it for the
+live conversation's chain (``root_of``, ``chain``), and
 :mod:`~langchain_session_recall.search.candidates` asks it everything else (``match_messages``,
 ``match_sessions``, ``parents_of``, ``vocabulary``). One pass, each stage once: the request and
 its filters, the query read (:mod:`~langchain_session_recall.core.query`), the time it names
@@ -24,31 +25,24 @@ its filters, the query read (:mod:`~langchain_session_recall.core.query`), the t
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.query import (
     MAX_QUERY_TERMS,
-    MAX_SEARCH_TERMS,
     ParsedQuery,
     complete_prefixes,
     parse_query,
     search_terms,
 )
-from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
 from langchain_session_recall.search.blend import DenseSearch, blend
 from langchain_session_recall.search.candidates import (
-    EXCLUDED_HIT_LIMIT,
     MAX_STORE_QUERIES,
     dense_evidence,
-    header_hits,
     leave_out,
     recent_roots,
     strict_candidates,
     term_candidates,
-    term_hits,
 )
 from langchain_session_recall.search.ranking import (
     RankedSession,
@@ -56,31 +50,17 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
-from langchain_session_recall.search.request import (
-    HIT_LIMIT,
-    HITS_PER_SESSION,
-    SESSIONS_PER_TERM,
-    SearchRequest,
-    as_request,
-)
+from langchain_session_recall.search.request import SearchRequest, as_request
 from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint, time_prior
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
-__all__ = [
-    "EXCLUDED_HIT_LIMIT",
-    "MAX_STORE_QUERIES",
-    "SearchOutcome",
-    "match_headers",
-    "match_terms",
-    "search_sessions",
-]
+__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "search_sessions"]
 
 QueryReading = Literal["natural", "strict", "relaxed"]
 SearchMode = Literal["lexical", "hybrid"]
 _DEFAULT_WEIGHTS = TermWeights()
-_NO_FILTERS = SearchFilters()
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,61 +165,3 @@ def search_sessions(
         time_hint=hint,
         search_mode="hybrid" if dense is not None and dense.weight > 0 else "lexical",
     )
-
-
-def match_terms(
-    backend: SessionBackend,
-    query: ParsedQuery,
-    *,
-    filters: SearchFilters = _NO_FILTERS,
-    limit: int | None = HIT_LIMIT,
-    per_session: int | None = HITS_PER_SESSION,
-    sessions: int | None = SESSIONS_PER_TERM,
-    automation_sources: Sequence[str] = AUTOMATION_SOURCES,
-    expansions: dict[str, str] | None = None,
-) -> dict[str, list[MessageHit]]:
-    """Message hits of each search term of ``query`` matched alone (terms that match nothing
-    are absent), a typo or a partial word searched as what it most likely meant:
-    :func:`~langchain_session_recall.search.candidates.term_hits` of the query's
-    :func:`~langchain_session_recall.core.query.search_terms`.
-
-    Example:
-        >>> from langchain_session_recall import SessionStore
-        >>> store = SessionStore(":memory:")
-        >>> _ = store.add_session("s1")
-        >>> _ = store.add_messages("s1", [{"role": "user", "content": "kubernetes ingress"}])
-        >>> sorted(match_terms(store, parse_query("kuberntes ingres")))
-        ['ingres', 'kuberntes']
-    """
-    return term_hits(
-        backend,
-        search_terms(query, limit=MAX_QUERY_TERMS),
-        filters=filters,
-        limit=limit,
-        per_session=per_session,
-        sessions=sessions,
-        automation_sources=automation_sources,
-        expansions=expansions,
-    )
-
-
-def match_headers(
-    backend: SessionBackend,
-    query: ParsedQuery,
-    *,
-    filters: SearchFilters = _NO_FILTERS,
-    limit: int = HIT_LIMIT,
-) -> dict[str, list[SessionHit]]:
-    """Sessions whose header (title, date words) matches each search term of ``query`` alone
-    (:func:`~langchain_session_recall.search.candidates.header_hits`), keyed as
-    :func:`match_terms` keys its terms.
-
-    Example:
-        >>> from langchain_session_recall import SessionStore
-        >>> store = SessionStore(":memory:")
-        >>> _ = store.add_session("s1", title="Trip", started_at=1683554160.0)
-        >>> sorted(match_headers(store, parse_query("the trip in May 2023")))
-        ['2023', 'may', 'trip']
-    """
-    terms = search_terms(query, limit=MAX_SEARCH_TERMS)
-    return header_hits(backend, terms, filters=filters, limit=limit)

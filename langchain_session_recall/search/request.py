@@ -28,6 +28,7 @@ __all__ = [
     "HIDDEN_SOURCES",
     "HITS_PER_SESSION",
     "HIT_LIMIT",
+    "MIN_MAX_CHARS",
     "ROLE_NAMES",
     "SESSIONS_PER_TERM",
     "SearchRequest",
@@ -46,6 +47,9 @@ DEFAULT_MAX_CHARS = 8_000
 """Transcript characters per result unless asked otherwise: a window that fits a prompt,
 centred on the densest run of matches, its cuts marked (``...[earlier conversation
 truncated]...``). ``max_chars=None`` asks for the whole transcript."""
+MIN_MAX_CHARS = 200
+"""The fewest transcript characters a result may be cut to (a smaller ``max_chars`` is
+refused: it would show too little around a match)."""
 HIT_LIMIT = 100
 """Message hits fetched per index and per search term (or per strict query) over the whole
 store, the best first (reference: 50 for the whole query)."""

@@ -364,7 +364,6 @@ class _Indexed:
     """Its content units in order, clauses separated (for the neighbourhood of a number)."""
 
 
-_NUMERIC = re.compile(r"\d+(?:[.,:/]\d+)*")
 _TOKEN = re.compile(r"\d+(?:[.,:/]\d+)+|[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 

@@ -99,6 +99,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from langchain_session_recall.core.cjk import CJK_CHARS
 from langchain_session_recall.summarize.language import (
     STOPWORDS,
     detect_language,
@@ -277,7 +278,7 @@ _TAG_LINE = re.compile(
     re.MULTILINE,
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK = CJK_CHARS  # the one table: kana, Han (Extension B too), Hangul
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _CJK_SPLIT = re.compile(f"([{_CJK}])")
 

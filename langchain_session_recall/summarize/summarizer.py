@@ -52,6 +52,12 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from typing_extensions import Self, override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.core.redaction import (
+    SecretPattern,
+    describe_error,
+    match_shown_id,
+    redact_secrets,
+)
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
 from langchain_session_recall.recalled import RecalledSession
@@ -89,12 +95,6 @@ from langchain_session_recall.summarize.quality import (
     assess_recap,
     gate_fingerprint,
     is_length_stop,
-)
-from langchain_session_recall.summarize.redaction import (
-    SecretPattern,
-    describe_error,
-    match_shown_id,
-    redact_secrets,
 )
 from langchain_session_recall.summarize.retry import EmptySummaryError, is_retryable
 

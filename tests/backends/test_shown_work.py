@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from store_targets import StoreFactory
 
+from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.results import search_results
-from langchain_session_recall.summarize.redaction import redact_secrets
 
 KEY = "sk-proj-" + "Q7w" * 10
 

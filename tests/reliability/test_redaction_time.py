@@ -26,7 +26,7 @@ _CHILD = f"""
 import sys
 sys.path.insert(0, {str(REPO / "tests")!r})
 from reliability.secrets_corpus import HOSTILE_UNITS, hostile_text
-from langchain_session_recall.summarize.redaction import redact_secrets
+from langchain_session_recall.core.redaction import redact_secrets
 import time
 for unit in HOSTILE_UNITS:
     redact_secrets(hostile_text(unit, {SIZE}))

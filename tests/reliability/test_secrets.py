@@ -26,7 +26,8 @@ from reliability.llm_stub import FaultyLLMServer
 from reliability.reliability_support import REPO, count
 from reliability.secrets_corpus import ISSUE_21_KINDS, ISSUE_32_KINDS, ORDINARY, SECRETS, Secret
 
-from langchain_session_recall.summarize import redaction, summarizer
+from langchain_session_recall.core import redaction
+from langchain_session_recall.summarize import summarizer
 
 SecretPattern = redaction.SecretPattern
 DEFAULT = tuple(redaction.DEFAULT_SECRET_PATTERNS)

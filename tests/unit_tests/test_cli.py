@@ -229,6 +229,30 @@ def test_summarize_sends_the_sessions_to_the_named_model(
     assert doc["metadata"]["summary_status"] == "summarized"
 
 
+def test_summarize_takes_the_endpoint_from_the_environment_as_the_mcp_server_does(
+    db: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One recipe for a chat model from the environment: ``OPENAI_BASE_URL`` of a server that
+    needs no key is enough, as for ``mcp --model``; with neither it, a key nor ``--base-url``,
+    a usage error says what to set."""
+    built: dict[str, Any] = {}
+
+    def fake_chat_openai(**kwargs: Any) -> GenericFakeChatModel:
+        built.update(kwargs)
+        return GenericFakeChatModel(messages=iter([AIMessage("The cart lock TTL was too short.")]))
+
+    monkeypatch.setattr("langchain_openai.ChatOpenAI", fake_chat_openai)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    argv = ("search", "cart lock", "--db", db, "-k", "1", "--json", "--summarize", "--model", "m")
+    assert run(*argv)[0] == EXIT_USAGE
+    assert "OPENAI_API_KEY" in capsys.readouterr().err and not built
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert run(*argv)[0] == EXIT_OK
+    assert (built["model"], built["base_url"]) == ("m", "http://127.0.0.1:9/v1")
+    assert built["api_key"].get_secret_value() == "not-needed"
+
+
 def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run("search", "cart lock", "--db", db, "--summarize")[0] == EXIT_USAGE
     assert "--summarize needs --model" in capsys.readouterr().err
@@ -237,7 +261,7 @@ def test_summarize_needs_a_model(db: str, capsys: pytest.CaptureFixture[str]) ->
 def test_help_has_examples_and_exit_codes() -> None:
     code, text = run("--help")
     assert code == EXIT_OK
-    assert "session-recall import hermes" in text and "Exit codes:" in text
+    assert "session-recall import hermes" in text and "Exit codes (" in text
     code, text = run("import", "--help")
     assert code == EXIT_OK
     assert "Re-running an import adds only what is new" in text
@@ -466,3 +490,17 @@ def test_the_demo_shows_the_best_hit_in_full_and_the_rest_in_one_line_each(
         assert section.count("╭") == 1  # one panel: the best hit
         for rank, hit in enumerate(hits, 1):  # every hit still named, with its id and rank
             assert f"{rank}. " in section and hit["id"] in section, (query, hit["id"])
+
+
+@pytest.mark.parametrize("command", ["search", "recent"])
+def test_the_search_options_take_their_defaults_from_the_request(command: str) -> None:
+    """``search/request.py`` holds every default; the CLI shows the same ones."""
+    from langchain_session_recall.cli import app
+    from langchain_session_recall.search.request import MIN_MAX_CHARS, SearchRequest
+
+    params = {p.name: p for p in app.commands[command].params}
+    request = SearchRequest("x")
+    assert params["k"].default == request.k
+    assert tuple(str(params["exclude_source"].default).split(",")) == request.exclude_sources
+    if command == "search":
+        assert getattr(params["chars"].type, "min", None) == MIN_MAX_CHARS

@@ -87,3 +87,38 @@ def test_help_says_the_exit_codes() -> None:
     for code in ("0 ", "1 ", "2 ", "3 ", "4 "):
         assert code in text
     assert "exit codes" in text.lower()
+
+
+def test_the_exit_code_table_is_the_one_of_the_code() -> None:
+    """docs/cli.md's table has a row per code of ``EXIT_CODES``, in its order, each beginning
+    with its meaning there; ``--help`` lists every code."""
+    from langchain_session_recall.cli.state import EXIT_CODES
+
+    section = DOC.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| (.*) \|$", section, re.M)
+    assert [int(code) for code, _ in rows] == list(EXIT_CODES)
+    for code, meaning in rows:
+        assert meaning.startswith(EXIT_CODES[int(code)]), code
+    shown = run_cli("--help").out
+    assert all(
+        re.search(rf"^\s+{code}\s+{re.escape(m)}", shown, re.M) for code, m in EXIT_CODES.items()
+    )
+
+
+def test_the_exit_codes_are_defined_in_one_module() -> None:
+    """Every ``EXIT_*`` constant is assigned in ``cli/state.py`` and stands in its table; the
+    other modules import them."""
+    import ast
+
+    from langchain_session_recall.cli import state
+
+    package = ROOT / "langchain_session_recall"
+    assigned = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            assigned += [(path.name, n) for n in names if n.startswith("EXIT_")]
+    assert {where for where, _ in assigned} == {"state.py"}
+    values = {getattr(state, name) for _, name in assigned if name != "EXIT_CODES"}
+    assert values == set(state.EXIT_CODES)

@@ -66,6 +66,16 @@ def test_store_names_are_symmetric_and_the_old_name_stays() -> None:
     assert repr(SqliteSessionStore(":memory:")) == "SqliteSessionStore(':memory:', read-write)"
 
 
+def test_redaction_moved_below_the_surfaces_and_the_old_path_stays() -> None:
+    from langchain_session_recall.core import redaction
+    from langchain_session_recall.summarize import redaction as old_path
+
+    assert langchain_session_recall.redact_secrets is redaction.redact_secrets
+    assert langchain_session_recall.SecretPattern is redaction.SecretPattern
+    assert old_path.__all__ == redaction.__all__
+    assert all(getattr(old_path, name) is getattr(redaction, name) for name in redaction.__all__)
+
+
 def test_version_comes_from_the_package_metadata() -> None:
     from importlib.metadata import version
 

@@ -56,6 +56,49 @@ def test_no_module_imports_a_layer_above_it() -> None:
     assert wrong == []
 
 
+def _module_path(dotted: str) -> Path | None:
+    """The file of a module of this package (a package: its ``__init__.py``)."""
+    base = PACKAGE.joinpath(*dotted.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.exists():
+            return path
+    return None
+
+
+def _reached(start: str) -> set[str]:
+    """Every module of this package that importing ``start`` runs, ``start`` included (the
+    imports inside functions too: they run when the function is called)."""
+    seen, todo = set(), [start]
+    while todo:
+        dotted = todo.pop()
+        path = _module_path(dotted)
+        if dotted in seen or path is None:
+            continue
+        seen.add(dotted)
+        parts = dotted.split(".")
+        # a submodule runs the ``__init__`` of each package it sits in
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += sorted(_imports(path))
+    return seen
+
+
+def test_the_retriever_does_not_import_the_summarizer() -> None:
+    """A search reaches redaction (every text that leaves is redacted), never ``summarize/``:
+    redaction lives below the surfaces, in ``core/redaction.py``."""
+    reached = _reached("retriever")
+    assert "core.redaction" in reached
+    assert sorted(m for m in reached if _layer(m) == "summarize") == []
+
+
+def test_the_package_imports_redaction_from_its_own_place() -> None:
+    """``summarize/redaction.py`` only keeps the old import path working for outside code."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        wrong += [module for target in _imports(path) if target == "summarize.redaction"]
+    assert wrong == []
+
+
 def test_the_rule_sees_an_import_that_breaks_it(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from langchain_session_recall.search.pipeline import search_sessions\n")

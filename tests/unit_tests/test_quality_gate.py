@@ -351,3 +351,16 @@ def test_fuzz_perturbed_good_recaps_are_accepted(recap: Recap, data: st.DataObje
 @given(st.sampled_from(ENGLISH), st.sampled_from(["Summary: ", "Recap: ", "Here is the recap:\n"]))
 def test_fuzz_a_short_preamble_is_accepted(recap: Recap, preamble: str) -> None:
     assert assess(recap, preamble + recap.text).ok
+
+
+def test_extension_b_is_read_as_cjk_like_the_rest_of_han() -> None:
+    """The gate reads CJK by the one table (``core/cjk.py``): a character of CJK Extension B
+    (U+20000-U+2A6DF, e.g. the 𠮷 of 𠮷野家) is a word of its own and copies of it are echoes,
+    as for any other ideograph."""
+    common = "用户想解决这个问题配置已经修改服务也重新启动"
+    extension_b = "".join(chr(0x20000 + 7 * i) for i in range(len(common)))
+    for recap in (common, extension_b):
+        own = assess_recap(recap, transcript="[USER #1]: hello")
+        echo = assess_recap(recap, transcript=f"[USER #1]: {recap}")
+        assert (own.words, echo.copied) == (len(common), 1.0), recap
+        assert "echo" in echo.reasons

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_session_recall.summarize.redaction import (
+from langchain_session_recall.core.redaction import (
     DEFAULT_SECRET_PATTERNS,
     SecretPattern,
     redact_secrets,

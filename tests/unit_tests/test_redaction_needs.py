@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_session_recall.summarize.redaction import (
+from langchain_session_recall.core.redaction import (
     _NEEDS,
     DEFAULT_SECRET_PATTERNS,
     _apply,

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.perf import corpus as perf_corpus
-from langchain_session_recall.demo import demo_sessions
-from langchain_session_recall.summarize.redaction import (
+from langchain_session_recall.core.redaction import (
     DEFAULT_SECRET_PATTERNS,
     SecretPattern,
     _apply,
     _hint_scan,
     redact_secrets,
 )
+from langchain_session_recall.demo import demo_sessions
 from langchain_session_recall.tool_calls import redact_tool_calls
 from tests.reliability.secrets_corpus import ORDINARY, SECRETS
 from tests.unit_tests.test_redaction import LOOKALIKES, SECRET_CORPUS

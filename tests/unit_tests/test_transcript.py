@@ -5,7 +5,8 @@ from langchain_session_recall.transcript import (
     LATER_MARKER,
     format_transcript,
     format_when,
-    window,
+    window_bounds,
+    window_text,
 )
 
 
@@ -87,10 +88,13 @@ def test_long_tool_output_keeps_head_and_tail_once() -> None:
     assert clip_tool_output("short") == "short"
 
 
+def _window(text: str, center: int, max_chars: int) -> str:
+    return window_text(text, *window_bounds(text, center, max_chars))
+
+
 def test_window_centres_on_match_and_marks_cuts() -> None:
     text = "a" * 1000 + "MATCH" + "b" * 1000
-    cut, truncated = window(text, 1000, 200)
-    assert truncated
+    cut = _window(text, 1000, 200)
     assert cut.startswith(EARLIER_MARKER) and cut.endswith(LATER_MARKER)
     body = cut[len(EARLIER_MARKER) : -len(LATER_MARKER)]
     assert len(body) == 200 and "MATCH" in body
@@ -98,11 +102,16 @@ def test_window_centres_on_match_and_marks_cuts() -> None:
 
 def test_window_clamps_at_start_and_end() -> None:
     text = "x" * 1000
-    head, _ = window(text, 0, 100)
+    head = _window(text, 0, 100)
     assert not head.startswith(EARLIER_MARKER) and len(head) == 100 + len(LATER_MARKER)
-    tail, _ = window(text, 1000, 100)
+    tail = _window(text, 1000, 100)
     assert tail.startswith(EARLIER_MARKER) and not tail.endswith(LATER_MARKER)
-    assert window("short", 0, 100) == ("short", False)
+    assert window_bounds("short", 0, 100) == (0, 5) and _window("short", 0, 100) == "short"
+
+
+def test_a_cut_moves_to_a_line_break() -> None:
+    text = "one\ntwo\nthree MATCH\nfour\nfive"
+    assert _window(text, text.index("MATCH"), 16).split("\n\n")[1] == "three MATCH"
 
 
 def test_format_when() -> None:

@@ -213,7 +213,7 @@ class StoreCore(ABC):
 
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
-        return f"{type(self).__name__}({self.describe()}, {mode})"
+        return f"{type(self).__name__}({self.describe()!r}, {mode})"
 
     @contextmanager
     def _read(self) -> Iterator[Any]:

@@ -186,7 +186,6 @@ HAS_TABLES = (
     f"AND tablename IN ({', '.join(repr(t) for t in OUR_TABLES)})"
 )
 GET_VERSION = "SELECT value FROM {}.session_recall_meta WHERE key = 'schema_version'"
-GET_META = "SELECT value FROM session_recall_meta WHERE key = 'schema_version'"
 PUT_META = (
     "INSERT INTO session_recall_meta (key, value) VALUES ('schema_version', %s) "
     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"

@@ -310,10 +310,6 @@ class Layout:
     message_columns: frozenset[str]
     visibility: str
 
-    def session_col(self, name: str) -> str:
-        """``s.<name>`` when the column exists, else ``NULL`` (older Hermes files)."""
-        return f"s.{name}" if name in self.session_columns else "NULL"
-
 
 def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
     return frozenset(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))

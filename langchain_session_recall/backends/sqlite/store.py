@@ -384,11 +384,6 @@ class SqliteSessionStore(SessionBackend):
     def _database_key(self) -> str:
         return self.store_id if self._memory else os.path.realpath(self.path)
 
-    def __repr__(self) -> str:
-        return (
-            f"SqliteSessionStore({self.path!r}, {'read-only' if self.read_only else 'read-write'})"
-        )
-
     def _layout_name(self) -> str:
         return "own" if self.layout.own else "foreign"
 

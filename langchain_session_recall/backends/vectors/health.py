@@ -12,13 +12,13 @@ corrupt page).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.vectors import statements as vs
+from langchain_session_recall.backends.vectors.statements import majority_dim
 from langchain_session_recall.errors import MissingFeatureError
 
 __all__ = [
@@ -148,20 +148,6 @@ def decode(
         health.ids += [sized[n][0] for n in np.flatnonzero(~finite).tolist()]
         matrix = matrix[finite]
     return [i for (i, _), ok in zip(sized, finite.tolist(), strict=True) if ok], matrix, health
-
-
-def majority_dim(sizes: Iterable[tuple[int, int]]) -> int | None:
-    """The size most stored vectors have, from ``(bytes, count)`` pairs (``None``: none).
-
-    Example:
-        >>> majority_dim([(256, 40), (0, 3), (128, 1)])
-        64
-    """
-    counts: Counter[int] = Counter()
-    for size, count in sizes:
-        if size and size % 4 == 0:
-            counts[size // 4] += int(count)
-    return counts.most_common(1)[0][0] if counts else None
 
 
 def scan(conn: Any, d: sql.Dialect, dim: int | None) -> VectorHealth:

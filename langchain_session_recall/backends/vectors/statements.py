@@ -10,6 +10,8 @@ are recorded in ``session_recall_meta``.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from langchain_session_recall.backends import sql
@@ -74,13 +76,25 @@ def recorded_model(conn: Any, d: sql.Dialect) -> Recorded | None:
 
 def sample_dim(conn: Any, d: sql.Dialect) -> int | None:
     """The size most of the first :data:`DIM_SAMPLE` stored vectors have (``None``: none)."""
-    from langchain_session_recall.backends.vectors.health import majority_dim
-
     sizes = conn.execute(
         f"SELECT n, count(*) FROM (SELECT length(embedding) AS n FROM {TABLE} "
         f"WHERE length(embedding) > 0 ORDER BY id LIMIT {DIM_SAMPLE}) first_rows GROUP BY n"
     ).fetchall()
     return majority_dim((int(n or 0), int(c)) for n, c in sizes)
+
+
+def majority_dim(sizes: Iterable[tuple[int, int]]) -> int | None:
+    """The size most stored vectors have, from ``(bytes, count)`` pairs (``None``: none).
+
+    Example:
+        >>> majority_dim([(256, 40), (0, 3), (128, 1)])
+        64
+    """
+    counts: Counter[int] = Counter()
+    for size, count in sizes:
+        if size and size % 4 == 0:
+            counts[size // 4] += int(count)
+    return counts.most_common(1)[0][0] if counts else None
 
 
 def last_window(d: sql.Dialect) -> str:
