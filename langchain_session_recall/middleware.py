@@ -82,17 +82,18 @@ class SessionRecallState(AgentState[Any]):
 class SessionRecallMiddleware(AgentMiddleware[SessionRecallState, Any, Any]):
     """Recall of past sessions for ``create_agent``: searched once per run, shown to the model.
 
-    Before the first model call of a run, the run's latest user message is searched in the
-    store; the best ``k`` sessions' recaps (extractive, or a model's with ``summarizer=``) are
-    fitted to ``max_tokens`` best first (the best session's best messages, then the next
-    session's) and appended to the system message of every model call of that run, inside
-    ``<recalled_context>`` tags. Nothing is added when nothing matches. The thread in progress
-    (``thread_id``, or ``session_id``, of the run's config: the session the recorder records it
-    as) is never searched, and the search is scoped to ``user_id``: the run's context
-    (``context={"user_id": ...}`` or an object with a ``user_id`` attribute), else its config
-    (``configurable.user_id``), else the one given here. Text is redacted as every other
-    surface redacts it. A failure (the store down, a bad summarizer) is logged and the run
-    goes on without recall.
+    Before the first model call of a run, the run's latest user message is searched in the store;
+    the best ``k`` sessions' recaps (extractive, or a model's with ``summarizer=``) are fitted to
+    ``max_tokens`` best first (the best session's best messages, then each other session's best,
+    then the rest, each message whole when it fits; see
+    :func:`~langchain_session_recall.summarize.budget.fill_budget`) and appended to the system
+    message of every model call of that run, inside ``<recalled_context>`` tags. Nothing is added
+    when nothing matches. The thread in progress (``thread_id``, or ``session_id``, of the run's
+    config: the session the recorder records it as) is never searched, and the search is scoped to
+    ``user_id``: the run's context (``context={"user_id": ...}`` or an object with a ``user_id``
+    attribute), else its config (``configurable.user_id``), else the one given here. Text is
+    redacted as every other surface redacts it. A failure (the store down, a bad summarizer) is
+    logged and the run goes on without recall.
 
     Args:
         store: The store to search (either backend); or pass ``retriever``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -214,8 +215,11 @@ class SessionSearchTool(BaseTool):
     """Recaps them (an LLM when configured, else the extractive recap)."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Token budget of the whole output the model reads (``None``: none). Filled best first:
-    the best session's best messages, then the next session's (see
-    :mod:`~langchain_session_recall.summarize.budget`); the artifact keeps the full recaps."""
+    the best session's best messages, then the others' (see
+    :mod:`~langchain_session_recall.summarize.budget`); the artifact keeps the full recaps.
+    The budget goes to messages: a budgeted reply is compact JSON without ``null`` fields,
+    its recaps without their session line (the result's fields say it) and an extractive
+    recap's label said once, as ``summary_note``, when every result has the same."""
     token_counter: Callable[[str], int] | None = None
     """Counts tokens for ``max_tokens``: any ``len``-like callable (``None``: 4 characters per
     token)."""
@@ -267,8 +271,16 @@ class SessionSearchTool(BaseTool):
             options["current_session_id"] = session_id
         return options, notices
 
-    @staticmethod
-    def _recent_payload(docs: list[Document], notices: tuple[str, ...]) -> str:
+    def _dumps(self, payload: dict[str, Any]) -> str:
+        """The reply as JSON; under a budget, compact and without ``null`` result fields."""
+        if self.max_tokens is None:
+            return json.dumps(payload, ensure_ascii=False)
+        payload["results"] = [
+            {k: v for k, v in r.items() if v is not None} for r in payload["results"]
+        ]
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+    def _recent_payload(self, docs: list[Document], notices: tuple[str, ...]) -> str:
         results = [
             {
                 "session_id": d.metadata["session_id"],
@@ -290,7 +302,7 @@ class SessionSearchTool(BaseTool):
             "sessions_searched": len(results),
         }
         _add_notice(payload, notices)
-        return json.dumps(payload, ensure_ascii=False)
+        return self._dumps(payload)
 
     def _search_payload(
         self,
@@ -299,6 +311,7 @@ class SessionSearchTool(BaseTool):
         found: list[Document],
         summaries: list[Document],
         options: dict[str, Any],
+        note: str | None = None,
     ) -> str:
         results = [
             {
@@ -323,13 +336,15 @@ class SessionSearchTool(BaseTool):
             "count": len(results),
             "sessions_searched": searched,
         }
+        if note and results:
+            payload["summary_note"] = note
         _add_notice(payload, notices)
         if not results:
             payload["message"] = (
                 "No past session matched. Try fewer or broader keywords joined with OR, "
                 "or an empty query to browse recent sessions."
             )
-        return json.dumps(payload, ensure_ascii=False)
+        return self._dumps(payload)
 
     def _recent(self, docs: list[Document], notices: tuple[str, ...]) -> str:
         """The recent sessions' payload, those that fit ``max_tokens`` (each whole)."""
@@ -344,15 +359,27 @@ class SessionSearchTool(BaseTool):
         options: dict[str, Any],
     ) -> str:
         """The search payload within ``max_tokens``: recaps filled best first."""
+        if self.max_tokens is None:
+            return self._search_payload(query, notices, found, summaries, options)
+        recaps, note = _lean_recaps([Recap.of(d.metadata, d.page_content) for d in summaries])
         return self._fit(
-            lambda s: self._search_payload(query, notices, found, s, options), summaries
+            lambda s: self._search_payload(query, notices, found, s, options, note),
+            summaries,
+            recaps,
         )
 
-    def _fit(self, render: Callable[[list[Document]], str], docs: list[Document]) -> str:
-        """``render`` of ``docs`` (recaps, or recent sessions) within ``max_tokens``."""
+    def _fit(
+        self,
+        render: Callable[[list[Document]], str],
+        docs: list[Document],
+        recaps: list[Recap] | None = None,
+    ) -> str:
+        """``render`` of ``docs`` (recaps, or recent sessions) within ``max_tokens``;
+        ``recaps``: theirs as the budget shows them (else read from ``docs``)."""
         if self.max_tokens is None:
             return render(docs)
-        recaps = [Recap.of(d.metadata, d.page_content) for d in docs]
+        if recaps is None:
+            recaps = [Recap.of(d.metadata, d.page_content) for d in docs]
 
         def shown(texts: Sequence[str]) -> str:
             kept = [
@@ -430,6 +457,27 @@ def _where(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """Where a result's session happened, as far as it is known (nothing for a session that
     names none: a result stays as short as before)."""
     return {k: metadata[k] for k in ("project", "git_branch", "agent", "resume") if metadata.get(k)}
+
+
+def _lean_recaps(recaps: list[Recap]) -> tuple[list[Recap], str | None]:
+    """Recaps as a budgeted reply shows them, and the note said once for all: each without
+    its session line (an extractive recap's head is its label, then that line, which the
+    result's fields repeat); the label itself, when every recap has the same, becomes the
+    note (else each keeps its own).
+
+    Example:
+        >>> label = "[Not summarized (no model configured): extractive recap]"
+        >>> lean, note = _lean_recaps([Recap((label, "Session s1, 2026-11-03"), ("hi",), (0,))])
+        >>> lean[0].head, note == label
+        ((), True)
+        >>> _lean_recaps([Recap.of_text("A model's recap.")])[1] is None
+        True
+    """
+    heads = [r.head[:1] for r in recaps]
+    labels = set(heads)
+    if len(labels) == 1 and heads[0]:
+        return [dataclasses.replace(r, head=()) for r in recaps], heads[0][0]
+    return [dataclasses.replace(r, head=h) for r, h in zip(recaps, heads, strict=True)], None
 
 
 def _whole(docs: list[Document]) -> list[Document]:

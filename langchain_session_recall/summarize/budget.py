@@ -3,10 +3,12 @@
 A surface that shows recaps (the ``session_search`` tool, the recall middleware) can be given
 ``max_tokens``. Each session's recap is a :class:`Recap`: its head lines and its pieces (the
 messages an extractive recap shows, or the paragraphs of a model's recap), with the order to
-add them in, best first. :func:`fill_budget` adds pieces in that order, session by session in
-rank order (then, with room left, longer excerpts and further messages), re-rendering the
-surface's whole output and counting it each time, so JSON escaping, headers and separators
-are paid for as they are really shown. A piece too long for what is left is passed over; the
+add them in, best first. :func:`fill_budget` adds pieces in that order, each whole when that
+fits (a message clipped loses what it says past the clip), the best session's first few, then
+every other session's best, then the rest session by session (then, with room left, further
+messages), re-rendering the surface's whole output and counting it each time, so JSON
+escaping, headers and separators are paid for as they are really shown. A piece too long for
+what is left is passed over; the
 first one passed over is cut to fill the rest (:func:`cut_text`), never inside a fenced code
 block without closing the fence and saying so.
 
@@ -44,6 +46,10 @@ RECAP_KEY = "recap_pieces"
 """The metadata key of a recap Document's :class:`Recap` (as a dict)."""
 MIN_CUT_CHARS = 40
 """A cut piece keeps at least this many characters of text, else it is left out."""
+LEAD_PIECES = 4
+"""Pieces of the best session a budget takes before every other session's best one (on
+LoCoMo's development split 4 kept the most at 250 and 500 tokens:
+docs/benchmarks-summarizer.md)."""
 
 TokenCounter = Callable[[str], int]
 """Counts the tokens of a text: ``len``-like."""
@@ -244,14 +250,13 @@ def fill_budget(
 
     ``recaps`` in rank order; ``render`` makes the surface's whole output from the recaps'
     texts (``""`` for one not shown) and is what ``token_counter`` counts. Pieces are taken
-    best first: the pieces of the best session's recap in its ``order``, then the next
-    session's (putting every session's best piece first was measured worse on LoCoMo: a
-    session's header costs more than its one piece brings, docs/benchmarks-summarizer.md);
-    then, when room is left, each shown piece at its longer excerpt (:attr:`Recap.wide`),
-    then each recap's further pieces (:attr:`Recap.extra`) in the same way. A piece that does
-    not fit whole is passed over for the next one; at the end the first piece passed over is
-    cut to fill what is left (:func:`cut_text`), when at least :data:`MIN_CUT_CHARS` of it
-    fit.
+    best first: the best session's first :data:`LEAD_PIECES` in its ``order``, then every
+    other session's best piece, then the rest of each session's shown pieces in rank order,
+    then each recap's further pieces (:attr:`Recap.extra`). Each piece is taken at its longer
+    excerpt (:attr:`Recap.wide`: the message whole, or nearly) when that fits, else as the
+    recap clips it. A piece that does not fit is passed over for the next one; at the end the
+    first piece passed over is cut to fill what is left (:func:`cut_text`), when at least
+    :data:`MIN_CUT_CHARS` of it fit.
 
     Example:
         >>> r1 = Recap(("s1",), ("a" * 10, "bbbb"), (1, 0))
@@ -271,11 +276,13 @@ def fill_budget(
         return token_counter(render(texts())) <= max_tokens
 
     passed: list[tuple[int, int]] = []
-    _take([(n, r.shown) for n, r in enumerate(recaps)], chosen, fits, passed)
-    for n, recap in enumerate(recaps):  # shown pieces at more length, best first
-        for i in sorted(chosen[n], key=recap.order.index):
-            _widen(recap, i, cuts[n], fits)
-    _take([(n, r.extra) for n, r in enumerate(recaps)], chosen, fits, passed)
+    for n, i in _best_first(recaps):
+        if i in chosen[n] or (n, i) in passed:
+            continue
+        chosen[n].add(i)
+        if not _fits_whole(recaps[n], i, cuts[n], fits) and not fits():
+            chosen[n].discard(i)
+            passed.append((n, i))
     for n, i in passed[:1]:
         chosen[n].add(i)
         if not _cut_to_fit(recaps[n].pieces[i], cuts[n], i, fits):
@@ -283,29 +290,31 @@ def fill_budget(
     return texts()
 
 
-def _take(
-    turn: Sequence[tuple[int, Sequence[int]]],
-    chosen: list[set[int]],
-    fits: Callable[[], bool],
-    passed: list[tuple[int, int]],
-) -> None:
-    """Add each ``(recap, pieces)`` piece that fits; note those passed over."""
-    for n, wanted in turn:
-        for i in wanted:
-            chosen[n].add(i)
-            if not fits():
-                chosen[n].discard(i)
-                passed.append((n, i))
+def _best_first(recaps: Sequence[Recap]) -> list[tuple[int, int]]:
+    """``(recap, piece)`` in the order a budget takes them (see :func:`fill_budget`; a pair
+    may come twice: taken at its first).
+
+    Example:
+        >>> r = Recap((), tuple("abcdef"), (5, 4, 3, 2, 1, 0))
+        >>> _best_first([r, Recap((), ("x", "y"), (1, 0))])[:6]
+        [(0, 5), (0, 4), (0, 3), (0, 2), (1, 1), (0, 5)]
+    """
+    lead = [(0, i) for i in recaps[0].shown[:LEAD_PIECES]] if recaps else []
+    lead += [(n, i) for n, r in enumerate(recaps) if n for i in r.shown[:1]]
+    shown = [(n, i) for n, r in enumerate(recaps) for i in r.shown]
+    return lead + shown + [(n, i) for n, r in enumerate(recaps) for i in r.extra]
 
 
-def _widen(recap: Recap, i: int, shown: dict[int, str], fits: Callable[[], bool]) -> None:
-    """Show piece ``i``'s longer excerpt when it has one and it fits."""
+def _fits_whole(recap: Recap, i: int, shown: dict[int, str], fits: Callable[[], bool]) -> bool:
+    """Show piece ``i`` at its longer excerpt when it has one and it fits."""
     wide = recap.wide[i] if i < len(recap.wide) else ""
-    if not wide or i in shown:
-        return
+    if not wide:
+        return False
     shown[i] = wide
-    if not fits():
-        del shown[i]
+    if fits():
+        return True
+    del shown[i]
+    return False
 
 
 def _cut_to_fit(piece: str, cuts: dict[int, str], i: int, fits: Callable[[], bool]) -> bool:

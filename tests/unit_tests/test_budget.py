@@ -46,6 +46,25 @@ def test_the_best_session_s_best_pieces_come_first_then_the_next_session() -> No
     assert "s2-8" in texts[1] and "s2-2" not in texts[1]
 
 
+def test_the_next_sessions_best_piece_comes_before_the_best_session_s_fifth() -> None:
+    first = _recap("s1", [9, 8, 7, 6, 5, 4])
+    second = _recap("s2", [3])
+    # room for s1's four best and s2's best, or for s1's five best
+    budget = len(_joined([first.render(range(4)), second.render(range(1))]))
+    assert len(first.render(range(5))) <= budget
+    texts = fill_budget([first, second], _joined, budget, len)
+    assert [f"s1-{v}" in texts[0] for v in (9, 8, 7, 6, 5)] == [True] * 4 + [False]
+    assert "s2-3" in texts[1]
+
+
+def test_a_piece_is_shown_whole_when_that_fits_before_further_pieces() -> None:
+    whole = "[USER]: we moved the kiln to the garage because the shed flooded in May"
+    recap = Recap(("h",), ("[USER]: …the kiln…", "[USER]: ok"), (0, 1), wide=(whole, ""))
+    # room for the whole message, not for it and the next one
+    budget = len(f"h\n{whole}\n…")
+    assert fill_budget([recap], _joined, budget, len) == [f"h\n{whole}\n…"]
+
+
 @pytest.mark.parametrize("budget", [5, 20, 40, 60, 120, 250, 1000])
 def test_the_output_never_exceeds_the_budget(budget: int) -> None:
     rng = random.Random(budget)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from langchain_session_recall import SessionStore, create_session_search_tool
-from langchain_session_recall.summarize.budget import CODE_CUT_MARKER, estimate_tokens
+from langchain_session_recall.summarize.budget import CODE_CUT_MARKER, Recap, estimate_tokens
 
 CORS = "20261103_091512_a1b2c3"
 QUERY = "docker OR nginx OR postgres OR backup OR CORS"
@@ -36,9 +36,11 @@ def test_the_best_session_is_filled_first(demo_store: SessionStore) -> None:
     shown = [r["session_id"] for r in tight["results"]]
     assert shown and shown == [r["session_id"] for r in unbounded["results"]][: len(shown)]
     assert len(json.dumps(tight)) < len(json.dumps(unbounded))
-    # the best session keeps its best message: its first piece of the unbounded recap
-    best = unbounded["results"][0]["summary"].split("\n")
-    assert tight["results"][0]["summary"].split("\n")[:2] == best[:2]  # label and header
+    # the best session keeps its best message (the recap's first piece), whole if it was clipped
+    call = {"name": "session_search", "args": {"query": QUERY}, "id": "c1", "type": "tool_call"}
+    recap = Recap.of(create_session_search_tool(demo_store).invoke(call).artifact[0].metadata, "")
+    best = recap.order[0]
+    assert (recap.wide[best] or recap.pieces[best]) in tight["results"][0]["summary"]
 
 
 def test_a_generous_budget_keeps_every_recap_and_adds_more_of_it(demo_store: SessionStore) -> None:
@@ -49,9 +51,11 @@ def test_a_generous_budget_keeps_every_recap_and_adds_more_of_it(demo_store: Ses
     assert [r["session_id"] for r in generous] == [r["session_id"] for r in plain]
     for wide, default in zip(generous, plain, strict=True):
         lines, more = default["summary"].split("\n"), wide["summary"].split("\n")
-        assert more[:2] == lines[:2]  # label and header
+        assert lines[1].startswith(f"Session {default['session_id']}")  # the header, not shown
+        for line in lines[2:]:  # every message of the recap, clipped ones at more length
+            assert all(part in wide["summary"] for part in line.split("…"))
         assert sum(line.startswith("[") for line in more) >= sum(
-            line.startswith("[") for line in lines
+            line.startswith("[") for line in lines[2:]
         )
     assert sum(len(r["summary"]) for r in generous) > sum(len(r["summary"]) for r in plain)
 
@@ -87,3 +91,18 @@ def test_a_code_block_cut_by_the_budget_is_closed_and_marked(store: SessionStore
     tool = create_session_search_tool(store, max_tokens=600)
     summary = json.loads(_output(tool, {"query": "backup script"}))["results"][0]["summary"]
     assert CODE_CUT_MARKER in summary and summary.count("```") % 2 == 0
+
+
+def test_a_budgeted_reply_says_each_thing_once(demo_store: SessionStore) -> None:
+    """A budget is spent on messages: no null fields, the results' session line (their fields
+    say it) and the shared "not summarized" label (said once, as ``summary_note``) left out."""
+    plain = json.loads(_output(create_session_search_tool(demo_store), {"query": QUERY}))
+    output = _output(create_session_search_tool(demo_store, max_tokens=1000), {"query": QUERY})
+    lean = json.loads(output)
+    label = plain["results"][0]["summary"].split("\n")[0]
+    assert label.startswith("[Not summarized") and lean["summary_note"] == label
+    assert lean["results"] and all(None not in r.values() for r in lean["results"])
+    for result in lean["results"]:
+        assert "Not summarized" not in result["summary"]
+        assert f"Session {result['session_id']}," not in result["summary"]
+    assert output == json.dumps(lean, ensure_ascii=False, separators=(",", ":"))
