@@ -22,13 +22,14 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.base import report_orphans, write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
@@ -36,7 +37,11 @@ from langchain_session_recall.importers.lines import (
     identifier,
     json_objects,
 )
-from langchain_session_recall.importers.records import ImportSession, without_copied_history
+from langchain_session_recall.importers.records import (
+    ImportSession,
+    dropping_copied_history,
+    order_parents_first,
+)
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_files, source_files
 from langchain_session_recall.messages import storable_text
@@ -314,14 +319,32 @@ def parse_codex_lines(
     """
     rollout = _Rollout(report, default_session_id)
     for number, obj in json_objects(lines, name=name, report=report):
-        try:
-            rollout.line(number, obj)
-        except BadEntry as exc:
-            report.skip(str(exc), f"{name}:{number}")
-        except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
-            # A kind of junk the checks do not name yet: it costs this line only.
-            report.skip(f"unreadable record ({type(exc).__name__})", f"{name}:{number}")
+        _take(rollout, number, obj, name)
     return rollout.finish(default_time)
+
+
+def _take(rollout: _Rollout, number: int, obj: Mapping[str, Any], name: str) -> None:
+    """One line into ``rollout``; a line that cannot be imported is skipped and reported."""
+    try:
+        rollout.line(number, obj)
+    except BadEntry as exc:
+        rollout.report.skip(str(exc), f"{name}:{number}")
+    except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+        # A kind of junk the checks do not name yet: it costs this line only.
+        rollout.report.skip(f"unreadable record ({type(exc).__name__})", f"{name}:{number}")
+
+
+def _lineage(lines: Iterable[str], *, default_session_id: str) -> tuple[str, str | None]:
+    """The thread id and parent thread :func:`parse_codex_lines` finds in a rollout, read
+    only up to its first ``session_meta`` (the first line, in a rollout Codex wrote). What the
+    lines hold wrong is reported when the rollout is read whole, not here."""
+    scratch = ImportReport(KIND)
+    rollout = _Rollout(scratch, default_session_id)
+    for number, obj in json_objects(lines, name="", report=scratch):
+        _take(rollout, number, obj, "")
+        if rollout.meta_seen:
+            break
+    return rollout.session.id, rollout.session.parent_session_id
 
 
 def _thread_names(home: Path, report: ImportReport) -> dict[str, str]:
@@ -361,6 +384,77 @@ def _mtime(file: Path) -> float:
         return file.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def _default_id(file: Path) -> str:
+    """A rollout's thread id as its file name gives it (``rollout-<time>-<id>.jsonl``)."""
+    match = _THREAD_ID.search(file.name.removesuffix(".zst").removesuffix(".jsonl"))
+    return match.group(1) if match else storable_text(file.stem)
+
+
+def _threads_in_order(
+    files: Sequence[Path],
+    home: Path,
+    store: SessionBackend,
+    report: ImportReport,
+    max_line_bytes: int,
+) -> tuple[list[tuple[ImportSession, list[Path]]], Counter[str]]:
+    """Each thread (its id and parent, read from the head of each rollout) with its files,
+    parents before children, and how many children each parent has.
+
+    Reading heads first is what lets the import then read and write one thread at a time: a
+    child met before its parent (a sub-agent in ``sessions/`` of a thread archived since)
+    still finds it. A parent neither among the threads nor in the store is cut and reported
+    (an orphan), as is a parent cycle.
+    """
+    threads: dict[str, ImportSession] = {}
+    files_of: dict[str, list[Path]] = {}
+    heads: dict[Path, tuple[str, str | None]] = {}
+    scratch = ImportReport(KIND)  # a file that cannot be opened is reported when read
+    for file, fh in open_files(files, named=home, report=scratch):
+        lines = bounded_lines(fh, name="", report=scratch, max_line_bytes=max_line_bytes)
+        heads[file] = _lineage(lines, default_session_id=_default_id(file))
+    for file in files:
+        thread, parent = heads.get(file, (_default_id(file), None))
+        stub = threads.setdefault(thread, ImportSession(thread, SOURCE))
+        stub.parent_session_id = stub.parent_session_id or parent
+        files_of.setdefault(thread, []).append(file)
+    ordered, orphans = order_parents_first(
+        list(threads.values()), lambda sid: store.get_session(sid) is not None
+    )
+    report_orphans(report, orphans)
+    children = Counter(s.parent_session_id for s in ordered if s.parent_session_id is not None)
+    return [(s, files_of[s.id]) for s in ordered], children
+
+
+def _read_threads(
+    order: Iterable[tuple[ImportSession, list[Path]]],
+    home: Path,
+    report: ImportReport,
+    max_line_bytes: int,
+    names: Mapping[str, str],
+) -> Iterator[ImportSession]:
+    """Each thread read whole from its files, in ``order``, one at a time: its parent as the
+    order says (cut when it was missing), its name from ``names``."""
+    for stub, files in order:
+        thread: ImportSession | None = None
+        for file, fh in open_files(files, named=home, report=report):
+            name = storable_text(file.name)
+            read = parse_codex_lines(
+                bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+                name=name,
+                default_session_id=_default_id(file),
+                report=report,
+                default_time=_mtime(file),
+            )
+            if thread is None:
+                thread = read
+            else:
+                _merge(thread, read)
+        if thread is not None:
+            thread.parent_session_id = stub.parent_session_id
+            thread.title = thread.title or names.get(thread.id)
+            yield thread
 
 
 def import_codex(
@@ -403,24 +497,9 @@ def import_codex(
     """
     report = ImportReport(KIND)
     home = Path(path).expanduser() if path is not None else default_codex_home()
-    threads: dict[str, ImportSession] = {}
     files = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
-    for file, fh in open_files(files, named=home, report=report):
-        name = storable_text(file.name)
-        match = _THREAD_ID.search(file.name.removesuffix(".zst").removesuffix(".jsonl"))
-        thread = parse_codex_lines(
-            bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
-            name=name,
-            default_session_id=match.group(1) if match else storable_text(file.stem),
-            report=report,
-            default_time=_mtime(file),
-        )
-        if thread.id in threads:
-            _merge(threads[thread.id], thread)
-        else:
-            threads[thread.id] = thread
+    order, children = _threads_in_order(files, home, store, report, max_line_bytes)
     names = _thread_names(home, report) if home.is_dir() else {}
-    for thread in threads.values():
-        thread.title = thread.title or names.get(thread.id)
-    sessions = without_copied_history(threads.values(), store.get_messages, report)
+    threads = _read_threads(order, home, report, max_line_bytes, names)
+    sessions = dropping_copied_history(threads, children, store.get_messages, report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

@@ -197,3 +197,71 @@ def test_cli_imports_codex_home_and_exits_4_for_skipped_lines(
     assert f"{MAIN_FILE.name}:17: not valid JSON" in result.out
     again = run_cli("import", "codex", str(HOME), "--db", db, "--json")
     assert json.loads(again.out)["already_imported"] == 20
+
+
+def _moved(tmp_path: Path, thread: str, to: str) -> Path:
+    """A copy of the fixture home with ``thread``'s rollout moved into folder ``to``."""
+    home = tmp_path / "codex"
+    shutil.copytree(HOME, home)
+    [rollout] = home.glob(f"sessions/*/*/*/rollout-*-{thread}.jsonl")
+    (home / to).mkdir(exist_ok=True)
+    rollout.rename(home / to / rollout.name)
+    return home
+
+
+def test_children_read_before_their_parent_still_hang_below_it(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    # sessions/ is read before archived_sessions/: the fork and the sub-agent come first.
+    home = _moved(tmp_path, MAIN, "archived_sessions")
+    store = store_factory.open()
+    report = import_codex(store, home)
+    assert (report.sessions, report.messages, report.orphans) == (4, 20, [])
+    fork, agent = store.get_session(FORK), store.get_session(AGENT)
+    assert fork is not None and agent is not None
+    assert (fork.parent_session_id, agent.parent_session_id) == (MAIN, MAIN)
+    assert [m.content[:30] for m in store.get_messages(FORK)] == [
+        "Instead of a longer timeout, c",
+        "Yes: set TransferConfig(multip",
+    ]
+
+
+def test_a_thread_in_sessions_and_archived_is_imported_once(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    home = tmp_path / "codex"
+    shutil.copytree(HOME, home)
+    twin = home / "archived_sessions" / MAIN_FILE.name
+    lines = MAIN_FILE.read_text().splitlines(keepends=True)
+    twin.write_text("".join(lines[:10]))  # an older, shorter copy of the same thread
+    store = store_factory.open()
+    report = import_codex(store, home)
+    assert (report.sessions, report.messages) == (4, 20)
+    assert len(store.get_messages(MAIN)) == 12
+
+
+def test_threads_are_written_while_later_rollouts_are_still_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_session_recall import SessionStore
+    from langchain_session_recall.importers import codex
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    template = MAIN_FILE.read_text()
+    for n in range(150):  # more threads than one write group holds
+        thread = f"019aa1c2-3b4d-7e5f-8a9b-{n:012x}"
+        rollout = day / f"rollout-2026-11-20T09-00-00-{thread}.jsonl"
+        rollout.write_text(template.replace(MAIN, thread))
+    store = SessionStore(tmp_path / "r.db")
+    held_when_read: list[int] = []
+    parse = codex.parse_codex_lines
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        held_when_read.append(store.stats()["sessions"])
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(codex, "parse_codex_lines", counting)
+    report = codex.import_codex(store, tmp_path / "codex")
+    assert report.sessions == 150
+    assert held_when_read[0] == 0 and held_when_read[-1] >= 100  # read as it is written
