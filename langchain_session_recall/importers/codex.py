@@ -60,6 +60,12 @@ _CONTEXT = (
     "# AGENTS.md instructions",
     "<permissions instructions>",
 )
+# The head of a line left out, as Codex writes it (``timestamp``, ``type``, ``payload`` in this
+# order; its ``type`` first in a payload): the time, the record type, the reasoning item's type.
+_LEFT_OUT = re.compile(
+    r'\{\s*"timestamp"\s*:\s*(?:"([^"\\]*)"|null)\s*,\s*"type"\s*:\s*"(event_msg|response_item)"'
+    r'\s*,\s*"payload"\s*:\s*\{(\s*"type"\s*:\s*"reasoning")?'
+)
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
@@ -188,15 +194,7 @@ class _Rollout:
         kind, payload = obj.get("type"), obj.get("payload")
         if not isinstance(payload, Mapping):
             raise BadEntry("record without a payload object")
-        stamp = obj.get("timestamp")
-        if stamp != self.stamp or stamp is None:
-            try:
-                when = to_timestamp(stamp)
-            except ValueError:
-                raise BadEntry("bad timestamp") from None
-            self.stamp = stamp
-            if when is not None:
-                self.when = when
+        self.moment(obj.get("timestamp"))
         if kind == "session_meta":
             self.meta(payload)
         elif kind == "turn_context":
@@ -207,6 +205,40 @@ class _Rollout:
             self.item(number, payload)
         else:
             self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} record")
+
+    def moment(self, stamp: Any) -> None:
+        """Take a line's time (the time of a line without one after it).
+
+        Raises:
+            BadEntry: a time that is not an ISO date.
+        """
+        if stamp != self.stamp or stamp is None:  # (lines share times: parsed once)
+            try:
+                when = to_timestamp(stamp)
+            except ValueError:
+                raise BadEntry("bad timestamp") from None
+            self.stamp = stamp
+            if when is not None:
+                self.when = when
+
+    def skim(self, line: str, number: int, name: str) -> bool:
+        """Take a line the import leaves out (``event_msg``, a reasoning item) from its head,
+        without decoding the rest: most of a rollout's bytes, decoded for nothing otherwise.
+        Its time and the shape of its head are checked as for any line; a line cut short (not
+        ending in ``}``) is left to the decoder, which reports it."""
+        head = _LEFT_OUT.match(line)
+        if head is None or not line.rstrip().endswith("}"):
+            return False
+        stamp, kind, reasoning = head.groups()
+        if kind == "response_item" and not reasoning:
+            return False
+        try:
+            self.moment(stamp)
+        except BadEntry as exc:
+            self.report.skip(str(exc), f"{name}:{number}")
+            return True
+        self.report.ignore("reasoning item" if reasoning else f"{kind} record")
+        return True
 
     def meta(self, payload: Mapping[str, Any]) -> None:
         """The thread's own ``session_meta`` (the first); a later one was copied with the
@@ -318,9 +350,19 @@ def parse_codex_lines(
         ('t1', ['t1:2'], ['rollout.jsonl:3: record without a payload object'])
     """
     rollout = _Rollout(report, default_session_id)
-    for number, obj in json_objects(lines, name=name, report=report):
+    for number, obj in _objects(rollout, lines, name):
         _take(rollout, number, obj, name)
     return rollout.finish(default_time)
+
+
+def _objects(rollout: _Rollout, lines: Iterable[str], name: str) -> Iterator[tuple[int, Any]]:
+    """The rollout's lines decoded, those it leaves out taken from their head (skimmed)."""
+    return json_objects(
+        lines,
+        name=name,
+        report=rollout.report,
+        skim=lambda line, number: rollout.skim(line, number, name),
+    )
 
 
 def _take(rollout: _Rollout, number: int, obj: Mapping[str, Any], name: str) -> None:
@@ -340,7 +382,7 @@ def _lineage(lines: Iterable[str], *, default_session_id: str) -> tuple[str, str
     lines hold wrong is reported when the rollout is read whole, not here."""
     scratch = ImportReport(KIND)
     rollout = _Rollout(scratch, default_session_id)
-    for number, obj in json_objects(lines, name="", report=scratch):
+    for number, obj in _objects(rollout, lines, ""):
         _take(rollout, number, obj, "")
         if rollout.meta_seen:
             break

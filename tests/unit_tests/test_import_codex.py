@@ -265,3 +265,34 @@ def test_threads_are_written_while_later_rollouts_are_still_unread(
     report = codex.import_codex(store, tmp_path / "codex")
     assert report.sessions == 150
     assert held_when_read[0] == 0 and held_when_read[-1] >= 100  # read as it is written
+
+
+def test_left_out_lines_are_checked_as_any_other() -> None:
+    from langchain_session_recall.importers.codex import parse_codex_lines
+
+    meta = {"id": "t1", "timestamp": "2026-11-20T09:00:00Z"}
+    event = {"type": "token_count", "info": None}
+    reasoning = {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}
+    said = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    rows: list[dict[str, Any]] = [
+        {"timestamp": "2026-11-20T09:00:00Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-11-20T09:00:01Z", "type": "event_msg", "payload": event},
+        {"timestamp": "2026-11-20T09:00:02Z", "type": "response_item", "payload": reasoning},
+        {"timestamp": "2026-11-20T09:00:03Z", "type": "event_msg", "payload": "oops"},
+        {"timestamp": "yesterday", "type": "event_msg", "payload": event},
+        {"timestamp": "2026-11-20T09:00:05Z", "type": "event_msg", "payload": event},
+        {"type": "response_item", "payload": said},  # no time: the line before's
+    ]
+    lines = [json.dumps(r, separators=(",", ":")) for r in rows]
+    lines.insert(6, lines[1][:40])  # a line cut short as Codex wrote it
+    report = ImportReport("codex")
+    thread = parse_codex_lines(lines, name="r.jsonl", default_session_id="x", report=report)
+    assert report.problems == [
+        "r.jsonl:4: record without a payload object",
+        "r.jsonl:5: bad timestamp",
+        "r.jsonl:7: not valid JSON",
+    ]
+    assert report.ignored == {"event_msg record": 2, "reasoning item": 1}
+    [(key, message)] = thread.messages
+    assert key == "t1:8"
+    assert message["timestamp"] == 1795165205.0  # 2026-11-20T09:00:05Z
