@@ -514,9 +514,16 @@ def import_codex(
 
     Threads keep their id, model, start and name (from ``session_index.jsonl``); forks
     (``forked_from_id``) and sub-agents (spawned by a parent thread) become child sessions
-    of that thread. Source files are opened read-only. A line longer than
-    ``max_line_bytes`` (64 MB) is skipped and reported; a ``.zst`` file met without the
-    ``zstandard`` package is skipped and reported, with what to install.
+    of that thread. Source files are opened read-only.
+
+    The import streams: it first reads the head of each rollout (its ``session_meta``: the
+    thread and its parent), then reads the threads one at a time, parents first, each
+    written with the group of threads it ends (one transaction), so memory holds one group
+    (and the messages of a parent until its last fork or sub-agent is read), not the import;
+    a child found before its parent (in ``sessions/``, its parent archived) still hangs below
+    it. A line longer than ``max_line_bytes`` (64 MB) is skipped and reported; a ``.zst``
+    file met without the ``zstandard`` package is skipped and reported, with what to install.
+    Lines left out (``event_msg``, reasoning) are known by their head and not decoded.
 
     A session imported before and forgotten since (``delete_sessions``) is left out and
     listed in ``report.forgotten`` unless ``reimport``.
