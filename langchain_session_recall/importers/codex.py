@@ -434,13 +434,18 @@ def _default_id(file: Path) -> str:
     return match.group(1) if match else storable_text(file.stem)
 
 
+_Thread = tuple[str, "str | None", list[str]]
+"""A thread to read: its id, its parent (``None`` when it has none, or it was cut) and the
+paths of its files."""
+
+
 def _threads_in_order(
     files: Sequence[Path],
     home: Path,
     store: SessionBackend,
     report: ImportReport,
     max_line_bytes: int,
-) -> tuple[list[tuple[ImportSession, list[Path]]], Counter[str]]:
+) -> tuple[list[_Thread], Counter[str]]:
     """Each thread (its id and parent, read from the head of each rollout) with its files,
     parents before children, and how many children each parent has.
 
@@ -450,7 +455,7 @@ def _threads_in_order(
     (an orphan), as is a parent cycle.
     """
     threads: dict[str, ImportSession] = {}
-    files_of: dict[str, list[Path]] = {}
+    files_of: dict[str, list[str]] = {}
     heads: dict[Path, tuple[str, str | None]] = {}
     scratch = ImportReport(KIND)  # a file that cannot be opened is reported when read
     for file, fh in open_files(files, named=home, report=scratch):
@@ -460,17 +465,18 @@ def _threads_in_order(
         thread, parent = heads.get(file, (_default_id(file), None))
         stub = threads.setdefault(thread, ImportSession(thread, SOURCE))
         stub.parent_session_id = stub.parent_session_id or parent
-        files_of.setdefault(thread, []).append(file)
+        files_of.setdefault(thread, []).append(str(file))
+    del heads  # (held for the whole import, lineage is kept lean: ids and file names)
     ordered, orphans = order_parents_first(
         list(threads.values()), lambda sid: store.get_session(sid) is not None
     )
     report_orphans(report, orphans)
     children = Counter(s.parent_session_id for s in ordered if s.parent_session_id is not None)
-    return [(s, files_of[s.id]) for s in ordered], children
+    return [(s.id, s.parent_session_id, files_of.pop(s.id)) for s in ordered], children
 
 
 def _read_threads(
-    order: Iterable[tuple[ImportSession, list[Path]]],
+    order: Iterable[_Thread],
     home: Path,
     report: ImportReport,
     max_line_bytes: int,
@@ -478,9 +484,9 @@ def _read_threads(
 ) -> Iterator[ImportSession]:
     """Each thread read whole from its files, in ``order``, one at a time: its parent as the
     order says (cut when it was missing), its name from ``names``."""
-    for stub, files in order:
+    for _, parent, files in order:
         thread: ImportSession | None = None
-        for file, fh in open_files(files, named=home, report=report):
+        for file, fh in open_files(map(Path, files), named=home, report=report):
             name = storable_text(file.name)
             read = parse_codex_lines(
                 bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
@@ -494,7 +500,7 @@ def _read_threads(
             else:
                 _merge(thread, read)
         if thread is not None:
-            thread.parent_session_id = stub.parent_session_id
+            thread.parent_session_id = parent
             thread.title = thread.title or names.get(thread.id)
             yield thread
 
@@ -546,8 +552,13 @@ def import_codex(
     """
     report = ImportReport(KIND)
     home = Path(path).expanduser() if path is not None else default_codex_home()
-    files = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
-    order, children = _threads_in_order(files, home, store, report, max_line_bytes)
+    order, children = _threads_in_order(
+        rollout_files(home, report=report, follow_symlinks=follow_symlinks),
+        home,
+        store,
+        report,
+        max_line_bytes,
+    )
     names = _thread_names(home, report) if home.is_dir() else {}
     threads = _read_threads(order, home, report, max_line_bytes, names)
     sessions = dropping_copied_history(threads, children, store.get_messages, report)
