@@ -1,23 +1,30 @@
-"""Codex import rate against the store's own bulk rate (issue 35: goal >= 0.8x).
+"""Codex import rate and memory against the store's own bulk rate (issue 35).
 
-Writes a Codex home of synthetic rollouts (``sessions/YYYY/MM/DD/rollout-*.jsonl``, turns of a
-user message, a reply, a shell ``function_call`` and its output, plus the reasoning,
-``turn_context`` and ``event_msg`` lines a real rollout carries), then, each in a fresh child
+The goals: an import rate >= 0.8x the store's bulk rate; 1M messages imported with flat memory.
+
+For each size (messages), writes a Codex home of synthetic rollouts as Codex writes them
+(``sessions/YYYY/MM/DD/rollout-*.jsonl``, compact JSON lines; per turn a ``turn_context``, a
+user message, an encrypted reasoning item, a shell ``function_call`` and its output, a reply,
+and the ``event_msg`` lines that repeat them for the UI; every 10th thread a sub-agent of the
+one before, every 25th a fork that starts with a copy of its parent's first turn, every 50th
+archived, so the sub-agent after it is read before its parent), then, each in a fresh child
 process and a fresh SQLite file:
 
-* **bulk**: the same messages, already parsed, written the way the store is fastest fed:
-  ``add_session`` + ``add_messages`` inside ``store.transaction()`` per 100 sessions (the
+* **bulk**: the same messages, parsed outside the clock, written the way the store is fastest
+  fed: ``add_session`` + ``add_messages`` inside ``store.transaction()`` per 100 sessions (the
   "bulk ingest" of docs/benchmarks-perf.md);
 * **ledger**: the same, with ``import_messages`` (each message and its import-ledger row, the
   store's own idempotent bulk path) in place of ``add_messages``;
-* **codex**: ``import_codex(store, home)``: finding, reading and parsing the files, the import
-  ledger (idempotence) and the same writes.
+* **codex**: ``import_codex(store, home)``: finding, reading and parsing the files, lineage,
+  the import ledger (idempotence) and the same writes.
 
-Rates are messages per wall-clock second; the best of ``--repeats`` runs of each. The child's
-peak RSS is shown too.
+Rates are messages per wall-clock second and per CPU second of the timed part (the CPU rate
+moves less with the machine's load); the best of ``--repeats`` runs of each, the three paths
+interleaved. Peak RSS is the child's (``ru_maxrss``), the highest of its runs; flat memory
+means it does not grow with the size beyond what the bulk paths grow by (the store's side).
 
-    python benchmarks/codex_import.py [--messages 100000] [--per-session 60] [--repeats 2]
-                                      [--out docs/benchmarks-codex-import.md]
+    python benchmarks/codex_import.py [--sizes 100000,300000,1000000] [--per-session 60]
+                                      [--repeats 2] [--out docs/benchmarks-codex-import.md]
 """
 
 from __future__ import annotations
