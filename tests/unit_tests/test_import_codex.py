@@ -296,3 +296,31 @@ def test_left_out_lines_are_checked_as_any_other() -> None:
     [(key, message)] = thread.messages
     assert key == "t1:8"
     assert message["timestamp"] == 1795165205.0  # 2026-11-20T09:00:05Z
+
+
+def test_a_fork_of_a_fork_leaves_out_all_the_history_it_copied(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps({"timestamp": "2026-11-20T09:00:00Z", "type": kind, "payload": payload})
+
+    def said(role: str, text: str) -> str:
+        part = "input_text" if role == "user" else "output_text"
+        content = [{"type": part, "text": text}]
+        return line("response_item", {"type": "message", "role": role, "content": content})
+
+    first = [said("user", "why is CI red?"), said("assistant", "a flaky upload test")]
+    second = [said("user", "make it stream in parts")]
+    third = [said("user", "and retry each part")]
+    ids = [f"019aa1d0-0000-7000-8000-00000000000{n}" for n in range(3)]
+    day = tmp_path / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    for n, (thread, history) in enumerate(
+        zip(ids, [first, first + second, first + second + third], strict=True)
+    ):
+        meta = {"id": thread, **({"forked_from_id": ids[n - 1]} if n else {})}
+        rollout = day / f"rollout-2026-11-20T09-00-0{n}-{thread}.jsonl"
+        rollout.write_text("\n".join([line("session_meta", meta), *history]) + "\n")
+    import_codex(backend_store, tmp_path)
+    assert [m.content for m in backend_store.get_messages(ids[2])] == ["and retry each part"]
+    assert [m.content for m in backend_store.get_messages(ids[1])] == ["make it stream in parts"]
