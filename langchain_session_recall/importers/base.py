@@ -66,6 +66,7 @@ __all__ = [
     "open_sources",
     "order_parents_first",
     "progress",
+    "report_orphans",
     "source_files",
     "write_sessions",
 ]
@@ -158,7 +159,7 @@ def write_sessions(
     total: int | None = None
     if isinstance(sessions, Sequence):
         ordered, orphans = order_parents_first(sessions, known)
-        _orphaned(report, orphans)
+        report_orphans(report, orphans)
         sessions, total = ordered, len(ordered)
     else:
         sessions = _parents_before(sessions, known, report)
@@ -173,7 +174,9 @@ def write_sessions(
     return report
 
 
-def _orphaned(report: ImportReport, orphans: Iterable[str]) -> None:
+def report_orphans(report: ImportReport, orphans: Iterable[str]) -> None:
+    """Report sessions written as roots because their parent is missing (see
+    :func:`~langchain_session_recall.importers.records.order_parents_first`)."""
     for sid in orphans:
         report.orphans.append(sid)
         report.problems.append(f"session {sid}: parent missing, imported as a root")
@@ -193,7 +196,7 @@ def _parents_before(
             and (parent == session.id or not known(parent))
         ):
             session.parent_session_id = None
-            _orphaned(report, [session.id])
+            report_orphans(report, [session.id])
         seen.add(session.id)
         yield session
 

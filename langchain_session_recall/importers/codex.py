@@ -22,13 +22,14 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.base import report_orphans, write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
@@ -38,8 +39,9 @@ from langchain_session_recall.importers.lines import (
 )
 from langchain_session_recall.importers.records import (
     ImportSession,
+    dropping_copied_history,
     note_where,
-    without_copied_history,
+    order_parents_first,
 )
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import open_files, source_files
@@ -58,6 +60,12 @@ _CONTEXT = (
     "<user_instructions>",
     "# AGENTS.md instructions",
     "<permissions instructions>",
+)
+# The head of a line left out, as Codex writes it (``timestamp``, ``type``, ``payload`` in this
+# order; its ``type`` first in a payload): the time, the record type, the reasoning item's type.
+_LEFT_OUT = re.compile(
+    r'\{\s*"timestamp"\s*:\s*(?:"([^"\\]*)"|null)\s*,\s*"type"\s*:\s*"(event_msg|response_item)"'
+    r'\s*,\s*"payload"\s*:\s*\{(\s*"type"\s*:\s*"reasoning")?'
 )
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -187,15 +195,7 @@ class _Rollout:
         kind, payload = obj.get("type"), obj.get("payload")
         if not isinstance(payload, Mapping):
             raise BadEntry("record without a payload object")
-        stamp = obj.get("timestamp")
-        if stamp != self.stamp or stamp is None:
-            try:
-                when = to_timestamp(stamp)
-            except ValueError:
-                raise BadEntry("bad timestamp") from None
-            self.stamp = stamp
-            if when is not None:
-                self.when = when
+        self.moment(obj.get("timestamp"))
         if kind == "session_meta":
             self.meta(payload)
         elif kind == "turn_context":
@@ -207,6 +207,40 @@ class _Rollout:
             self.item(number, payload)
         else:
             self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} record")
+
+    def moment(self, stamp: Any) -> None:
+        """Take a line's time (the time of a line without one after it).
+
+        Raises:
+            BadEntry: a time that is not an ISO date.
+        """
+        if stamp != self.stamp or stamp is None:  # (lines share times: parsed once)
+            try:
+                when = to_timestamp(stamp)
+            except ValueError:
+                raise BadEntry("bad timestamp") from None
+            self.stamp = stamp
+            if when is not None:
+                self.when = when
+
+    def skim(self, line: str, number: int, name: str) -> bool:
+        """Take a line the import leaves out (``event_msg``, a reasoning item) from its head,
+        without decoding the rest: most of a rollout's bytes, decoded for nothing otherwise.
+        Its time and the shape of its head are checked as for any line; a line cut short (not
+        ending in ``}``) is left to the decoder, which reports it."""
+        head = _LEFT_OUT.match(line)
+        if head is None or not line.rstrip().endswith("}"):
+            return False
+        stamp, kind, reasoning = head.groups()
+        if kind == "response_item" and not reasoning:
+            return False
+        try:
+            self.moment(stamp)
+        except BadEntry as exc:
+            self.report.skip(str(exc), f"{name}:{number}")
+            return True
+        self.report.ignore("reasoning item" if reasoning else f"{kind} record")
+        return True
 
     def meta(self, payload: Mapping[str, Any]) -> None:
         """The thread's own ``session_meta`` (the first); a later one was copied with the
@@ -324,15 +358,43 @@ def parse_codex_lines(
         ('t1', ['t1:2'], ['rollout.jsonl:3: record without a payload object'])
     """
     rollout = _Rollout(report, default_session_id)
-    for number, obj in json_objects(lines, name=name, report=report):
-        try:
-            rollout.line(number, obj)
-        except BadEntry as exc:
-            report.skip(str(exc), f"{name}:{number}")
-        except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
-            # A kind of junk the checks do not name yet: it costs this line only.
-            report.skip(f"unreadable record ({type(exc).__name__})", f"{name}:{number}")
+    for number, obj in _objects(rollout, lines, name):
+        _take(rollout, number, obj, name)
     return rollout.finish(default_time)
+
+
+def _objects(rollout: _Rollout, lines: Iterable[str], name: str) -> Iterator[tuple[int, Any]]:
+    """The rollout's lines decoded, those it leaves out taken from their head (skimmed)."""
+    return json_objects(
+        lines,
+        name=name,
+        report=rollout.report,
+        skim=lambda line, number: rollout.skim(line, number, name),
+    )
+
+
+def _take(rollout: _Rollout, number: int, obj: Mapping[str, Any], name: str) -> None:
+    """One line into ``rollout``; a line that cannot be imported is skipped and reported."""
+    try:
+        rollout.line(number, obj)
+    except BadEntry as exc:
+        rollout.report.skip(str(exc), f"{name}:{number}")
+    except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+        # A kind of junk the checks do not name yet: it costs this line only.
+        rollout.report.skip(f"unreadable record ({type(exc).__name__})", f"{name}:{number}")
+
+
+def _lineage(lines: Iterable[str], *, default_session_id: str) -> tuple[str, str | None]:
+    """The thread id and parent thread :func:`parse_codex_lines` finds in a rollout, read
+    only up to its first ``session_meta`` (the first line, in a rollout Codex wrote). What the
+    lines hold wrong is reported when the rollout is read whole, not here."""
+    scratch = ImportReport(KIND)
+    rollout = _Rollout(scratch, default_session_id)
+    for number, obj in _objects(rollout, lines, ""):
+        _take(rollout, number, obj, "")
+        if rollout.meta_seen:
+            break
+    return rollout.session.id, rollout.session.parent_session_id
 
 
 def _thread_names(home: Path, report: ImportReport) -> dict[str, str]:
@@ -375,6 +437,83 @@ def _mtime(file: Path) -> float:
         return 0.0
 
 
+def _default_id(file: Path) -> str:
+    """A rollout's thread id as its file name gives it (``rollout-<time>-<id>.jsonl``)."""
+    match = _THREAD_ID.search(file.name.removesuffix(".zst").removesuffix(".jsonl"))
+    return match.group(1) if match else storable_text(file.stem)
+
+
+_Thread = tuple[str, "str | None", list[str]]
+"""A thread to read: its id, its parent (``None`` when it has none, or it was cut) and the
+paths of its files."""
+
+
+def _threads_in_order(
+    files: Sequence[Path],
+    home: Path,
+    store: SessionBackend,
+    report: ImportReport,
+    max_line_bytes: int,
+) -> tuple[list[_Thread], Counter[str]]:
+    """Each thread (its id and parent, read from the head of each rollout) with its files,
+    parents before children, and how many children each parent has.
+
+    Reading heads first is what lets the import then read and write one thread at a time: a
+    child met before its parent (a sub-agent in ``sessions/`` of a thread archived since)
+    still finds it. A parent neither among the threads nor in the store is cut and reported
+    (an orphan), as is a parent cycle.
+    """
+    threads: dict[str, ImportSession] = {}
+    files_of: dict[str, list[str]] = {}
+    heads: dict[Path, tuple[str, str | None]] = {}
+    scratch = ImportReport(KIND)  # a file that cannot be opened is reported when read
+    for file, fh in open_files(files, named=home, report=scratch):
+        lines = bounded_lines(fh, name="", report=scratch, max_line_bytes=max_line_bytes)
+        heads[file] = _lineage(lines, default_session_id=_default_id(file))
+    for file in files:
+        thread, parent = heads.get(file, (_default_id(file), None))
+        stub = threads.setdefault(thread, ImportSession(thread, SOURCE))
+        stub.parent_session_id = stub.parent_session_id or parent
+        files_of.setdefault(thread, []).append(str(file))
+    del heads  # (held for the whole import, lineage is kept lean: ids and file names)
+    ordered, orphans = order_parents_first(
+        list(threads.values()), lambda sid: store.get_session(sid) is not None
+    )
+    report_orphans(report, orphans)
+    children = Counter(s.parent_session_id for s in ordered if s.parent_session_id is not None)
+    return [(s.id, s.parent_session_id, files_of.pop(s.id)) for s in ordered], children
+
+
+def _read_threads(
+    order: Iterable[_Thread],
+    home: Path,
+    report: ImportReport,
+    max_line_bytes: int,
+    names: Mapping[str, str],
+) -> Iterator[ImportSession]:
+    """Each thread read whole from its files, in ``order``, one at a time: its parent as the
+    order says (cut when it was missing), its name from ``names``."""
+    for _, parent, files in order:
+        thread: ImportSession | None = None
+        for file, fh in open_files(map(Path, files), named=home, report=report):
+            name = storable_text(file.name)
+            read = parse_codex_lines(
+                bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+                name=name,
+                default_session_id=_default_id(file),
+                report=report,
+                default_time=_mtime(file),
+            )
+            if thread is None:
+                thread = read
+            else:
+                _merge(thread, read)
+        if thread is not None:
+            thread.parent_session_id = parent
+            thread.title = thread.title or names.get(thread.id)
+            yield thread
+
+
 def import_codex(
     store: SessionBackend,
     path: str | os.PathLike[str] | None = None,
@@ -390,9 +529,16 @@ def import_codex(
 
     Threads keep their id, model, start and name (from ``session_index.jsonl``); forks
     (``forked_from_id``) and sub-agents (spawned by a parent thread) become child sessions
-    of that thread. Source files are opened read-only. A line longer than
-    ``max_line_bytes`` (64 MB) is skipped and reported; a ``.zst`` file met without the
-    ``zstandard`` package is skipped and reported, with what to install.
+    of that thread. Source files are opened read-only.
+
+    The import streams: it first reads the head of each rollout (its ``session_meta``: the
+    thread and its parent), then reads the threads one at a time, parents first, each
+    written with the group of threads it ends (one transaction), so memory holds one group
+    (and the messages of a parent until its last fork or sub-agent is read), not the import;
+    a child found before its parent (in ``sessions/``, its parent archived) still hangs below
+    it. A line longer than ``max_line_bytes`` (64 MB) is skipped and reported; a ``.zst``
+    file met without the ``zstandard`` package is skipped and reported, with what to install.
+    Lines left out (``event_msg``, reasoning) are known by their head and not decoded.
 
     A session imported before and forgotten since (``delete_sessions``) is left out and
     listed in ``report.forgotten`` unless ``reimport``.
@@ -415,24 +561,14 @@ def import_codex(
     """
     report = ImportReport(KIND)
     home = Path(path).expanduser() if path is not None else default_codex_home()
-    threads: dict[str, ImportSession] = {}
-    files = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
-    for file, fh in open_files(files, named=home, report=report):
-        name = storable_text(file.name)
-        match = _THREAD_ID.search(file.name.removesuffix(".zst").removesuffix(".jsonl"))
-        thread = parse_codex_lines(
-            bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
-            name=name,
-            default_session_id=match.group(1) if match else storable_text(file.stem),
-            report=report,
-            default_time=_mtime(file),
-        )
-        if thread.id in threads:
-            _merge(threads[thread.id], thread)
-        else:
-            threads[thread.id] = thread
+    order, children = _threads_in_order(
+        rollout_files(home, report=report, follow_symlinks=follow_symlinks),
+        home,
+        store,
+        report,
+        max_line_bytes,
+    )
     names = _thread_names(home, report) if home.is_dir() else {}
-    for thread in threads.values():
-        thread.title = thread.title or names.get(thread.id)
-    sessions = without_copied_history(threads.values(), store.get_messages, report)
+    threads = _read_threads(order, home, report, max_line_bytes, names)
+    sessions = dropping_copied_history(threads, children, store.get_messages, report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from langchain_session_recall.errors import InvalidArgumentError
@@ -78,11 +78,17 @@ def _skip_line(fh: BinaryIO, piece: int) -> None:
 
 
 def json_objects(
-    lines: Iterable[str], *, name: str, report: ImportReport
+    lines: Iterable[str],
+    *,
+    name: str,
+    report: ImportReport,
+    skim: Callable[[str, int], bool] | None = None,
 ) -> Iterator[tuple[int, Mapping[str, Any]]]:
     """``(line number, object)`` of each line holding a JSON object; blank lines are passed
     over, every other line is skipped and reported: not valid JSON, nested too deeply for
-    Python's parser (a line of 100,000 ``[``), not an object.
+    Python's parser (a line of 100,000 ``[``), not an object. A line ``skim(line, number)``
+    takes (returns ``True`` for) is passed over without being decoded: an importer's way to
+    leave out, cheaply, lines it knows by their head.
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -92,7 +98,7 @@ def json_objects(
         ['f.jsonl:3: nested too deeply', 'f.jsonl:4: not a JSON object']
     """
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line.strip() or (skim is not None and skim(line, number)):
             continue
         try:
             obj = json.loads(line)

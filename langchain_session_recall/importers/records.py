@@ -3,7 +3,7 @@ for writing it: parents before children, which fields an import may write."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ __all__ = [
     "UNDATED",
     "ImportSession",
     "drop_copied_prefix",
+    "dropping_copied_history",
     "fields_to_write",
     "note_where",
     "order_parents_first",
@@ -229,10 +230,49 @@ def without_copied_history(
                 session, [m for _, m in parent] if parent is not None else outside(pid)
             )
     parents = {s.parent_session_id for s in by_id.values()}
-    kept = []
-    for session in by_id.values():
-        if session.messages or session.id in parents:
-            kept.append(session)
-        else:
-            report.ignore("session without messages")
-    return kept
+    return [s for s in by_id.values() if _kept(s, parents, report)]
+
+
+def _kept(session: ImportSession, parents: Container[str | None], report: ImportReport) -> bool:
+    """Whether a session is written: it has messages, or another one hangs below it."""
+    if session.messages or session.id in parents:
+        return True
+    report.ignore("session without messages")
+    return False
+
+
+def dropping_copied_history(
+    sessions: Iterable[ImportSession],
+    children: Mapping[str, int],
+    outside: Callable[[str], Sequence[Any]],
+    report: ImportReport,
+) -> Iterator[ImportSession]:
+    """:func:`without_copied_history` for a stream of sessions, parents before children,
+    given how many ``children`` each parent id has in the stream: a parent's messages are held
+    only until its last child has come, so memory holds the parents still waiting for a child,
+    not the import.
+
+    Example:
+        >>> hi = {"role": "user", "content": "hi"}
+        >>> a = ImportSession("a", "x", [("1", hi)])
+        >>> b = ImportSession("b", "x", [("2", dict(hi)), ("3", {"role": "user",
+        ...     "content": "more"})], parent_session_id="a")
+        >>> kept = dropping_copied_history([a, b], {"a": 1}, lambda _: [], ImportReport("x"))
+        >>> [(s.id, [k for k, _ in s.messages]) for s in kept]
+        [('a', ['1']), ('b', ['3'])]
+    """
+    held: dict[str, list[MessageLike]] = {}
+    waiting = dict(children)
+    for session in sessions:
+        if waiting.get(session.id):  # the copy a child compares with: before its own trim
+            held[session.id] = [m for _, m in session.messages]
+        pid = session.parent_session_id
+        if pid is not None:
+            parent = held.get(pid)
+            drop_copied_prefix(session, parent if parent is not None else outside(pid))
+            if waiting.get(pid):
+                waiting[pid] -= 1
+                if not waiting[pid]:
+                    held.pop(pid, None)
+        if _kept(session, children, report):
+            yield session

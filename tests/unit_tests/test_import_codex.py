@@ -197,3 +197,130 @@ def test_cli_imports_codex_home_and_exits_4_for_skipped_lines(
     assert f"{MAIN_FILE.name}:17: not valid JSON" in result.out
     again = run_cli("import", "codex", str(HOME), "--db", db, "--json")
     assert json.loads(again.out)["already_imported"] == 20
+
+
+def _moved(tmp_path: Path, thread: str, to: str) -> Path:
+    """A copy of the fixture home with ``thread``'s rollout moved into folder ``to``."""
+    home = tmp_path / "codex"
+    shutil.copytree(HOME, home)
+    [rollout] = home.glob(f"sessions/*/*/*/rollout-*-{thread}.jsonl")
+    (home / to).mkdir(exist_ok=True)
+    rollout.rename(home / to / rollout.name)
+    return home
+
+
+def test_children_read_before_their_parent_still_hang_below_it(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    # sessions/ is read before archived_sessions/: the fork and the sub-agent come first.
+    home = _moved(tmp_path, MAIN, "archived_sessions")
+    store = store_factory.open()
+    report = import_codex(store, home)
+    assert (report.sessions, report.messages, report.orphans) == (4, 20, [])
+    fork, agent = store.get_session(FORK), store.get_session(AGENT)
+    assert fork is not None and agent is not None
+    assert (fork.parent_session_id, agent.parent_session_id) == (MAIN, MAIN)
+    assert [m.content[:30] for m in store.get_messages(FORK)] == [
+        "Instead of a longer timeout, c",
+        "Yes: set TransferConfig(multip",
+    ]
+
+
+def test_a_thread_in_sessions_and_archived_is_imported_once(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    home = tmp_path / "codex"
+    shutil.copytree(HOME, home)
+    twin = home / "archived_sessions" / MAIN_FILE.name
+    lines = MAIN_FILE.read_text().splitlines(keepends=True)
+    twin.write_text("".join(lines[:10]))  # an older, shorter copy of the same thread
+    store = store_factory.open()
+    report = import_codex(store, home)
+    assert (report.sessions, report.messages) == (4, 20)
+    assert len(store.get_messages(MAIN)) == 12
+
+
+def test_threads_are_written_while_later_rollouts_are_still_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_session_recall import SessionStore
+    from langchain_session_recall.importers import codex
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    template = MAIN_FILE.read_text()
+    for n in range(150):  # more threads than one write group holds
+        thread = f"019aa1c2-3b4d-7e5f-8a9b-{n:012x}"
+        rollout = day / f"rollout-2026-11-20T09-00-00-{thread}.jsonl"
+        rollout.write_text(template.replace(MAIN, thread))
+    store = SessionStore(tmp_path / "r.db")
+    held_when_read: list[int] = []
+    parse = codex.parse_codex_lines
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        held_when_read.append(store.stats()["sessions"])
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(codex, "parse_codex_lines", counting)
+    report = codex.import_codex(store, tmp_path / "codex")
+    assert report.sessions == 150
+    assert held_when_read[0] == 0 and held_when_read[-1] >= 100  # read as it is written
+
+
+def test_left_out_lines_are_checked_as_any_other() -> None:
+    from langchain_session_recall.importers.codex import parse_codex_lines
+
+    meta = {"id": "t1", "timestamp": "2026-11-20T09:00:00Z"}
+    event = {"type": "token_count", "info": None}
+    reasoning = {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}
+    said = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    rows: list[dict[str, Any]] = [
+        {"timestamp": "2026-11-20T09:00:00Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-11-20T09:00:01Z", "type": "event_msg", "payload": event},
+        {"timestamp": "2026-11-20T09:00:02Z", "type": "response_item", "payload": reasoning},
+        {"timestamp": "2026-11-20T09:00:03Z", "type": "event_msg", "payload": "oops"},
+        {"timestamp": "yesterday", "type": "event_msg", "payload": event},
+        {"timestamp": "2026-11-20T09:00:05Z", "type": "event_msg", "payload": event},
+        {"type": "response_item", "payload": said},  # no time: the line before's
+    ]
+    lines = [json.dumps(r, separators=(",", ":")) for r in rows]
+    lines.insert(6, lines[1][:40])  # a line cut short as Codex wrote it
+    report = ImportReport("codex")
+    thread = parse_codex_lines(lines, name="r.jsonl", default_session_id="x", report=report)
+    assert report.problems == [
+        "r.jsonl:4: record without a payload object",
+        "r.jsonl:5: bad timestamp",
+        "r.jsonl:7: not valid JSON",
+    ]
+    assert report.ignored == {"event_msg record": 2, "reasoning item": 1}
+    [(key, message)] = thread.messages
+    assert key == "t1:8"
+    assert message["timestamp"] == 1795165205.0  # 2026-11-20T09:00:05Z
+
+
+def test_a_fork_of_a_fork_leaves_out_all_the_history_it_copied(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps({"timestamp": "2026-11-20T09:00:00Z", "type": kind, "payload": payload})
+
+    def said(role: str, text: str) -> str:
+        part = "input_text" if role == "user" else "output_text"
+        content = [{"type": part, "text": text}]
+        return line("response_item", {"type": "message", "role": role, "content": content})
+
+    first = [said("user", "why is CI red?"), said("assistant", "a flaky upload test")]
+    second = [said("user", "make it stream in parts")]
+    third = [said("user", "and retry each part")]
+    ids = [f"019aa1d0-0000-7000-8000-00000000000{n}" for n in range(3)]
+    day = tmp_path / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    for n, (thread, history) in enumerate(
+        zip(ids, [first, first + second, first + second + third], strict=True)
+    ):
+        meta = {"id": thread, **({"forked_from_id": ids[n - 1]} if n else {})}
+        rollout = day / f"rollout-2026-11-20T09-00-0{n}-{thread}.jsonl"
+        rollout.write_text("\n".join([line("session_meta", meta), *history]) + "\n")
+    import_codex(backend_store, tmp_path)
+    assert [m.content for m in backend_store.get_messages(ids[2])] == ["and retry each part"]
+    assert [m.content for m in backend_store.get_messages(ids[1])] == ["make it stream in parts"]
