@@ -48,6 +48,7 @@ from langchain_session_recall.importers.sources import (
     open_sources,
     source_files,
 )
+from langchain_session_recall.models import StoredMessage
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -68,6 +69,7 @@ __all__ = [
     "progress",
     "report_orphans",
     "source_files",
+    "stored_history",
     "write_sessions",
 ]
 
@@ -172,6 +174,19 @@ def write_sessions(
     for group in _groups(items):
         _write_group(store, group, report, forgotten, reimport=reimport, retry=retry or _RETRY)
     return report
+
+
+def stored_history(store: SessionBackend) -> Callable[[str], list[StoredMessage]]:
+    """What a session imported before holds as its history: the messages of its lineage, root
+    first. A continuation or fork copies all of it (its parent's own messages were stored
+    without the copy they started with), so a child is compared with this, not with its
+    parent's stored messages alone."""
+
+    def history(session_id: str) -> list[StoredMessage]:
+        lineage = reversed(store.lineage(session_id))
+        return [m for sid in lineage for m in store.get_messages(sid)]
+
+    return history
 
 
 def report_orphans(report: ImportReport, orphans: Iterable[str]) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import ImportSourceError
-from langchain_session_recall.importers.base import write_sessions
+from langchain_session_recall.importers.base import stored_history, write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
@@ -394,7 +394,7 @@ def import_claude_code(
                 s.title = s.title or kind
             if (into := parsed.setdefault(s.id, s)) is not s:
                 _merge(into, s)  # sub-agent files of a session, resumed and moved sessions
-    sessions = without_copied_history(parsed.values(), store.get_messages, report)
+    sessions = without_copied_history(parsed.values(), stored_history(store), report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)
 
 

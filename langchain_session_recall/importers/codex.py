@@ -29,7 +29,7 @@ from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
-from langchain_session_recall.importers.base import report_orphans, write_sessions
+from langchain_session_recall.importers.base import report_orphans, stored_history, write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
@@ -570,5 +570,5 @@ def import_codex(
     )
     names = _thread_names(home, report) if home.is_dir() else {}
     threads = _read_threads(order, home, report, max_line_bytes, names)
-    sessions = dropping_copied_history(threads, children, store.get_messages, report)
+    sessions = dropping_copied_history(threads, children, stored_history(store), report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)

@@ -222,13 +222,13 @@ def without_copied_history(
         (['a'], {'session without messages': 1})
     """
     by_id = {s.id: s for s in sessions}
+    # each child is compared with its parent as read, not as already trimmed (a -> b -> c:
+    # c copied all of b, a's history included, whichever of them comes first here)
+    read = {sid: [m for _, m in s.messages] for sid, s in by_id.items()}
     for session in by_id.values():
         pid = session.parent_session_id
         if pid is not None:
-            parent = by_id[pid].messages if pid in by_id else None
-            drop_copied_prefix(
-                session, [m for _, m in parent] if parent is not None else outside(pid)
-            )
+            drop_copied_prefix(session, read[pid] if pid in read else outside(pid))
     parents = {s.parent_session_id for s in by_id.values()}
     return [s for s in by_id.values() if _kept(s, parents, report)]
 
