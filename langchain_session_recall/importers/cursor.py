@@ -67,17 +67,21 @@ def default_cursor_paths(home: Path | None = None) -> list[Path]:
     ``state.vscdb`` (``~/.config/Cursor/...`` on Linux, ``~/Library/Application Support/
     Cursor/...`` on macOS, ``%APPDATA%/Cursor/...`` on Windows).
 
+    ``$XDG_CONFIG_HOME`` (``%APPDATA%``) is honoured for your own home only: with ``home``
+    given, everything is looked for below it.
+
     Example:
         >>> [p.name for p in default_cursor_paths(Path("/home/ana"))]
         ['projects', 'state.vscdb']
     """
+    env = os.environ if home is None else {}
     home = home or Path.home()
     if sys.platform == "darwin":
         config = home / "Library" / "Application Support"
     elif sys.platform == "win32":
-        config = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+        config = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
     else:
-        config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
     editor = config / "Cursor" / "User" / "globalStorage" / "state.vscdb"
     return [home / ".cursor" / "projects", editor]
 

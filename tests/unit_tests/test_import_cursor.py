@@ -267,3 +267,13 @@ def test_a_vscdb_without_conversations_in_a_directory_is_reported(tmp_path: Path
     ).connection.close()
     report = import_cursor(SessionStore(":memory:"), tmp_path)
     assert report.skipped == {"not a Cursor database": 1}
+
+
+def test_a_home_given_is_searched_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # import auto --home DIR looks below DIR only: the user's own $XDG_CONFIG_HOME is not DIR's
+    from langchain_session_recall.importers.cursor import default_cursor_paths
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "mine"))
+    given = tmp_path / "other-home"
+    assert all(p.is_relative_to(given) for p in default_cursor_paths(given))
+    assert any(p.is_relative_to(tmp_path / "mine") for p in default_cursor_paths())
