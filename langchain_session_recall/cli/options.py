@@ -155,6 +155,17 @@ def _agents(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     return agent_list(value)
 
 
+source_option = click.option(
+    "--source",
+    metavar="SOURCES",
+    callback=_names,
+    help="sessions from these sources, e.g. cli,cron",
+)
+before_option = click.option(
+    "--before", metavar="DATE", callback=_date, help="sessions started before this date"
+)
+
+
 def scope_options(func: F) -> F:
     """What ``search`` and ``recent`` look at: roles, sources, dates, user, project, agents, a
     chain left out."""
@@ -167,12 +178,7 @@ def scope_options(func: F) -> F:
                 help="only match messages with these roles, e.g. user,assistant (of user, "
                 "assistant, tool, system)",
             ),
-            click.option(
-                "--source",
-                metavar="SOURCES",
-                callback=_names,
-                help="only sessions from these sources, e.g. cli,telegram",
-            ),
+            source_option,
             click.option(
                 "--exclude-source",
                 metavar="SOURCES",
@@ -187,9 +193,7 @@ def scope_options(func: F) -> F:
                 callback=_date,
                 help="sessions started on or after this ISO date",
             ),
-            click.option(
-                "--before", metavar="DATE", callback=_date, help="sessions started before this date"
-            ),
+            before_option,
             user_option,
             click.option(
                 "--project",
@@ -218,9 +222,7 @@ def selection_options(func: F) -> F:
     """What ``forget`` selects sessions by: start date, owner, source."""
     for option in reversed(
         [
-            click.option(
-                "--before", metavar="DATE", callback=_date, help="sessions started before this date"
-            ),
+            before_option,
             click.option(
                 "--user",
                 "--user-id",
@@ -228,12 +230,7 @@ def selection_options(func: F) -> F:
                 metavar="ID",
                 help="sessions of this user (each with its chain below, whoever owns it)",
             ),
-            click.option(
-                "--source",
-                metavar="SOURCES",
-                callback=_names,
-                help="sessions from these sources, e.g. cron,kanban",
-            ),
+            source_option,
         ]
     ):
         func = option(func)
