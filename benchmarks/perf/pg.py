@@ -12,11 +12,9 @@ question. PostgreSQL's work happens in the server, so its latencies are wall clo
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
-import time
 from typing import Any
 
 BARE_LIMIT = 50
@@ -92,21 +90,13 @@ def _settle(dsn: str, schema: str) -> None:
 def worker_build(dsn: str, schema: str, size: int, seed: int, batch: int) -> dict[str, Any]:
     """The corpus through ``PostgresSessionStore``'s public API into a fresh ``schema``; only
     the API calls are timed (``batch`` > 1: that many sessions per ``store.transaction()``)."""
-    import corpus
-    from run import timed_ingest
+    from run import api_ingest
 
     from langchain_session_recall import PostgresSessionStore
 
     drop_schema(dsn, schema)
     store = PostgresSessionStore(dsn, schema=schema)
-
-    def write(group: list[Any]) -> None:
-        with store.transaction() if batch > 1 else contextlib.nullcontext():
-            for spec in group:
-                store.add_session(spec.session_id, **spec.kwargs)
-                store.add_messages(spec.session_id, spec.messages)
-
-    out = timed_ingest(corpus.generate(seed, size), batch, write)
+    out = api_ingest(store, seed, size, batch)
     store.close()
     _settle(dsn, schema)
     return out
@@ -131,7 +121,7 @@ def worker_build_plain(dsn: str, schema: str, size: int, seed: int, batch: int) 
     rows are the library's own (``to_row``, ``bigram_text``, the header with its punctuation
     made spaces), computed here as the library computes them inside its calls."""
     import corpus
-    from run import timed_ingest
+    from run import PLAIN_STARTED, plain_session_row, timed_ingest
 
     from langchain_session_recall import PostgresSessionStore
     from langchain_session_recall.backends.postgres.schema import TS_CONFIG
@@ -147,23 +137,10 @@ def worker_build_plain(dsn: str, schema: str, size: int, seed: int, batch: int) 
     message_sql = _PLAIN_MESSAGE.format(cfg=TS_CONFIG)
 
     def write_one(cur: Any, spec: Any) -> None:
-        kw = spec.kwargs
-        started = kw.get("started_at", time.time())
-        cur.execute(
-            _PLAIN_SESSION,
-            (
-                spec.session_id,
-                kw.get("source", "cli"),
-                kw.get("user_id"),
-                kw.get("model"),
-                kw.get("title"),
-                kw.get("parent_session_id"),
-                started,
-                kw.get("end_reason"),
-            ),
-        )
-        header = _plain(session_header(kw.get("title"), started))  # as the store indexes it
-        cur.execute(header_sql, (header, spec.session_id))
+        row = plain_session_row(spec)
+        cur.execute(_PLAIN_SESSION, row)
+        header = session_header(spec.kwargs.get("title"), row[PLAIN_STARTED])
+        cur.execute(header_sql, (_plain(header), spec.session_id))  # as the store indexes it
         rows = [to_row(m) for m in spec.messages]
         cur.executemany(
             message_sql,

@@ -146,6 +146,22 @@ def timed_ingest(
     }
 
 
+def api_ingest(store: Any, seed: int, size: int, batch: int) -> dict[str, Any]:
+    """The corpus through a store's public API (either backend), timed by
+    :func:`timed_ingest`: ``batch`` > 1 groups that many sessions per ``store.transaction()``
+    block (a bulk load); otherwise each ``add_session``/``add_messages`` call commits on its
+    own (a live agent)."""
+    import corpus
+
+    def write(group: list[Any]) -> None:
+        with store.transaction() if batch > 1 else contextlib.nullcontext():
+            for spec in group:
+                store.add_session(spec.session_id, **spec.kwargs)
+                store.add_messages(spec.session_id, spec.messages)
+
+    return timed_ingest(corpus.generate(seed, size), batch, write)
+
+
 def interleave(algos: dict[str, Callable[[int], object]], n: int, repeats: int) -> dict[str, Any]:
     """Time each of ``algos`` on queries ``0..n-1``: a warm-up pass (page cache, statement
     caches), then ``repeats`` passes running the algorithms one after another per query, their
@@ -176,8 +192,6 @@ def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> 
     ``batch`` > 1 groups that many sessions per ``store.transaction()`` block (a bulk load);
     otherwise each ``add_session``/``add_messages`` call commits on its own (a live agent).
     """
-    import corpus
-
     from langchain_session_recall import SessionStore
 
     for suffix in ("", "-wal", "-shm"):
@@ -186,14 +200,7 @@ def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> 
     if not fts:  # what the FTS triggers cost: the same ingest with them removed
         conn = store._conn()
         conn.execute("DROP TRIGGER messages_fts_ai")
-
-    def write(group: list[Any]) -> None:
-        with store.transaction() if batch > 1 else contextlib.nullcontext():
-            for spec in group:
-                store.add_session(spec.session_id, **spec.kwargs)
-                store.add_messages(spec.session_id, spec.messages)
-
-    out = timed_ingest(corpus.generate(seed, size), batch, write)
+    out = api_ingest(store, seed, size, batch)
     store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     return out
@@ -210,6 +217,25 @@ _PLAIN_INSERT_MESSAGE = (
 )
 _PLAIN_INSERT_CJK = "INSERT INTO messages_cjk (message_id, text) VALUES (?, ?)"
 _PLAIN_COUNT = "UPDATE sessions SET message_count = ? WHERE id = ?"
+
+
+PLAIN_STARTED = 6  # where the start time stands in a plain_session_row
+
+
+def plain_session_row(spec: Any) -> tuple[Any, ...]:
+    """The ``sessions`` row of a corpus session as a plain-SQL writer inserts it (id, source,
+    user, model, title, parent, start time, end reason): both backends' baselines."""
+    kw = spec.kwargs
+    return (
+        spec.session_id,
+        kw.get("source", "cli"),
+        kw.get("user_id"),
+        kw.get("model"),
+        kw.get("title"),
+        kw.get("parent_session_id"),
+        kw.get("started_at", time.time()),
+        kw.get("end_reason"),
+    )
 
 
 class _PlainSessionWriter:
@@ -229,24 +255,11 @@ class _PlainSessionWriter:
         self.session_header, self.to_row = session_header, to_row
 
     def write(self, spec: Any) -> None:
-        conn, kw = self.conn, spec.kwargs
-        started = kw.get("started_at", time.time())
-        conn.execute(
-            _PLAIN_INSERT_SESSION,
-            (
-                spec.session_id,
-                kw.get("source", "cli"),
-                kw.get("user_id"),
-                kw.get("model"),
-                kw.get("title"),
-                kw.get("parent_session_id"),
-                started,
-                kw.get("end_reason"),
-            ),
-        )
-        conn.execute(
-            _PLAIN_INSERT_HEADER, (spec.session_id, self.session_header(kw.get("title"), started))
-        )
+        conn = self.conn
+        row = plain_session_row(spec)
+        conn.execute(_PLAIN_INSERT_SESSION, row)
+        header = self.session_header(spec.kwargs.get("title"), row[PLAIN_STARTED])
+        conn.execute(_PLAIN_INSERT_HEADER, (spec.session_id, header))
         rows = [self.to_row(m) for m in spec.messages]
         conn.executemany(
             _PLAIN_INSERT_MESSAGE,
