@@ -561,15 +561,17 @@ def compare_ingest(
     }
 
 
-def _sqlite_corpus(db: Path, size: int, args: argparse.Namespace) -> None:
-    """The cached corpus database the searches read, built once per seed, size and DDL."""
+def _sqlite_corpus(db: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The cached corpus database the searches read, built once per seed, size and DDL; the
+    figures of the build that made it."""
     meta = db.with_suffix(".json")
     fresh = db.exists() and meta.exists() and not args.rebuild
-    if fresh and json.loads(meta.read_text()).get("schema") == _schema_key():
-        return
+    if fresh and (cached := json.loads(meta.read_text())).get("schema") == _schema_key():
+        return cached["builds"][-1]  # type: ignore[no-any-return]
     _log(f"{db.name}: building the corpus")
     build = _build(db, size, args.seed, batch=args.batch)
     meta.write_text(json.dumps({"schema": _schema_key(), "builds": [build]}))
+    return build
 
 
 def _plain_scratch(db: Path, size: int, seed: int, batch: int) -> dict[str, Any]:
@@ -581,14 +583,10 @@ def _plain_scratch(db: Path, size: int, seed: int, batch: int) -> dict[str, Any]
             Path(str(db) + suffix).unlink(missing_ok=True)
 
 
-def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
-    cache = Path(args.cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
-    label = _size_label(size)
-    db = cache / f"corpus-seed{args.seed}-{label}.db"
-    res: dict[str, Any] = {"size": size, "label": label, "backend": "sqlite"}
-    _sqlite_corpus(db, size, args)
-    seed, batch = args.seed, args.batch
+def _sqlite_ingest(label: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Ours and plain SQL, a commit per session and in bulk, on scratch databases; the
+    figures under the keys the SQLite report reads."""
+    cache, seed, batch = Path(args.cache_dir), args.seed, args.batch
     scratch = cache / f"scratch-{label}.db"
     ingest = compare_ingest(
         label,
@@ -600,16 +598,32 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             "plain_bulk": lambda: _plain_scratch(scratch, size, seed, batch),
         },
     )
-    res["ingest"] = ingest
-    res["build"] = ingest["ours"]
-    res["ingest_rate"] = ingest["ours"]["ingest_rate"]
-    res["ingest_cpu_rate"] = ingest["ours"]["ingest_cpu_rate"]
-    res["ingest_runs"] = ingest["ours"]["runs"]
-    res["plain_1"] = ingest["plain"]
-    res[f"plain_{batch}"] = ingest["plain_bulk"]
-    res["ingest_batch"] = batch
-    res["ingest_rate_batch"] = ingest["ours_bulk"]["ingest_rate"]
-    res["ingest_cpu_rate_batch"] = ingest["ours_bulk"]["ingest_cpu_rate"]
+    return {
+        "ingest": ingest,
+        "build": ingest["ours"],
+        "ingest_rate": ingest["ours"]["ingest_rate"],
+        "ingest_cpu_rate": ingest["ours"]["ingest_cpu_rate"],
+        "ingest_runs": ingest["ours"]["runs"],
+        "plain_1": ingest["plain"],
+        f"plain_{batch}": ingest["plain_bulk"],
+        "ingest_batch": batch,
+        "ingest_rate_batch": ingest["ours_bulk"]["ingest_rate"],
+        "ingest_cpu_rate_batch": ingest["ours_bulk"]["ingest_cpu_rate"],
+    }
+
+
+def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    cache = Path(args.cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    label = _size_label(size)
+    db = cache / f"corpus-seed{args.seed}-{label}.db"
+    res: dict[str, Any] = {"size": size, "label": label, "backend": "sqlite"}
+    res["build"] = _sqlite_corpus(db, size, args)
+    if size <= args.ingest_max:
+        res.update(_sqlite_ingest(label, size, args))
+    else:
+        _log(f"{label}: ingest not compared (--ingest-max)")
+        res["ingest"] = {}
     if size <= args.no_fts_max:
         _log(f"{label}: ingest without FTS triggers")
         nofts = _scratch_build(cache / f"scratch-nofts-{label}.db", size, args.seed, "--no-fts")
@@ -858,6 +872,11 @@ def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> li
             if "ingest_rate_no_fts" in r
             else "-"
         )
+        rates = (  # "-": this size's ingest was not compared (--ingest-max)
+            f"{r['ingest_rate']:,.0f} | {r['ingest_cpu_rate']:,.0f}"
+            if "ingest_rate" in r
+            else "- | -"
+        )
         bulk = (
             f"{r['ingest_rate_batch']:,.0f} / {r['ingest_cpu_rate_batch']:,.0f}"
             if "ingest_rate_batch" in r
@@ -872,8 +891,7 @@ def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> li
             or "-"
         )
         add(
-            f"| {r['label']} | {b['sessions']:,} | {r['ingest_rate']:,.0f} | "
-            f"{r['ingest_cpu_rate']:,.0f} | {bulk} | {plain} | {nofts} | "
+            f"| {r['label']} | {b['sessions']:,} | {rates} | {bulk} | {plain} | {nofts} | "
             f"{_mb(raw)} | {_mb(st['file_bytes'])} | {st['file_bytes'] / raw:.2f} | "
             f"{g['fts'] / raw:.2f} | {(g['fts'] + g['btree_indexes']) / raw:.2f} |"
         )
@@ -1044,6 +1062,13 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("SESSION_RECALL_PG_DSN"),
         help="also measure PostgreSQL on this server (default: $SESSION_RECALL_PG_DSN); each "
         "size's corpus is kept in a schema of its own and reused",
+    )
+    p.add_argument(
+        "--ingest-max",
+        type=_parse_size,
+        default=1_000_000,
+        help="compare SQLite ingest up to this size (at 1M its four builds take 10-25 "
+        "minutes on 2 shared cores)",
     )
     p.add_argument(
         "--pg-ingest-max",
