@@ -3,7 +3,8 @@ plain SQL, index size and memory, from 10k to 1M messages, on SQLite and Postgre
 
 Usage (from the repository root)::
 
-    python benchmarks/perf/run.py --cache-dir /work/perfcache --pg-server /work/perfcache/pg
+    python benchmarks/perf/run.py --cache-dir /work/perfcache --pg-server /work/perfcache/pg \
+        --no-bm25                                 # docs/benchmarks-perf.md's figures
     python benchmarks/perf/run.py                 # SQLite only: 10k, 200k, 1M
     python benchmarks/perf/run.py --quick         # 10k only, under a minute (CI smoke test;
                                                   # writes its report beside the cache)
@@ -1066,16 +1067,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ingest-max",
         type=_parse_size,
-        default=1_000_000,
-        help="compare SQLite ingest up to this size (at 1M its four builds take 10-25 "
-        "minutes on 2 shared cores)",
+        default=200_000,
+        help="compare SQLite ingest up to this size (default 200k: at 1M its four builds "
+        "take 10-25 minutes on 2 shared cores)",
     )
     p.add_argument(
         "--pg-ingest-max",
         type=_parse_size,
-        default=200_000,
-        help="compare PostgreSQL ingest up to this size (at 1M each of its four builds takes "
-        "15-30 minutes on 2 shared cores)",
+        default=10_000,
+        help="compare PostgreSQL ingest up to this size (default 10k: at 200k its four "
+        "builds take about 20 minutes on 2 shared cores, at 1M over an hour)",
     )
     p.add_argument(
         "--pg-server",
