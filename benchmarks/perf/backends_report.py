@@ -9,6 +9,7 @@ and plain SQL ingesting one after another).
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -160,15 +161,22 @@ def _ingest_goals(r: dict[str, Any]) -> list[Goal]:
 
 
 def _backend_goals(results: list[dict[str, Any]]) -> list[Goal]:
-    """PostgreSQL's ours p50 against SQLite's at the same size (the goal is set at 1M)."""
+    """PostgreSQL's ours p50 against SQLite's at the same size (the goal is set at 1M), from
+    the two interleaved per query in one process (``cross``) where the run measured it."""
     by = {(backend_of(r), r["size"]): r for r in results}
     goals: list[Goal] = []
     for (backend, size), r in by.items():
         lite = by.get(("sqlite", size))
-        if backend != "postgresql" or lite is None:
+        if backend != "postgresql" or (lite is None and "cross" not in r):
             continue
-        ratio = r["summary"]["latency"]["ours"]["p50"] / lite["summary"]["latency"]["ours"]["p50"]
-        what = f"PostgreSQL {r['label']}: ours p50 <= 2x SQLite's (wall)"
+        if "cross" in r:
+            medians = r["cross"]["medians"]
+            ratio = statistics.median(medians["postgresql"]) / statistics.median(medians["sqlite"])
+            what = f"PostgreSQL {r['label']}: ours p50 <= 2x SQLite's (wall, interleaved)"
+        else:
+            pg_p50 = r["summary"]["latency"]["ours"]["p50"]
+            ratio = pg_p50 / lite["summary"]["latency"]["ours"]["p50"]  # type: ignore[index]
+            what = f"PostgreSQL {r['label']}: ours p50 <= 2x SQLite's (wall, separate runs)"
         goals.append((what, ratio, 2.0, ratio <= 2.0))
     return goals
 

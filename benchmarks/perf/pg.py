@@ -269,6 +269,31 @@ def worker_search(dsn: str, schema: str, repeats: int, only_ours: bool) -> dict[
     }
 
 
+def worker_cross(dsn: str, schema: str, sqlite_path: str, repeats: int) -> dict[str, Any]:
+    """Ours on PostgreSQL and ours on SQLite (the same corpus), interleaved per query in one
+    process: the backends' ratio under the same load, which separate runs minutes apart do
+    not share on a busy machine. Wall clock (PostgreSQL's work is in its server)."""
+    import corpus
+    from run import interleave
+
+    from langchain_session_recall import (
+        PostgresSessionStore,
+        SessionRecallRetriever,
+        SessionStore,
+    )
+
+    queries = [q for _, q in corpus.QUERIES]
+    on_pg = SessionRecallRetriever(
+        store=PostgresSessionStore(dsn, schema=schema, read_only=True), k=3
+    )
+    on_sqlite = SessionRecallRetriever(store=SessionStore(sqlite_path, read_only=True), k=3)
+    algos = {
+        "postgresql": lambda i: len(on_pg.invoke(queries[i])),
+        "sqlite": lambda i: len(on_sqlite.invoke(queries[i])),
+    }
+    return {**interleave(algos, len(queries), repeats), "loadavg": os.getloadavg()[0]}
+
+
 def worker(name: str, dsn: str, schema: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run the PostgreSQL worker ``name`` (``pg-build``, ``pg-plain``, ...) of ``run.py``."""
     if name == "pg-build":
@@ -279,6 +304,8 @@ def worker(name: str, dsn: str, schema: str, args: argparse.Namespace) -> dict[s
         return worker_stats(dsn, schema)
     if name == "pg-search":
         return worker_search(dsn, schema, args.repeats, only_ours=False)
+    if name == "pg-cross":
+        return worker_cross(dsn, schema, args.db, args.repeats)
     if name == "pg-rss":
         return worker_search(dsn, schema, 1, only_ours=True)
     raise SystemExit(f"unknown worker {name}")

@@ -682,6 +682,10 @@ def measure_size_pg(size: int, args: argparse.Namespace) -> dict[str, Any]:
                            "--repeats", str(repeats))  # fmt: skip
     _log(f"{label} postgresql: peak RSS of a search process")
     res["rss"] = _spawn("--worker", "pg-rss", *common, "--pg-schema", schema)
+    lite = Path(args.cache_dir) / f"corpus-seed{args.seed}-{label}.db"
+    _log(f"{label}: ours on PostgreSQL and on SQLite, interleaved ({repeats} repeats)")
+    res["cross"] = _spawn("--worker", "pg-cross", *common, "--pg-schema", schema,
+                          "--db", str(lite), "--repeats", str(repeats))  # fmt: skip
     return res
 
 
