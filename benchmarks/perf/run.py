@@ -1,18 +1,25 @@
-"""Performance benchmark: ingest, index size, search latency, memory from 10k to 1M messages.
+"""Performance benchmark: search latency against the bare full-text query, ingest against
+plain SQL, index size and memory, from 10k to 1M messages, on SQLite and PostgreSQL.
 
 Usage (from the repository root)::
 
-    python benchmarks/perf/run.py                 # 10k, 100k, 1M (~20 minutes on 2 cores)
+    python benchmarks/perf/run.py --cache-dir /work/perfcache --pg-server /work/perfcache/pg \
+        --no-bm25                                 # docs/benchmarks-perf.md's figures
+    python benchmarks/perf/run.py                 # SQLite only: 10k, 200k, 1M
     python benchmarks/perf/run.py --quick         # 10k only, under a minute (CI smoke test;
                                                   # writes its report beside the cache)
-    python benchmarks/perf/run.py --sizes 10k,100k --repeats 5
+    python benchmarks/perf/run.py --sizes 10k,200k --repeats 5 --pg-dsn postgresql://...
     python benchmarks/perf/run.py --sizes 10k,100k --compare-with ../main   # search, before/after
+    python benchmarks/perf/run.py --report-only   # re-render the last run's saved results
 
-Prints tables and writes ``docs/benchmarks-perf.md`` and ``docs/perf-latency.png``. Databases are
-generated once into ``--cache-dir`` (default ``/tmp/lsr-perf``), keyed by seed and size, and
-reused. Every measurement runs in a fresh subprocess so sizes do not contaminate each other's
-memory or caches; latencies are medians over repeats, and every comparison is a ratio measured
-in the same process on the same database.
+Rewrites the part of ``docs/benchmarks-perf.md`` between its ``perf-run`` markers (what is
+written around them stays) and ``docs/perf-latency.png``. Corpora are generated once into
+``--cache-dir`` (default ``/tmp/lsr-perf``; SQLite files keyed by seed and size, PostgreSQL
+schemas of the ``--pg-dsn`` database, both rebuilt when the DDL changes) and reused. Every
+measurement runs in a fresh subprocess so sizes do not contaminate each other's memory or
+caches; latencies are medians over repeats, and every comparison is a ratio of things
+measured in the same run (ours and the bare query interleaved per query in one process).
+``--pg-server DIR`` starts ``scripts/pg-test-server`` in ``DIR`` (or reuses it while it runs).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +43,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 CODE_ENV = "SESSION_RECALL_BENCH_CODE"  # the checkout whose package a worker imports
 sys.path[:0] = [os.environ.get(CODE_ENV, str(ROOT)), str(HERE)]
+
+import backends_report  # noqa: E402  (the tables and plot of both backends)
+import pg  # noqa: E402  (the PostgreSQL workers)
 
 REFERENCE_LIMIT = 50
 HIT_LIMIT_FLOOR = REFERENCE_LIMIT  # the floor: asking the index, nothing ranked (issue 31)
@@ -84,47 +95,48 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "loadavg": os.getloadavg(),
         "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "code": _library_commit(Path(os.environ.get(CODE_ENV, str(ROOT)))),
+        "started": time.time(),
     }
+
+
+def _library_commit(checkout: Path) -> str:
+    """The short hash of the last commit that changed the library in ``checkout``."""
+    proc = subprocess.run(
+        ["git", "-C", str(checkout), "log", "-1", "--format=%h", "--", "langchain_session_recall"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    dirty = subprocess.run(
+        ["git", "-C", str(checkout), "status", "--porcelain", "--", "langchain_session_recall"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
 
 
 # ----------------------------------------------------------------------------- workers
 
 
-def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> dict[str, Any]:
-    """Generate the corpus and ingest it through the public API; time only the API calls.
-
-    ``batch`` > 1 groups that many sessions per ``store.transaction()`` block (a bulk load);
-    otherwise each ``add_session``/``add_messages`` call commits on its own (a live agent).
-    """
+def timed_ingest(
+    specs: Iterator[Any], batch: int, write: Callable[[list[Any]], None]
+) -> dict[str, Any]:
+    """Feed the corpus ``specs`` to ``write`` ``batch`` sessions at a time, timing only
+    ``write`` (wall clock and this process's CPU); the ingest figures of a build."""
     import corpus
 
-    from langchain_session_recall import SessionStore
-
-    for suffix in ("", "-wal", "-shm"):
-        Path(path + suffix).unlink(missing_ok=True)
-    store = SessionStore(path)
-    if not fts:  # what the FTS triggers cost: the same ingest with them removed
-        conn = store._conn()
-        conn.execute("DROP TRIGGER messages_fts_ai")
-    api = 0.0
-    cpu = 0.0
-    raw = 0
-    messages = 0
-    sessions = 0
-    specs = corpus.generate(seed, size)
+    api = cpu = 0.0
+    raw = messages = sessions = 0
     while group := list(itertools.islice(specs, batch)):
         raw += sum(corpus.raw_bytes(m) for spec in group for m in spec.messages)
         t0, c0 = time.perf_counter(), time.process_time()
-        with store.transaction() if batch > 1 else contextlib.nullcontext():
-            for spec in group:
-                store.add_session(spec.session_id, **spec.kwargs)
-                store.add_messages(spec.session_id, spec.messages)
+        write(group)
         api += time.perf_counter() - t0
         cpu += time.process_time() - c0
         messages += sum(len(spec.messages) for spec in group)
         sessions += len(group)
-    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
     return {
         "messages": messages,
         "sessions": sessions,
@@ -133,6 +145,66 @@ def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> 
         "ingest_rate": messages / api,
         "ingest_cpu_rate": messages / cpu,
     }
+
+
+def api_ingest(store: Any, seed: int, size: int, batch: int) -> dict[str, Any]:
+    """The corpus through a store's public API (either backend), timed by
+    :func:`timed_ingest`: ``batch`` > 1 groups that many sessions per ``store.transaction()``
+    block (a bulk load); otherwise each ``add_session``/``add_messages`` call commits on its
+    own (a live agent)."""
+    import corpus
+
+    def write(group: list[Any]) -> None:
+        with store.transaction() if batch > 1 else contextlib.nullcontext():
+            for spec in group:
+                store.add_session(spec.session_id, **spec.kwargs)
+                store.add_messages(spec.session_id, spec.messages)
+
+    return timed_ingest(corpus.generate(seed, size), batch, write)
+
+
+def interleave(algos: dict[str, Callable[[int], object]], n: int, repeats: int) -> dict[str, Any]:
+    """Time each of ``algos`` on queries ``0..n-1``: a warm-up pass (page cache, statement
+    caches), then ``repeats`` passes running the algorithms one after another per query, their
+    order rotated each pass; per-query medians of wall clock and of this process's CPU."""
+    for fn in algos.values():
+        for i in range(n):
+            fn(i)
+    times: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in algos}
+    cpu: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in algos}
+    for r in range(repeats):
+        for i in range(n):
+            names = list(algos)
+            names = names[r % len(names) :] + names[: r % len(names)]
+            for name in names:
+                t0, c0 = time.perf_counter(), time.process_time()
+                algos[name](i)
+                times[name][i].append(time.perf_counter() - t0)
+                cpu[name][i].append(time.process_time() - c0)
+    return {
+        "medians": {a: [statistics.median(ts) for ts in times[a]] for a in algos},
+        "cpu_medians": {a: [statistics.median(ts) for ts in cpu[a]] for a in algos},
+    }
+
+
+def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> dict[str, Any]:
+    """Generate the corpus and ingest it through the public API; time only the API calls.
+
+    ``batch`` > 1 groups that many sessions per ``store.transaction()`` block (a bulk load);
+    otherwise each ``add_session``/``add_messages`` call commits on its own (a live agent).
+    """
+    from langchain_session_recall import SessionStore
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(path + suffix).unlink(missing_ok=True)
+    store = SessionStore(path)
+    if not fts:  # what the FTS triggers cost: the same ingest with them removed
+        conn = store._conn()
+        conn.execute("DROP TRIGGER messages_fts_ai")
+    out = api_ingest(store, seed, size, batch)
+    store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    return out
 
 
 _PLAIN_INSERT_SESSION = (
@@ -146,6 +218,25 @@ _PLAIN_INSERT_MESSAGE = (
 )
 _PLAIN_INSERT_CJK = "INSERT INTO messages_cjk (message_id, text) VALUES (?, ?)"
 _PLAIN_COUNT = "UPDATE sessions SET message_count = ? WHERE id = ?"
+
+
+PLAIN_STARTED = 6  # where the start time stands in a plain_session_row
+
+
+def plain_session_row(spec: Any) -> tuple[Any, ...]:
+    """The ``sessions`` row of a corpus session as a plain-SQL writer inserts it (id, source,
+    user, model, title, parent, start time, end reason): both backends' baselines."""
+    kw = spec.kwargs
+    return (
+        spec.session_id,
+        kw.get("source", "cli"),
+        kw.get("user_id"),
+        kw.get("model"),
+        kw.get("title"),
+        kw.get("parent_session_id"),
+        kw.get("started_at", time.time()),
+        kw.get("end_reason"),
+    )
 
 
 class _PlainSessionWriter:
@@ -165,24 +256,11 @@ class _PlainSessionWriter:
         self.session_header, self.to_row = session_header, to_row
 
     def write(self, spec: Any) -> None:
-        conn, kw = self.conn, spec.kwargs
-        started = kw.get("started_at", time.time())
-        conn.execute(
-            _PLAIN_INSERT_SESSION,
-            (
-                spec.session_id,
-                kw.get("source", "cli"),
-                kw.get("user_id"),
-                kw.get("model"),
-                kw.get("title"),
-                kw.get("parent_session_id"),
-                started,
-                kw.get("end_reason"),
-            ),
-        )
-        conn.execute(
-            _PLAIN_INSERT_HEADER, (spec.session_id, self.session_header(kw.get("title"), started))
-        )
+        conn = self.conn
+        row = plain_session_row(spec)
+        conn.execute(_PLAIN_INSERT_SESSION, row)
+        header = self.session_header(spec.kwargs.get("title"), row[PLAIN_STARTED])
+        conn.execute(_PLAIN_INSERT_HEADER, (spec.session_id, header))
         rows = [self.to_row(m) for m in spec.messages]
         conn.executemany(
             _PLAIN_INSERT_MESSAGE,
@@ -231,11 +309,8 @@ def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     writer = _PlainSessionWriter(conn)
-    api = cpu = 0.0
-    messages = 0
-    specs = corpus.generate(seed, size)
-    while group := list(itertools.islice(specs, batch)):
-        t0, c0 = time.perf_counter(), time.process_time()
+
+    def write(group: list[Any]) -> None:
         conn.execute("BEGIN IMMEDIATE")
         for spec in group:
             writer.write(spec)
@@ -243,12 +318,11 @@ def worker_build_plain(path: str, size: int, seed: int, batch: int = 1) -> dict[
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
         conn.execute("COMMIT")
-        api += time.perf_counter() - t0
-        cpu += time.process_time() - c0
-        messages += sum(len(spec.messages) for spec in group)
+
+    out = timed_ingest(corpus.generate(seed, size), batch, write)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    return {"messages": messages, "ingest_rate": messages / api, "ingest_cpu_rate": messages / cpu}
+    return out
 
 
 def worker_stats(path: str) -> dict[str, Any]:
@@ -339,24 +413,9 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
         return reference_search(conn, store, exprs[i])
 
     algos = {"ours": ours} if only_ours else {"ours": ours, "floor": floor, "reference": reference}
-    for fn in algos.values():  # warm-up pass: page cache and statement cache
-        for i in range(len(queries)):
-            fn(i)
-    times: dict[str, list[list[float]]] = {a: [[] for _ in queries] for a in algos}
-    cpu: dict[str, list[list[float]]] = {a: [[] for _ in queries] for a in algos}
-    for r in range(repeats):
-        for i in range(len(queries)):
-            names = list(algos)
-            names = names[r % len(names) :] + names[: r % len(names)]  # rotate the order
-            for name in names:
-                t0, c0 = time.perf_counter(), time.process_time()
-                algos[name](i)
-                times[name][i].append(time.perf_counter() - t0)
-                cpu[name][i].append(time.process_time() - c0)
-    medians = {a: [statistics.median(ts) for ts in times[a]] for a in algos}
+    timed = interleave(algos, len(queries), repeats)
     return {
-        "medians": medians,
-        "cpu_medians": {a: [statistics.median(ts) for ts in cpu[a]] for a in algos},
+        **timed,
         "kinds": [k for k, _ in corpus.QUERIES],
         "loadavg": os.getloadavg()[0],
         "peak_rss": _vm("VmHWM"),
@@ -434,6 +493,8 @@ def worker_main(args: argparse.Namespace) -> None:
         out = worker_search(args.db, 1, only_ours=True)
     elif args.worker == "bm25":
         out = worker_bm25(args.db, args.repeats)
+    elif args.worker.startswith("pg-"):
+        out = pg.worker(args.worker, args.pg_dsn, args.pg_schema, args)
     else:
         raise SystemExit(f"unknown worker {args.worker}")
     print("RESULT " + json.dumps(out))
@@ -473,50 +534,102 @@ def _scratch_build(db: Path, size: int, seed: int, *flags: str, batch: int = 1) 
             Path(str(db) + suffix).unlink(missing_ok=True)
 
 
+def _ingest_runs(size: int, args: argparse.Namespace) -> int:
+    """Repeats of each ingest variant: ``--ingest-repeats`` below 100k messages, one above."""
+    return args.ingest_repeats if size < 100_000 else 1
+
+
+def compare_ingest(
+    label: str, runs: int, variants: dict[str, Callable[[], dict[str, Any]]]
+) -> dict[str, Any]:
+    """Run every ingest variant (ours and plain SQL, a commit per session and in bulk) one
+    after another, ``runs`` times, in this run; per variant the median rates, the figures of
+    its last run and the load average when it ended."""
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+    for n in range(runs):
+        for name, build in variants.items():
+            _log(f"{label}: ingest {name} ({n + 1}/{runs})")
+            found[name].append({**build(), "loadavg": os.getloadavg()[0]})
+    return {
+        name: {
+            **figures[-1],
+            "ingest_rate": statistics.median(f["ingest_rate"] for f in figures),
+            "ingest_cpu_rate": statistics.median(f["ingest_cpu_rate"] for f in figures),
+            "runs": len(figures),
+            "loadavg": max(f["loadavg"] for f in figures),
+        }
+        for name, figures in found.items()
+    }
+
+
+def _sqlite_corpus(db: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The cached corpus database the searches read, built once per seed, size and DDL; the
+    figures of the build that made it."""
+    meta = db.with_suffix(".json")
+    fresh = db.exists() and meta.exists() and not args.rebuild
+    if fresh and (cached := json.loads(meta.read_text())).get("schema") == _schema_key():
+        return cached["builds"][-1]  # type: ignore[no-any-return]
+    _log(f"{db.name}: building the corpus")
+    build = _build(db, size, args.seed, batch=args.batch)
+    meta.write_text(json.dumps({"schema": _schema_key(), "builds": [build]}))
+    return build
+
+
+def _plain_scratch(db: Path, size: int, seed: int, batch: int) -> dict[str, Any]:
+    argv = ["--db", str(db), "--size", str(size), "--seed", str(seed), "--batch", str(batch)]
+    try:
+        return _spawn("--worker", "plain", *argv)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+
+
+def _sqlite_ingest(label: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Ours and plain SQL, a commit per session and in bulk, on scratch databases; the
+    figures under the keys the SQLite report reads."""
+    cache, seed, batch = Path(args.cache_dir), args.seed, args.batch
+    scratch = cache / f"scratch-{label}.db"
+    ingest = compare_ingest(
+        label,
+        _ingest_runs(size, args),
+        {
+            "ours": lambda: _scratch_build(scratch, size, seed),
+            "plain": lambda: _plain_scratch(scratch, size, seed, 1),
+            "ours_bulk": lambda: _scratch_build(scratch, size, seed, batch=batch),
+            "plain_bulk": lambda: _plain_scratch(scratch, size, seed, batch),
+        },
+    )
+    return {
+        "ingest": ingest,
+        "build": ingest["ours"],
+        "ingest_rate": ingest["ours"]["ingest_rate"],
+        "ingest_cpu_rate": ingest["ours"]["ingest_cpu_rate"],
+        "ingest_runs": ingest["ours"]["runs"],
+        "plain_1": ingest["plain"],
+        f"plain_{batch}": ingest["plain_bulk"],
+        "ingest_batch": batch,
+        "ingest_rate_batch": ingest["ours_bulk"]["ingest_rate"],
+        "ingest_cpu_rate_batch": ingest["ours_bulk"]["ingest_cpu_rate"],
+    }
+
+
 def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     cache = Path(args.cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     label = _size_label(size)
     db = cache / f"corpus-seed{args.seed}-{label}.db"
-    meta = cache / f"corpus-seed{args.seed}-{label}.json"
-    res: dict[str, Any] = {"size": size, "label": label}
-    builds: list[dict[str, Any]] = []
-    if db.exists() and meta.exists() and not args.rebuild:
-        cached = json.loads(meta.read_text())
-        if cached.get("schema") == _schema_key():
-            builds = cached["builds"]
-    ingest_runs = 1 if size >= 1_000_000 else args.ingest_repeats
-    if not builds:
-        for n in range(ingest_runs):
-            _log(f"{label}: ingest run {n + 1}/{ingest_runs}")
-            builds.append(_build(db, size, args.seed))
-        meta.write_text(json.dumps({"schema": _schema_key(), "builds": builds}))
-    res["build"] = builds[-1]
-    res["ingest_rate"] = statistics.median(b["ingest_rate"] for b in builds)
-    res["ingest_cpu_rate"] = statistics.median(b["ingest_cpu_rate"] for b in builds)
-    res["ingest_runs"] = len(builds)
+    res: dict[str, Any] = {"size": size, "label": label, "backend": "sqlite"}
+    res["build"] = _sqlite_corpus(db, size, args)
+    if size <= args.ingest_max:
+        res.update(_sqlite_ingest(label, size, args))
+    else:
+        _log(f"{label}: ingest not compared (--ingest-max)")
+        res["ingest"] = {}
     if size <= args.no_fts_max:
         _log(f"{label}: ingest without FTS triggers")
         nofts = _scratch_build(cache / f"scratch-nofts-{label}.db", size, args.seed, "--no-fts")
         res["ingest_rate_no_fts"] = nofts["ingest_rate"]
         res["ingest_cpu_rate_no_fts"] = nofts["ingest_cpu_rate"]
-    for plain_batch in (1, args.batch):
-        _log(f"{label}: plain-SQL ingest, a commit per {plain_batch} session(s)")
-        argv = ["--db", str(cache / f"scratch-plain-{label}.db"), "--size", str(size)]
-        argv += ["--seed", str(args.seed), "--batch", str(plain_batch)]
-        try:
-            res[f"plain_{plain_batch}"] = _spawn("--worker", "plain", *argv)
-        finally:
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(cache / f"scratch-plain-{label}.db") + suffix).unlink(missing_ok=True)
-    if args.batch > 1:
-        _log(f"{label}: ingest with store.transaction() per {args.batch} sessions")
-        bulk = _scratch_build(
-            cache / f"scratch-batch-{label}.db", size, args.seed, batch=args.batch
-        )
-        res["ingest_batch"] = args.batch
-        res["ingest_rate_batch"] = bulk["ingest_rate"]
-        res["ingest_cpu_rate_batch"] = bulk["ingest_cpu_rate"]
     _log(f"{label}: database size")
     res["stats"] = _spawn("--worker", "stats", "--db", str(db))
     repeats = args.repeats if size < 1_000_000 else max(3, args.repeats // 2 + 1)
@@ -528,6 +641,81 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         _log(f"{label}: BM25Retriever")
         res["bm25"] = _spawn("--worker", "bm25", "--db", str(db), "--repeats", "3")
     return res
+
+
+def measure_size_pg(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The PostgreSQL figures of one size: ingest against plain SQL (scratch schemas), sizes,
+    ours against the bare tsvector query, peak RSS of the search process (the client's: the
+    server's memory is PostgreSQL's own configuration)."""
+    label = _size_label(size)
+    dsn = args.pg_dsn
+    schema = pg.schema_for(args.seed, label)
+    res: dict[str, Any] = {"size": size, "label": label, "backend": "postgresql"}
+    common = ["--pg-dsn", dsn, "--size", str(size), "--seed", str(args.seed)]
+    if args.rebuild or not pg.cached_builds(dsn, schema):
+        _log(f"{label}: building the PostgreSQL corpus ({schema})")
+        build = _spawn("--worker", "pg-build", *common, "--pg-schema", schema,
+                       "--batch", str(args.batch))  # fmt: skip
+        pg.save_builds(dsn, schema, [build])
+    scratch = pg.schema_for(args.seed, f"scratch_{label}")
+
+    def variant(worker: str, batch: int) -> Callable[[], dict[str, Any]]:
+        def run() -> dict[str, Any]:
+            try:
+                return _spawn("--worker", worker, *common, "--pg-schema", scratch,
+                              "--batch", str(batch))  # fmt: skip
+            finally:
+                pg.drop_schema(dsn, scratch)
+
+        return run
+
+    if size > args.pg_ingest_max:
+        _log(f"{label} postgresql: ingest not compared (--pg-ingest-max)")
+        res["ingest"] = {}
+    else:
+        res["ingest"] = _pg_ingest(label, size, args, variant)
+    _log(f"{label} postgresql: sizes")
+    res["stats"] = _spawn("--worker", "pg-stats", *common, "--pg-schema", schema)
+    repeats = args.repeats if size < 1_000_000 else max(3, args.repeats // 2 + 1)
+    _log(f"{label} postgresql: search latency ({repeats} repeats)")
+    res["search"] = _spawn("--worker", "pg-search", *common, "--pg-schema", schema,
+                           "--repeats", str(repeats))  # fmt: skip
+    _log(f"{label} postgresql: peak RSS of a search process")
+    res["rss"] = _spawn("--worker", "pg-rss", *common, "--pg-schema", schema)
+    lite = Path(args.cache_dir) / f"corpus-seed{args.seed}-{label}.db"
+    _log(f"{label}: ours on PostgreSQL and on SQLite, interleaved ({repeats} repeats)")
+    res["cross"] = _spawn("--worker", "pg-cross", *common, "--pg-schema", schema,
+                          "--db", str(lite), "--repeats", str(repeats))  # fmt: skip
+    return res
+
+
+def _pg_ingest(
+    label: str,
+    size: int,
+    args: argparse.Namespace,
+    variant: Callable[[str, int], Callable[[], dict[str, Any]]],
+) -> dict[str, Any]:
+    return compare_ingest(
+        f"{label} postgresql",
+        _ingest_runs(size, args),
+        {
+            "ours": variant("pg-build", 1),
+            "plain": variant("pg-plain", 1),
+            "ours_bulk": variant("pg-build", args.batch),
+            "plain_bulk": variant("pg-plain", args.batch),
+        },
+    )
+
+
+def _pg_dsn(args: argparse.Namespace) -> str | None:
+    """The DSN of ``--pg-dsn``, or of the test server ``--pg-server DIR`` (started when it is
+    not running; a restart wipes DIR, and the corpora are built again)."""
+    if args.pg_server:
+        script = ROOT / "scripts" / "pg-test-server"
+        proc = subprocess.run([str(script), "start", args.pg_server], capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        return proc.stdout.strip().splitlines()[-1]
+    return args.pg_dsn  # type: ignore[no-any-return]
 
 
 def compare(sizes: list[int], before: Path, args: argparse.Namespace) -> str:
@@ -635,37 +823,45 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def report(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.Namespace) -> str:
-    """The markdown of docs/benchmarks-perf.md: one section after another."""
+    """The markdown of the run: both backends' figures, then SQLite's in detail."""
+    both = results
+    results = [r for r in both if backends_report.backend_of(r) == "sqlite"]
     lines = [
         *_header_lines(mach, args),
+        *backends_report.report_lines(both, args.batch),
+        *backends_report.goals_lines(both),
+        "The sections below are SQLite's alone: CPU time beside wall clock, the seed's "
+        "algorithm (`reference`), per query kind, BM25.",
         *_ingest_lines(results, args),
         *_latency_lines(results),
         *_cpu_lines(results),
         *_per_kind_lines(results),
         *_bm25_lines(results),
         *_rss_lines(results),
-        *_targets(results),
-        *NOTES.splitlines(),
     ]
     return "\n".join(lines)
 
 
 def _header_lines(mach: dict[str, Any], args: argparse.Namespace) -> list[str]:
-    """The title and the machine the run was measured on."""
-    lines: list[str] = []
-    add = lines.append
-    add("# Performance at scale")
-    add("")
-    add(
-        f"Machine: {mach['cpus']} cores ({mach['cpu_model']}), {mach['mem_gib']} GiB, "
-        f"SQLite {mach['sqlite']}, Python {mach['python']}; 1-minute load average "
-        f"{mach['loadavg'][0]:.2f} during the run (the machine is shared, so absolute times are noisy; "
-        "ratios are measured in the same process on the same database). "
-        f"Corpus seed {args.seed}; latencies are per-query medians over "
-        f"{args.repeats} repeats (fewer at 1M), then p50/p95 over the fixed 100-query mix. "
-        f"Command: `python benchmarks/perf/run.py {mach.get('argv', '')}`."
-    )
-    return lines
+    """The run: the code measured, the machine, its load, the command and how long it took."""
+    pg_server = f", PostgreSQL {mach['postgres']}" if mach.get("postgres") else ""
+    minutes = (mach.get("finished", 0) - mach.get("started", 0)) / 60
+    load_end = mach.get("loadavg_end", mach["loadavg"])
+    return [
+        "## The last run",
+        "",
+        f"Measured on the library code of `{mach.get('code', '?')}` (the last commit that "
+        f"changed `langchain_session_recall/`). Machine: {mach['cpus']} cores "
+        f"({mach['cpu_model']}), {mach['mem_gib']} GiB, SQLite {mach['sqlite']}{pg_server}, "
+        f"Python {mach['python']}; load average (1 / 5 / 15 min) "
+        f"{' / '.join(f'{x:.1f}' for x in mach['loadavg'])} at the start and "
+        f"{' / '.join(f'{x:.1f}' for x in load_end)} at the end (the machine is shared, so "
+        "absolute times are noisy; the ratios are of things measured in the same run). "
+        f"Corpus seed {args.seed}; latencies are per-query medians over {args.repeats} "
+        "repeats (fewer at 1M), then p50/p95 over the fixed 100-query mix. "
+        f"Command: `python benchmarks/perf/run.py {mach.get('argv', '')}` "
+        f"({minutes:.0f} minutes).",
+    ]
 
 
 def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
@@ -676,10 +872,9 @@ def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> li
     add("## Ingest and size")
     add("")
     add(
-        "Ingest is measured while a size's database is built through the public API; a run that "
-        "reuses the cached database (`--cache-dir`) reports the figures of the run that built it "
-        "(`--rebuild` measures again). The FTS-less ingest and everything below are measured in "
-        "this run."
+        "Ingest is measured in this run: every variant builds the whole corpus into a scratch "
+        "database, one after another (the searches read a corpus built once and cached in "
+        "`--cache-dir`)."
     )
     add("")
     add(
@@ -699,6 +894,11 @@ def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> li
             if "ingest_rate_no_fts" in r
             else "-"
         )
+        rates = (  # "-": this size's ingest was not compared (--ingest-max)
+            f"{r['ingest_rate']:,.0f} | {r['ingest_cpu_rate']:,.0f}"
+            if "ingest_rate" in r
+            else "- | -"
+        )
         bulk = (
             f"{r['ingest_rate_batch']:,.0f} / {r['ingest_cpu_rate_batch']:,.0f}"
             if "ingest_rate_batch" in r
@@ -713,8 +913,7 @@ def _ingest_lines(results: list[dict[str, Any]], args: argparse.Namespace) -> li
             or "-"
         )
         add(
-            f"| {r['label']} | {b['sessions']:,} | {r['ingest_rate']:,.0f} | "
-            f"{r['ingest_cpu_rate']:,.0f} | {bulk} | {plain} | {nofts} | "
+            f"| {r['label']} | {b['sessions']:,} | {rates} | {bulk} | {plain} | {nofts} | "
             f"{_mb(raw)} | {_mb(st['file_bytes'])} | {st['file_bytes'] / raw:.2f} | "
             f"{g['fts'] / raw:.2f} | {(g['fts'] + g['btree_indexes']) / raw:.2f} |"
         )
@@ -851,189 +1050,12 @@ def _rss_lines(results: list[dict[str, Any]]) -> list[str]:
     add("|---:|---:|---:|")
     for r in results:
         add(f"| {r['label']} | {_mb(r['rss']['base_rss'])} | {_mb(r['rss']['peak_rss'])} |")
-    add("")
-    add("![latency vs size](perf-latency.png)")
-    add("")
     return lines
 
 
-def _targets(results: list[dict[str, Any]]) -> list[str]:
-    """The goals of the performance issue, each a ratio measured in the same run (CPU time)."""
-    rows: list[tuple[str, str, bool | None]] = []
-    for r in results:
-        cpu = r["summary"]["cpu"]
-        ours, floor, ref = cpu["ours"], cpu["floor"], cpu["reference"]
-        label = r["label"]
-        rows.append(
-            (
-                f"{label}: search p50 <= 1.0x the reference algorithm",
-                f"{ours['p50'] / ref['p50']:.2f}x ({_ms(ours['p50'])} vs {_ms(ref['p50'])} ms)",
-                ours["p50"] <= ref["p50"],
-            )
-        )
-        if r["size"] >= 100_000:
-            rows.append(
-                (
-                    f"{label}: search p50 <= 1.5x the bare FTS5 floor",
-                    f"{ours['p50'] / floor['p50']:.2f}x ({_ms(ours['p50'])} vs "
-                    f"{_ms(floor['p50'])} ms)",
-                    ours["p50"] <= 1.5 * floor["p50"],
-                )
-            )
-            rows.append(
-                (
-                    f"{label}: search p95 <= 2x the bare FTS5 floor",
-                    f"{ours['p95'] / floor['p95']:.2f}x ({_ms(ours['p95'])} vs "
-                    f"{_ms(floor['p95'])} ms)",
-                    ours["p95"] <= 2 * floor["p95"],
-                )
-            )
-        batch = r.get("ingest_batch")
-        plain_bulk = r.get(f"plain_{batch}") if batch else None
-        if plain_bulk and "ingest_cpu_rate_batch" in r:
-            ratio = r["ingest_cpu_rate_batch"] / plain_bulk["ingest_cpu_rate"]
-            rows.append(
-                (
-                    f"{label}: bulk ingest (`transaction()` per {batch} sessions) >= 1.0x plain "
-                    "SQL committing per as many",
-                    f"{ratio:.2f}x ({r['ingest_cpu_rate_batch']:,.0f} vs "
-                    f"{plain_bulk['ingest_cpu_rate']:,.0f} msg/s)",
-                    ratio >= 1.0,
-                )
-            )
-        if "plain_1" in r:
-            ratio = r["ingest_cpu_rate"] / r["plain_1"]["ingest_cpu_rate"]
-            rows.append(
-                (
-                    f"{label}: a commit per call >= 0.8x plain SQL committing per session",
-                    f"{ratio:.2f}x ({r['ingest_cpu_rate']:,.0f} vs "
-                    f"{r['plain_1']['ingest_cpu_rate']:,.0f} msg/s)",
-                    ratio >= 0.8,
-                )
-            )
-    big, small = results[-1], results[0]
-    b, st = big["build"], big["stats"]
-    index = (st["groups"]["fts"] + st["groups"]["btree_indexes"]) / b["raw_bytes"]
-    rss = big["rss"]["peak_rss"] / small["rss"]["peak_rss"]
-    rows.append(
-        (
-            f"{big['label']}: index <= 1.0x raw text (FTS + b-tree indexes)",
-            f"{index:.2f}x",
-            index <= 1.0,
-        )
-    )
-    rows.append(
-        (f"peak RSS flat from {small['label']} to {big['label']}", f"{rss:.2f}x", rss <= 1.2)
-    )
-    out = [
-        "## Goals (CPU time, ratios from this run)",
-        "",
-        "| goal | measured | met |",
-        "|---|---:|---|",
-    ]
-    for name, value, ok in rows:
-        out.append(f"| {name} | {value} | {'-' if ok is None else 'yes' if ok else 'NO'} |")
-    out.append("")
-    return out
-
-
-NOTES = """
-## How cost grows, and why
-
-A search matches every query term on its own, on the main index and on the CJK bigram index,
-and asks the session headers (title, date words) too; it then ranks root sessions in Python
-(whole-chain evidence and the best passage window of three adjacent messages) and builds three
-transcripts. Three kinds of work make up its time, and they grow differently:
-
-* **Fixed per-query work** (parsing, a probe and a ranked query per term and index, the header
-  query, ranking up to 100 hits per term (and one per other matching session) in Python,
-  lineage, three chains loaded and
-  formatted): a few milliseconds whatever the size. At 10k messages it is nearly all of our
-  time, while the bare FTS5 query costs well under a millisecond and the reference algorithm
-  (50 rows of one query, one parent lookup per row, three sessions) about three: that is why we
-  stay above the reference at 10k and 100k, where the goal was 1x.
-* **FTS5 doclist walking** (finding which rows match): about 30 ns per row.
-* **bm25 ranking** (`ORDER BY rank`): FTS5 scores every matching row before `LIMIT`, at 2-4 us
-  per row: the floor's and the reference's curve, linear in the matches, so a word found in a
-  third of the messages costs ~0.3-0.5 s at 1M. Ours is bounded: a probe (a doclist walk without
-  ranking) tells how many rows a term matches, up to `rank_window` (5,000) + 1; a term found in
-  more is ranked over its newest 5,000 matches only, and a term found in none is not ranked at
-  all (most words have no match in the CJK index). So our curve flattens where the floor's
-  climbs: at 1M we are under the floor and the reference at p50 and far under at p95.
-
-The price of the bound: for a query whose every word matches more than 5,000 messages, an old
-message that contains only some of those words can be missed (messages with all of them are
-still found at any age). Raise `store.rank_window` to trade latency for exhaustiveness.
-
-## What this round changed (measured with this runner at 10k and 100k, CPU p50)
-
-* The passage windows and session headers added to ranking (the recall work) cost a window
-  computation per candidate session: first written as a scan of every term for every session,
-  they doubled the query time at 100k (33 ms). Windows are now computed from the session's hits
-  sorted by position, with a shortcut for a session matched by one message: 100k 33 -> 17 ms.
-* One probe per term and index answers both "how many rows" and "which rowid bounds the newest
-  5,000": a term with no match skips its ranked query (most Latin words on the CJK index).
-* 100 hits per term instead of 200 (the LoCoMo development split and the recall set: the same
-  or better recall): less Python per hit.
-* Ingest: the same rows written with plain SQL (`executemany`, one commit per session or per
-  100) are the baseline of the ingest goals; multi-row `INSERT`s and the bulk block's one-pass
-  indexing keep the library above it. The session headers and message positions added this
-  round cost about 13% of per-call ingest CPU (a one-off comparison with the code before them,
-  best of 4 runs of 20k messages: 18.6k -> 16.3k msg/s CPU).
-
-## Not met, and what is left
-
-At 10k and 100k the search p50 stays above the reference algorithm, and above 1.5x the floor at
-100k (the goals table above gives this run's ratios). What remains is statement and Python overhead per term: two indexes
-and the headers per term, ranking in Python, three chains loaded one by one. Levers not built
-this round: one statement per index for all terms (per-term relevance needs an FTS5 auxiliary
-function, which Python's `sqlite3` cannot register), skipping the CJK index for stores without
-CJK text, loading the three chains in one query, caching term statistics between searches.
-"""
-
-
-def plot(results: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = [r["size"] for r in results]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
-    series = [
-        ("ours", "ours (end to end, k=3)"),
-        ("floor", "bare FTS5 floor"),
-        ("reference", "reference algorithm"),
-        ("bm25", "BM25Retriever"),
-    ]
-    for ax, clock, title in (
-        (axes[0], "cpu", "CPU time of the search process"),
-        (axes[1], "latency", "wall clock (shared, loaded machine)"),
-    ):
-        for key, name in series:
-            if not all(key in r["summary"][clock] for r in results):
-                continue
-            p50 = [r["summary"][clock][key]["p50"] * 1000 for r in results]
-            p95 = [r["summary"][clock][key]["p95"] * 1000 for r in results]
-            line = ax.plot(sizes, p50, marker="o", label=f"{name} p50")[0]
-            ax.plot(
-                sizes, p95, marker="x", linestyle="--", color=line.get_color(), label=f"{name} p95"
-            )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("messages in the database")
-        ax.set_title(title, fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("per query (ms), 100-query mix")
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Search latency vs database size")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-
-
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", default="10k,100k,1M")
+    p.add_argument("--sizes", default="10k,200k,1M")
     p.add_argument("--quick", action="store_true", help="10k only, few repeats")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--repeats", type=int, default=5)
@@ -1056,6 +1078,32 @@ def main() -> None:
     p.add_argument("--db", help=argparse.SUPPRESS)
     p.add_argument("--size", type=int, help=argparse.SUPPRESS)
     p.add_argument("--no-fts", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--pg-schema", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--pg-dsn",
+        default=os.environ.get("SESSION_RECALL_PG_DSN"),
+        help="also measure PostgreSQL on this server (default: $SESSION_RECALL_PG_DSN); each "
+        "size's corpus is kept in a schema of its own and reused",
+    )
+    p.add_argument(
+        "--ingest-max",
+        type=_parse_size,
+        default=200_000,
+        help="compare SQLite ingest up to this size (default 200k: at 1M its four builds "
+        "take 10-25 minutes on 2 shared cores)",
+    )
+    p.add_argument(
+        "--pg-ingest-max",
+        type=_parse_size,
+        default=10_000,
+        help="compare PostgreSQL ingest up to this size (default 10k: at 200k its four "
+        "builds take about 20 minutes on 2 shared cores, at 1M over an hour)",
+    )
+    p.add_argument(
+        "--pg-server",
+        metavar="DIR",
+        help="start (or reuse) scripts/pg-test-server in DIR and measure PostgreSQL on it",
+    )
     p.add_argument(
         "--batch",
         type=int,
@@ -1069,7 +1117,11 @@ def main() -> None:
         "main) on the same databases, in one run; prints a table (and writes it to --out)",
     )
     p.add_argument("--rounds", type=int, default=2, help="alternations of --compare-with")
-    args = p.parse_args()
+    return p
+
+
+def main() -> None:
+    args = _parser().parse_args()
     if args.compare_with:
         table = compare(
             [_parse_size(x) for x in args.sizes.split(",")], Path(args.compare_with), args
@@ -1101,21 +1153,50 @@ def main() -> None:
     mach = {**machine(), "argv": " ".join(sys.argv[1:])}
     (Path(args.cache_dir)).mkdir(parents=True, exist_ok=True)
     saved_machine.write_text(json.dumps(mach))
+    results = measure_all(sizes, args, saved)
+    mach["loadavg_end"] = os.getloadavg()
+    mach["finished"] = time.time()
+    if args.pg_dsn:
+        mach["postgres"] = pg.server_version(args.pg_dsn)
+    saved_machine.write_text(json.dumps(mach))
+    _write(results, mach, args)
+
+
+def measure_all(sizes: list[int], args: argparse.Namespace, saved: Path) -> list[dict[str, Any]]:
+    """Every size on SQLite, then on PostgreSQL when there is a server, size after size;
+    the results so far saved after each (``--report-only`` renders a run cut short)."""
+    args.pg_dsn = _pg_dsn(args)
+    measures = [measure_size, measure_size_pg] if args.pg_dsn else [measure_size]
     results = []
     for size in sizes:
-        res = measure_size(size, args)
-        res["summary"] = summarize(res)
-        results.append(res)
-        saved.write_text(json.dumps(results))
-    saved.write_text(json.dumps(results))
-    _write(results, mach, args)
+        for measure in measures:
+            res = measure(size, args)
+            res["summary"] = summarize(res)
+            results.append(res)
+            saved.write_text(json.dumps(results))
+    return results
+
+
+BEGIN, END = "<!-- perf-run:begin -->", "<!-- perf-run:end -->"
+
+
+def splice(document: str, text: str) -> str:
+    """``document`` with the part between the run's markers replaced by ``text``; the whole of
+    ``text`` between markers when ``document`` has none (a new file). What is written around
+    the markers by hand stays."""
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in document and END in document:
+        head, rest = document.split(BEGIN, 1)
+        return head + block + rest.split(END, 1)[1]
+    return block + "\n"
 
 
 def _write(results: list[dict[str, Any]], mach: dict[str, Any], args: argparse.Namespace) -> None:
     text = report(results, mach, args)
     print(text)
-    Path(args.out).write_text(text + "\n")
-    plot(results, Path(args.plot))
+    out = Path(args.out)
+    out.write_text(splice(out.read_text() if out.exists() else "", text))
+    backends_report.plot(results, Path(args.plot))
     _log(f"wrote {args.out} and {args.plot}")
 
 
