@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import ImportSourceError
 from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
     bounded_lines,
+    entry_time,
     identifier,
     json_objects,
 )
@@ -85,20 +85,6 @@ def _response_text(response: Any) -> str:
     return "" if response is None else json.dumps(response, ensure_ascii=False, default=str)
 
 
-def _time(value: Any) -> float | None:
-    """Unix seconds of an ISO ``timestamp``; ``None`` when missing.
-
-    Raises:
-        BadEntry: not a date.
-    """
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return to_timestamp(value if isinstance(value, int | float) else str(value))
-    except ValueError:
-        raise BadEntry("bad timestamp") from None
-
-
 class _Recording:
     """Replays a recording's records, as gemini-cli does when it loads the file."""
 
@@ -127,7 +113,7 @@ class _Recording:
             mid = identifier(record["id"], "id")
             if mid is None:
                 raise BadEntry("message without id")
-            _time(record.get("timestamp"))  # a bad time costs this record only
+            entry_time(record.get("timestamp"))  # a bad time costs this record only
             self.messages[mid] = (where, record)
         elif "sessionId" in record:
             self.meta.update(record)
@@ -175,7 +161,7 @@ def _messages(
         if kind not in ("user", "gemini"):
             report.ignore(f"{kind if isinstance(kind, str) and kind else 'untyped'} message")
             continue
-        when = _time(record.get("timestamp"))
+        when = entry_time(record.get("timestamp"))
         previous = when = previous if when is None else when
         key = f"{sid}:{mid}"
         text = _parts_text(record.get("content"))
@@ -236,7 +222,7 @@ def parse_gemini_records(
     meta = recording.meta
     try:
         sid = identifier(meta.get("sessionId"), "sessionId")
-        started = _time(meta.get("startTime"))
+        started = entry_time(meta.get("startTime"))
     except BadEntry as exc:
         report.skip(str(exc), next(iter(recording.messages.values()), ("recording", {}))[0])
         return None

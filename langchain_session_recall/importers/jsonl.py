@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import write_sessions
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
     bounded_lines,
+    entry_time,
     identifier,
     json_objects,
 )
@@ -35,20 +35,6 @@ from langchain_session_recall.messages import ROLE_ALIASES, ROLES, storable_text
 __all__ = ["import_jsonl", "parse_jsonl_lines"]
 
 KIND = "jsonl"
-
-
-def _timestamp(value: Any) -> float | None:
-    """Unix seconds of a ``timestamp`` value (a number or an ISO string), or ``None``.
-
-    Raises:
-        BadEntry: not a finite number, not an ISO date.
-    """
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return to_timestamp(value if isinstance(value, int | float) else str(value))
-    except ValueError:
-        raise BadEntry("bad timestamp") from None
 
 
 _ID_FIELDS = ("source", "user_id")
@@ -169,7 +155,7 @@ def _conversation(
             report.skip("no known role", f"{where}: message {index}")
             continue
         try:
-            own = _timestamp(item.get("timestamp"))
+            own = entry_time(item.get("timestamp"))
         except BadEntry as exc:
             report.skip(str(exc), f"{where}: message {index}")
             continue
@@ -249,7 +235,7 @@ def _line(
     stamp = obj.get("timestamp")
     if conversation and stamp is None:
         stamp = obj.get("created_at", obj.get("create_time"))
-    when = _timestamp(stamp)
+    when = entry_time(stamp)
     fields = _session_fields(obj, sessions.parent_field)
     if conversation:
         given = next((obj[k] for k in ("session_id", "id", "conversation_id") if obj.get(k)), None)

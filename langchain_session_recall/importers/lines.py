@@ -9,11 +9,19 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
+from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.messages import storable_text
 
-__all__ = ["MAX_LINE_BYTES", "BadEntry", "bounded_lines", "identifier", "json_objects"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "BadEntry",
+    "bounded_lines",
+    "entry_time",
+    "identifier",
+    "json_objects",
+]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest line a line-based importer reads (64 MB): a longer one is skipped and reported
@@ -112,6 +120,24 @@ def json_objects(
             report.skip("not a JSON object", f"{name}:{number}")
             continue
         yield number, obj
+
+
+def entry_time(value: Any) -> float | None:
+    """Unix seconds of an entry's time: a number or an ISO string; ``None`` when absent.
+
+    Raises:
+        BadEntry: not a finite number, not an ISO date.
+
+    Example:
+        >>> entry_time("2026-11-03T10:00:00Z"), entry_time(None)
+        (1793700000.0, None)
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return to_timestamp(value if isinstance(value, int | float) else str(value))
+    except ValueError:
+        raise BadEntry("bad timestamp") from None
 
 
 def identifier(value: Any, field_name: str) -> str | None:
