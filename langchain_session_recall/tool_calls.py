@@ -23,11 +23,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_session_recall.recall import tags
+
 __all__ = [
     "ARG_CLIP_MARKER",
     "ARG_INLINE_CHARS",
     "ARG_SHOW_CHARS",
     "ToolCall",
+    "call_body",
+    "call_tag",
     "clip_argument",
     "map_arguments",
     "parse_tool_calls",
@@ -169,6 +173,34 @@ def _fence(text: str) -> str:
     return fence
 
 
+def call_tag(call: ToolCall) -> str:
+    """A call's part of its tag: the name and its short arguments inline
+    (`` → write_file(path="rename.py")``; the long ones are :func:`call_body`).
+
+    Example:
+        >>> call_tag(ToolCall("terminal", (("command", "ls ~/Pictures"),)))
+        ' → terminal(command="ls ~/Pictures")'
+    """
+    inline = [(k, v) for k, v in call.arguments if _inline(v)]
+    shown = ", ".join(f"{k}={_json_text(v)}" if k else _json_text(v) for k, v in inline)
+    return f" → {call.name}({shown})"
+
+
+def call_body(call: ToolCall, *, clip: Callable[[str], str] = clip_argument) -> str:
+    """A call's long or multi-line arguments, each as a fenced code block (``key:`` before it
+    when there are several); ``""`` when every argument fits in :func:`call_tag`."""
+    blocks = [(k, v) for k, v in call.arguments if not _inline(v)]
+    language = _language(call)
+    lines = []
+    for key, value in blocks:
+        text = clip(_as_text(value)).rstrip("\n")
+        fence = _fence(text)
+        if key and len(blocks) > 1:
+            lines.append(f"{key}:")
+        lines.append(f"{fence}{language}\n{text}\n{fence}")
+    return "\n".join(lines)
+
+
 def render_tool_call(
     call: ToolCall, tag: str, *, clip: Callable[[str], str] = clip_argument
 ) -> str:
@@ -186,18 +218,8 @@ def render_tool_call(
         import os
         ```
     """
-    inline = [(k, v) for k, v in call.arguments if _inline(v)]
-    blocks = [(k, v) for k, v in call.arguments if not _inline(v)]
-    shown = ", ".join(f"{k}={_json_text(v)}" if k else _json_text(v) for k, v in inline)
-    lines = [f"[{tag} → {call.name}({shown})]:"]
-    language = _language(call)
-    for key, value in blocks:
-        text = clip(_as_text(value)).rstrip("\n")
-        fence = _fence(text)
-        if key and len(blocks) > 1:
-            lines.append(f"{key}:")
-        lines.append(f"{fence}{language}\n{text}\n{fence}")
-    return "\n".join(lines)
+    body = call_body(call, clip=clip)
+    return tags.tag(tag, call=call_tag(call)) + (f"\n{body}" if body else "")
 
 
 def map_arguments(calls: Iterable[Any], change: Callable[[str], str]) -> list[dict[str, Any]]:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from langchain_session_recall.core.cjk import CJK_RANGES
 from langchain_session_recall.core.text import clip_tool_output
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.tool_calls import clip_argument, parse_tool_calls, render_tool_call
+from langchain_session_recall.recall import tags
+from langchain_session_recall.tool_calls import call_body, call_tag, clip_argument, parse_tool_calls
 
 __all__ = [
     "EARLIER_MARKER",
@@ -64,10 +65,6 @@ class Transcript:
     parts: tuple[Part, ...] = ()
 
 
-def _tag(label: str, message_id: int, show_ids: bool) -> str:
-    return f"[{label} #{message_id}]" if show_ids else f"[{label}]"
-
-
 def _parts(
     message: StoredMessage, clip: Callable[[str], str] = clip_argument
 ) -> list[tuple[str, str, str, tuple[str, ...]]]:
@@ -82,8 +79,7 @@ def _parts(
         parts: list[tuple[str, str, str, tuple[str, ...]]]
         parts = [(role, "", content, ())] if content else []
         for call in parse_tool_calls(message.tool_calls):
-            head, _, body = render_tool_call(call, role, clip=clip).partition("\n")
-            parts.append((role, head[len(role) + 1 : -2], body, (call.name,)))
+            parts.append((role, call_tag(call), call_body(call, clip=clip), (call.name,)))
         return parts
     return [(role, "", content, ())]
 
@@ -122,8 +118,8 @@ def format_transcript(
         current = message.session_id
         offsets[message.id] = length
         for label, call, body, calls in _parts(message, clip_arguments):
-            tag = _tag(label, message.id, show_ids)
-            head = (f"{tag[:-1]}{call}]:" + ("\n" if body else "")) if call else f"{tag}: "
+            head = tags.tag(label, message.id if show_ids else None, call)
+            head += ("\n" if body else "") if call else " "
             tag_end = length + len(head) - (1 if head.endswith((" ", "\n")) else 0)
             tagged.append(
                 Part(message, label, body, length, tag_end, length + len(head), calls, call)

@@ -27,6 +27,7 @@ from rich.text import Text
 from langchain_session_recall.core.query import highlight_words, parse_query
 from langchain_session_recall.core.text import human_size
 from langchain_session_recall.core.text import safe_for_terminal as clean
+from langchain_session_recall.recall import tags
 from langchain_session_recall.results import Result
 from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, term_pattern
 
@@ -47,7 +48,6 @@ __all__ = [
 MATCH_STYLE = "bold black on yellow"
 _PREVIEW = 100  # characters of a session's first message in the recent table
 _ROLE_STYLES = {"USER": "bold cyan", "ASSISTANT": "bold green", "SYSTEM": "bold", "TOOL": "magenta"}
-_TAG = re.compile(r"^\[(USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]\n]*)?(?: #\d+)?\]:", re.MULTILINE)
 _SESSION_LINE = re.compile(r"^--- session .* ---$", re.MULTILINE)
 _MARKERS = re.compile(
     "|".join(re.escape(m.strip()) for m in (EARLIER_MARKER, LATER_MARKER, "...[truncated]..."))
@@ -72,8 +72,8 @@ def print_lines(console: Console, lines: Iterable[str | Text]) -> None:
 def _transcript(text: str, words: Sequence[str] = ()) -> Text:
     """A transcript with role tags, chain markers and the matched words styled."""
     body = Text(clean(text))
-    for match in _TAG.finditer(body.plain):
-        body.stylize(_ROLE_STYLES[match.group(1)], match.start(), match.end())
+    for match in tags.TAG.finditer(body.plain):
+        body.stylize(_ROLE_STYLES[match.group("role")], match.start(), match.end())
     body.highlight_regex(_SESSION_LINE, "dim")
     body.highlight_regex(_MARKERS, "dim italic")
     pattern = term_pattern(words)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_session_recall.core.query import STOP_WORDS
+from langchain_session_recall.recall import tags
 from langchain_session_recall.recalled import Window
 from langchain_session_recall.summarize.budget import Recap, cut_text
 from langchain_session_recall.transcript import LATER_MARKER
@@ -51,12 +52,6 @@ BEFORE_WEIGHT = 0.35
 CONTEXT_DECAY = 0.6
 """Each further position away keeps this share of the inherited score."""
 
-# `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: `, a tool call's
-# `[ASSISTANT #43 → write_file(path="a.py")]:` at the start of a line.
-_TAG = re.compile(
-    r"^\[(?P<role>[A-Z]+(?::[^\]#\n]+?)?)(?: #(?P<id>\d+))?(?P<call> → [^\n]*)?\]: ?",
-    re.MULTILINE,
-)
 _WORD = re.compile(r"[\w./\-]+", re.UNICODE)
 _STOPWORDS = STOP_WORDS | {"near"}  # the search's stop words, and FTS5's NEAR operator
 
@@ -83,11 +78,11 @@ class TranscriptBlock:
 
     def render(self, text: str | None = None) -> str:
         """Format the block back to transcript form, optionally with replacement text."""
-        ident = f" #{self.message_id}" if self.message_id is not None else ""
         body = self.text if text is None else text
+        head = tags.tag(self.tag, self.message_id, self.call)
         if self.call:
-            return f"[{self.tag}{ident}{self.call}]:" + (f"\n{body}" if body else "")
-        return f"[{self.tag}{ident}]: {body}"
+            return head + (f"\n{body}" if body else "")
+        return f"{head} {body}"
 
 
 def parse_transcript(transcript: str) -> list[TranscriptBlock]:
@@ -100,14 +95,14 @@ def parse_transcript(transcript: str) -> list[TranscriptBlock]:
         >>> [b.message_id for b in parse_transcript("[USER #4]: hi\\n\\n[ASSISTANT #5]: hello")]
         [4, 5]
     """
-    matches = list(_TAG.finditer(transcript))
+    matches = list(tags.TAG.finditer(transcript))
     blocks: list[TranscriptBlock] = []
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(transcript)
         ident = int(m.group("id")) if m.group("id") else None
         blocks.append(
             TranscriptBlock(
-                tag=m.group("role"),
+                tag=m.group("label"),
                 message_id=ident,
                 text=transcript[m.end() : end].strip(),
                 call=m.group("call") or "",

@@ -100,6 +100,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from langchain_session_recall.core.cjk import CJK_CHARS
+from langchain_session_recall.recall import tags
 from langchain_session_recall.summarize.language import (
     STOPWORDS,
     detect_language,
@@ -270,13 +271,6 @@ _CITATION = re.compile(
 )
 # Any other message reference: `#54`, `USER #54`, `TOOL:terminal #56` (in any brackets)
 _LOOSE_CITATION = re.compile(r"(?:\b[A-Z]{2,}(?::[\w-]+)?\s+)?#\s*\d+\b")
-# `[USER]: `, `[ASSISTANT #43]: `, `[TOOL:terminal #44]: ` at the start of a line
-# A transcript tag at the start of a line; its message id captured (`[ASSISTANT #43]:` -> "43",
-# "" without one)
-_TAG_LINE = re.compile(
-    r"^[ \t]*\[(?:USER|ASSISTANT|SYSTEM|TOOL)(?::[^\]#\n]+?)?(?: #(\d+))?(?: → [^\n]*)?\]:",
-    re.MULTILINE,
-)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = CJK_CHARS  # the one table: kana, Han (Extension B too), Hangul
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -298,7 +292,7 @@ def is_length_stop(finish_reason: str | None) -> bool:
 def _strip_markup(text: str) -> str:
     text = _CITATION.sub(" ", text)
     text = _LOOSE_CITATION.sub(" ", text)
-    text = _TAG_LINE.sub(" ", text)
+    text = tags.INDENTED_TAG.sub(" ", text)
     return _TEMPLATE_TOKEN.sub(" ", text)
 
 
@@ -610,9 +604,9 @@ def _check_form(r: _Reading) -> None:
             if m.group(0).strip() not in r.transcript
         )
     )
-    recap_tags = _TAG_LINE.findall(r.recap)
+    recap_tags = [m.group("id") or "" for m in tags.INDENTED_TAG.finditer(r.recap)]
     tag_lines = len(recap_tags)
-    known_ids = set(_TAG_LINE.findall(r.transcript)) - {""}
+    known_ids = {i for m in tags.INDENTED_TAG.finditer(r.transcript) if (i := m.group("id"))}
     new_turns = [i for i in recap_tags if i and known_ids and i not in known_ids]
     if not r.words:
         r.fail(EMPTY, "no words once citations, tags and template tokens are removed")

@@ -22,6 +22,7 @@ NEVER = {
     "core": ("backends", "search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
     "backends": ("search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
     "search": ("results", "summarize", "importers", "recorder", *SURFACES),
+    "recall": ("summarize", "importers", "recorder", *SURFACES),
     "summarize": ("importers", "recorder", "results", *SURFACES),
     "results": ("summarize", *SURFACES),
 }
