@@ -22,7 +22,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.core.query import bound_query, parse_query
+from langchain_session_recall.core.query import bound_query
 from langchain_session_recall.core.redaction import SecretPattern, redact_secrets
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
@@ -60,7 +60,17 @@ _LS_NAME = "session_recall"
 """The retriever's name in LangSmith's ``ls_retriever_name`` (LangChain's default would be
 ``sessionrecall``: the class name without ``Retriever``, lowercased)."""
 _CALL_OPTIONS = frozenset(
-    {"k", "role_filter", "after", "before", "current_session_id", "now", "project", "agent"}
+    {
+        "k",
+        "role_filter",
+        "after",
+        "before",
+        "current_session_id",
+        "now",
+        "project",
+        "agent",
+        "parsed",
+    }
 )
 
 
@@ -80,7 +90,9 @@ class SessionRecallRetriever(BaseRetriever):
     none of them (see :func:`~langchain_session_recall.redact_secrets`).
 
     ``k`` can also be given per call (``retriever.invoke(q, k=1)``), as can ``role_filter``,
-    ``after``, ``before``, ``project``, ``agent`` and ``current_session_id``. A request that
+    ``after``, ``before``, ``project``, ``agent`` and ``current_session_id`` (and ``parsed``:
+    the query already parsed by :func:`~langchain_session_recall.parse_query`, which a caller
+    that checked the query passes on so that it is parsed once). A request that
     could find nothing is an error, not an empty list: ``k`` below 1 or above ``max_k``, a
     role no message has (LangChain's ``human``/``ai``/``system``/``tool`` are taken for the
     stored ``user``, ``assistant``, ...), ``after`` not earlier than ``before``, a
@@ -344,7 +356,7 @@ class SessionRecallRetriever(BaseRetriever):
         embeddings = self.embeddings or self.store.embeddings
         if embeddings is None or self.dense_weight <= 0 or request.browse:
             return None
-        if request.role_filter or not _may_use_dense(request.query):
+        if request.role_filter or not _may_use_dense(request):
             return None
         return embeddings
 
@@ -388,14 +400,16 @@ class SessionRecallRetriever(BaseRetriever):
             hits_per_session=self.hits_per_session,
             show_message_ids=self.show_message_ids,
             collapse_automation=self.collapse_automation,
+            parsed=options.get("parsed"),
         )
 
 
-def _may_use_dense(query: str) -> bool:
-    """Whether a search for ``query`` can reach its dense stage: not a query of only ``NOT``
-    terms (the recent sessions that never mention them), not one with nothing to search."""
+def _may_use_dense(request: SearchRequest) -> bool:
+    """Whether a search for the request's query can reach its dense stage: not a query of only
+    ``NOT`` terms (the recent sessions that never mention them), not one with nothing to
+    search."""
     try:
-        return bool(parse_query(query).relaxed)
+        return bool(request.parse().relaxed)
     except EmptyQueryError:
         return False
 

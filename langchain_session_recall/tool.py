@@ -18,7 +18,7 @@ from langchain_core.tools.base import ToolExceptionHandlerOutput
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_session_recall.backends.base import SessionBackend
-from langchain_session_recall.core.query import QUERY_LIMITS, bound_query, parse_query
+from langchain_session_recall.core.query import QUERY_LIMITS, ParsedQuery, bound_query, parse_query
 from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import (
@@ -174,13 +174,18 @@ def _add_notice(payload: dict[str, Any], notices: tuple[str, ...]) -> None:
         payload["notice"] = f"{notice[0].upper()}{notice[1:]}."
 
 
-def _checked_query(query: str | None) -> tuple[str, tuple[str, ...]]:
-    """The query as searched (capped, valid Unicode: it is echoed in the JSON) and the notices
-    of what was cut; :class:`EmptyQueryError` when text holds nothing searchable."""
-    text = bound_query(query or "")
+def _checked_query(query: str | None) -> tuple[str, ParsedQuery | None, tuple[str, ...]]:
+    """The query as searched (capped, valid Unicode: it is echoed in the JSON), its parse (the
+    one the search runs on: it is not parsed again) and the notices of what was cut;
+    :class:`EmptyQueryError` when text holds nothing searchable."""
+    raw = query or ""
+    text = bound_query(raw)
     if not text.strip():
-        return "", ()
-    return text, parse_query(query or "").notices
+        return "", None, ()
+    # the notices are of what the model sent (a query cut to its first 2,000 characters)
+    notices = parse_query(raw).notices if text != raw else ()
+    parsed = parse_query(text)
+    return text, parsed, notices if text != raw else parsed.notices
 
 
 class SessionSearchTool(BaseTool):
@@ -411,8 +416,9 @@ class SessionSearchTool(BaseTool):
             where = {"project": project, "agent": agent}
             options, clamped = self._options(limit, role_filter, after, before, config, where)
             # nothing searchable: EmptyQueryError, told to the model
-            text, notices = _checked_query(query)
+            text, parsed, notices = _checked_query(query)
             notices += clamped
+            options["parsed"] = parsed
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = self.retriever.invoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:
@@ -440,8 +446,9 @@ class SessionSearchTool(BaseTool):
             where = {"project": project, "agent": agent}
             options, clamped = self._options(limit, role_filter, after, before, config, where)
             # parsed in the executor: the event loop serves other clients meanwhile
-            text, notices = await run_in_executor(None, _checked_query, query)
+            text, parsed, notices = await run_in_executor(None, _checked_query, query)
             notices += clamped
+            options["parsed"] = parsed
             child = {"callbacks": run_manager.get_child()} if run_manager else {}
             docs = await self.retriever.ainvoke(text, config=child, **options)  # type: ignore[arg-type]
             if not text:

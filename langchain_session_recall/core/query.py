@@ -169,6 +169,8 @@ class ParsedQuery:
     """Terms after ``NOT`` (also a leading one): a session mentioning any of them anywhere is
     left out of the results, not only the messages that do. A query of ``NOT`` terms alone
     (``relaxed`` empty) lists the recent sessions that mention none of them."""
+    source: str = field(default="", repr=False, compare=False)
+    """The text as it was given to :func:`parse_query` (before any cap): what this parse is of."""
 
     def require_terms(self) -> None:
         """Raise :class:`EmptyQueryError` when the query holds only ``NOT`` terms: an index
@@ -265,7 +267,7 @@ def parse_query(text: str) -> ParsedQuery:
     """
     if not isinstance(text, str):
         raise InvalidOptionError(f"query must be a string, got {type(text).__name__}")
-    length = len(text)
+    source, length = text, len(text)
     text = _clean(text[:MAX_QUERY_CHARS])
     scan = _Scan()
     pos = 0
@@ -293,6 +295,7 @@ def parse_query(text: str) -> ParsedQuery:
             excluded=excluded,
             truncated=bool(left_out),
             notices=_notices(text, length, cut_terms=False, left_out=left_out),
+            source=source,
         )
     if not positive:
         raise EmptyQueryError(f"nothing to search in {query_echo(text)}: no letters or digits")
@@ -313,6 +316,7 @@ def parse_query(text: str) -> ParsedQuery:
         explicit=explicit,
         truncated=bool(notices),
         notices=notices,
+        source=source,
     )
 
 

@@ -32,7 +32,6 @@ from langchain_session_recall.core.query import (
     MAX_QUERY_TERMS,
     ParsedQuery,
     complete_prefixes,
-    parse_query,
     search_terms,
 )
 from langchain_session_recall.search.blend import DenseSearch, blend
@@ -121,7 +120,7 @@ def search_sessions(
     request = as_request(request, **changes)
     filters = request.filters()
     # a prefix is searched as the words it most often stands for: its cost is theirs
-    query, completed = complete_prefixes(parse_query(request.query), backend.prefix_completions)
+    query, completed = complete_prefixes(request.parse(), backend.prefix_completions)
     terms = search_terms(query, limit=MAX_QUERY_TERMS)
     weights = weights or _DEFAULT_WEIGHTS
     moment = time.time() if request.now is None else request.now

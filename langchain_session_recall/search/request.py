@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from langchain_session_recall.core.query import ParsedQuery, parse_query
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.errors import InvalidArgumentError, InvalidOptionError
 from langchain_session_recall.messages import ROLE_ALIASES, ROLES
@@ -224,6 +225,11 @@ class SearchRequest:
     """Tag transcript lines with message ids (``[USER #42]: ...``) for citations."""
     collapse_automation: bool = True
     """Browsing lists each automation job once, as its newest run."""
+    parsed: ParsedQuery | None = field(default=None, repr=False, compare=False)
+    """``query`` already parsed (by the surface that checked it: the tool does), so that a
+    search parses its query once; ``None``: :meth:`parse` parses it when the search needs it.
+    A parse of another text than ``query`` is dropped (``dataclasses.replace(request,
+    query=...)`` keeps no stale one)."""
 
     def __post_init__(self) -> None:
         check_k(self.k)
@@ -233,6 +239,24 @@ class SearchRequest:
         object.__setattr__(self, "project", project_path(self.project))
         object.__setattr__(self, "agent", agent_list(self.agent))
         object.__setattr__(self, "query", self.query if isinstance(self.query, str) else "")
+        if self.parsed is not None and self.parsed.source != self.query:
+            object.__setattr__(self, "parsed", None)
+
+    def parse(self) -> ParsedQuery:
+        """``query`` parsed, once: the parse a surface carried, else parsed now and kept.
+
+        Raises:
+            EmptyQueryError: the query holds nothing searchable (``"?"``).
+
+        Example:
+            >>> request = SearchRequest("fix the CORS error")
+            >>> request.parse() is request.parse(), [t.tokens for t in request.parse().relaxed]
+            (True, [('fix',), ('CORS',), ('error',)])
+        """
+        if self.parsed is None:
+            object.__setattr__(self, "parsed", parse_query(self.query))
+        assert self.parsed is not None
+        return self.parsed
 
     @property
     def browse(self) -> bool:
