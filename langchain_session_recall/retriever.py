@@ -334,19 +334,44 @@ class SessionRecallRetriever(BaseRetriever):
                 params["ls_embedding_model"] = model
         return params
 
-    def search_mode(self, query: str, **options: Any) -> Literal["lexical", "hybrid"]:
-        """How a search for ``query`` (with per-call ``options``, as ``invoke`` takes them)
-        runs: ``"hybrid"`` when its question is embedded and the dense score blended in,
-        ``"lexical"`` otherwise (no model, a browse, a role filter, only ``NOT`` terms). A
-        strict reading that matches stays lexical even so: each Document's
-        ``metadata["search_mode"]`` says what ran for it.
+    def search(self, request: SearchRequest) -> list[Document]:
+        """The Documents of a request a surface made itself (the CLI does), searched as this
+        retriever searches (hybrid with its model, reranked, redacted as configured): the
+        request's query, filters and sizes are used as they are, this retriever's own search
+        fields are not read. A query with nothing to search gives ``[]``, as ``invoke`` does.
+
+        Example:
+            >>> from langchain_session_recall import SessionStore
+            >>> from langchain_session_recall.search.request import SearchRequest
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.add_messages("s1", [{"role": "user", "content": "CORS error"}])
+            >>> retriever = SessionRecallRetriever(store=store)
+            >>> [d.id for d in retriever.search(SearchRequest("cors", k=1, max_chars=None))]
+            ['s1']
+        """
+        noop = CallbackManagerForRetrieverRun.get_noop_manager()
+        return self._run(request, self._hybrid_model(request), noop)
+
+    def search_mode(
+        self, query: str | SearchRequest, **options: Any
+    ) -> Literal["lexical", "hybrid"]:
+        """How a search for ``query`` (with per-call ``options``, as ``invoke`` takes them; or a
+        request, as :meth:`search` takes it) runs: ``"hybrid"`` when its question is embedded
+        and the dense score blended in, ``"lexical"`` otherwise (no model, a browse, a role
+        filter, only ``NOT`` terms). A strict reading that matches stays lexical even so: each
+        Document's ``metadata["search_mode"]`` says what ran for it.
 
         Example:
             >>> from langchain_session_recall import SessionStore
             >>> SessionRecallRetriever(store=SessionStore(":memory:")).search_mode("deploy")
             'lexical'
         """
-        return "hybrid" if self._hybrid_model(self._request(query, options)) else "lexical"
+        if isinstance(query, SearchRequest):
+            request = query if not options else dataclasses.replace(query, **options)
+        else:
+            request = self._request(query, options)
+        return "hybrid" if self._hybrid_model(request) else "lexical"
 
     def _hybrid_model(self, request: SearchRequest) -> Embeddings | None:
         """The model of a hybrid search, or ``None`` (lexical: no model, weight 0, a browse,

@@ -186,30 +186,13 @@ def _results(
     hybrid through the retriever (the one place a question is embedded and blended in)."""
     if embeddings is None:
         return recall(store, request, redact=redact_secrets), "lexical"
-    from langchain_session_recall.core.query import parse_query
     from langchain_session_recall.retriever import SessionRecallRetriever
 
-    parse_query(request.query)  # "?!" is a usage error here, as in a lexical search
-    retriever = SessionRecallRetriever(
-        store=store,
-        embeddings=embeddings,
-        k=request.k,
-        role_filter=request.role_filter,
-        exclude_sources=request.exclude_sources,
-        current_session_id=request.current_session_id,
-        user_id=request.user_id,
-        max_chars=request.max_chars,
-        show_message_ids=request.show_message_ids,
-    )
-    docs = retriever.invoke(
-        request.query,
-        after=request.after,
-        before=request.before,
-        project=request.project,
-        agent=request.agent,
-    )
+    request.parse()  # "?!" is a usage error here, as in a lexical search (parsed once)
+    retriever = SessionRecallRetriever(store=store, embeddings=embeddings)
+    docs = retriever.search(request)
     # one search, one mode: every result says it (a strict reading that matched: lexical)
-    mode = docs[0].metadata["search_mode"] if docs else retriever.search_mode(request.query)
+    mode = docs[0].metadata["search_mode"] if docs else retriever.search_mode(request)
     return [Result(d.page_content, dict(d.metadata)) for d in docs], mode
 
 

@@ -207,3 +207,20 @@ def test_the_store_names_its_vectors_model_only_when_it_holds_vectors(
     assert store.stored_embedding_model() is None
     assert store.embed_missing() == 3
     assert store.stored_embedding_model() == "hybrid_support.ConceptEmbeddings:concepts-v1"
+
+
+def test_a_hybrid_cli_search_keeps_the_requests_filters(
+    store_factory: StoreFactory, loadable_test_models: None
+) -> None:
+    """The CLI hands its request to the retriever as it is (no field copied one by one): what
+    it leaves out stays out of a hybrid search, as of a lexical one."""
+    db = _db(store_factory, ConceptEmbeddings())
+    args = ("search", PARAPHRASE, "--db", db, "-k", "3", "--json", "--embeddings", MODEL)
+    both = json.loads(run_cli(*args).out)
+    assert both[0]["metadata"]["session_id"] == "office"
+    assert {r["metadata"]["search_mode"] for r in both} == {"hybrid"}
+    left_out = run_cli(*args, "--exclude-session", "office")
+    assert left_out.code in (EXIT_OK, 1), left_out.err
+    assert "office" not in _ids(left_out.out or "[]")
+    later = run_cli(*args, "--after", "2999-01-01")
+    assert _ids(later.out or "[]") == []
