@@ -53,8 +53,12 @@ class Window:
 
     ``elided_before`` / ``elided_after``: conversation left out before / after the window;
     ``lead_cut``: the window starts with text before its first tag (a message cut at its
-    start, not listed); ``trailing``: what the window shows after its last message (the
-    blank line and ``--- session <id> ---`` line where the chain moves on), usually empty.
+    start, not listed), which ``lead`` holds (with no tag in the window, all it shows);
+    ``trailing``: what the window shows after its last message (the blank line and
+    ``--- session <id> ---`` line where the chain moves on), usually empty;
+    ``last_tag_only``: the window ends right after its last message's tag (``]:``), before
+    the space or line break that follows it. With these, the window renders back to exactly
+    the text a search shows (:func:`~langchain_session_recall.recall.render.window_text`).
     """
 
     messages: tuple[ShownMessage, ...]
@@ -62,6 +66,8 @@ class Window:
     elided_after: bool = False
     lead_cut: bool = False
     trailing: str = ""
+    lead: str = ""
+    last_tag_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,4 +197,6 @@ def shown_window(text: str, parts: Sequence[Part], start: int, end: int) -> Wind
         elided_after=end < len(text),
         lead_cut=start > 0 and (not shown or shown[0].start > start),
         trailing=text[last_end:end] if shown else "",
+        lead=text[start : shown[0].start if shown else end],
+        last_tag_only=bool(shown) and shown[-1].body_start > end,
     )

@@ -26,6 +26,7 @@ from langchain_session_recall.evidence import (
     surviving_evidence,
 )
 from langchain_session_recall.models import Session, StoredMessage
+from langchain_session_recall.recall import render
 from langchain_session_recall.recall.metadata import (
     RecentMetadata,
     SearchMetadata,
@@ -44,7 +45,6 @@ from langchain_session_recall.transcript import (
     match_position,
     term_pattern,
     window_bounds,
-    window_text,
 )
 
 __all__ = [
@@ -191,13 +191,14 @@ class _SearchResult:
             if all(a is b for a, b in zip(before, messages, strict=True)):
                 break  # redaction changed none of them: the same transcript, the same window
         title = shown.title
+        window = shown_window(text, transcript.parts, start, end)
         recalled = recalled_session(
             root_id,
             shown,
             title=title,
             last_message_id=max((m.id for m in stored), default=0),
             ids_shown=self.show_message_ids,
-            windows=[shown_window(text, transcript.parts, start, end)],
+            windows=[window],
         )
         outcome = self.outcome
         metadata: SearchMetadata = {
@@ -228,7 +229,8 @@ class _SearchResult:
             "truncated": (start, end) != (0, len(text)),
             "recall": recalled.to_dict(),
         }
-        return Result(page_content=window_text(text, start, end), metadata=dict(metadata))
+        content = render.window_text(window, ids_shown=self.show_message_ids)
+        return Result(page_content=content, metadata=dict(metadata))
 
     def _evidence(
         self,

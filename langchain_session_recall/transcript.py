@@ -23,7 +23,6 @@ __all__ = [
     "match_position",
     "term_pattern",
     "window_bounds",
-    "window_text",
 ]
 
 EARLIER_MARKER = "...[earlier conversation truncated]...\n\n"
@@ -129,24 +128,12 @@ def format_transcript(
     return Transcript("\n\n".join(parts), offsets, tuple(tagged))
 
 
-def window_text(text: str, start: int, end: int) -> str:
-    """``text[start:end]`` with the truncation markers where it was cut.
-
-    Example:
-        >>> window_text("one\\ntwo", 4, 7)
-        '...[earlier conversation truncated]...\\n\\ntwo'
-    """
-    prefix = EARLIER_MARKER if start > 0 else ""
-    suffix = LATER_MARKER if end < len(text) else ""
-    return prefix + text[start:end] + suffix
-
-
 def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, int]:
     """Where to cut ``text`` to ``max_chars`` centred on ``center`` (start clamped to the
     text): ``(start, end)``, ``(0, len(text))`` for no cut (``max_chars=None``: the whole
     text). A cut moves to the nearest line break within a quarter of ``max_chars`` (never
-    past ``center``), so the window neither starts nor ends mid-line; :func:`window_text`
-    marks the cuts.
+    past ``center``), so the window neither starts nor ends mid-line;
+    :func:`~langchain_session_recall.recall.render.window_text` marks the cuts.
 
     Example:
         >>> window_bounds("one\\ntwo", 0, 100)

@@ -372,7 +372,12 @@ def reference_search(conn: sqlite3.Connection, store: Any, expression: str) -> i
     """The reference algorithm (Hermes-style): 50 FTS rows, one ``get_session`` per hop to find
     each hit's root, the first hit per root, then the whole root session loaded and cut around
     that hit. Returns how many roots it found."""
-    from langchain_session_recall.transcript import format_transcript, window_bounds, window_text
+    from langchain_session_recall.transcript import (
+        EARLIER_MARKER,
+        LATER_MARKER,
+        format_transcript,
+        window_bounds,
+    )
 
     first: dict[str, int] = {}
     for mid, sid in conn.execute(REFERENCE_SQL, (expression, REFERENCE_LIMIT)).fetchall():
@@ -385,7 +390,8 @@ def reference_search(conn: sqlite3.Connection, store: Any, expression: str) -> i
         first.setdefault(root, mid)
     for root, mid in list(first.items())[:3]:
         t = format_transcript(store.get_messages(root))
-        window_text(t.text, *window_bounds(t.text, t.offsets.get(mid, 0), 100_000))
+        start, end = window_bounds(t.text, t.offsets.get(mid, 0), 100_000)
+        _ = EARLIER_MARKER * (start > 0) + t.text[start:end] + LATER_MARKER * (end < len(t.text))
     return len(first)
 
 

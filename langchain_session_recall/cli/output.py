@@ -27,9 +27,20 @@ from rich.text import Text
 from langchain_session_recall.core.query import highlight_words, parse_query
 from langchain_session_recall.core.text import human_size
 from langchain_session_recall.core.text import safe_for_terminal as clean
-from langchain_session_recall.recall import tags
+from langchain_session_recall.recall.render import (
+    Piece,
+    text_pieces,
+    transcript_pieces,
+    window_pieces,
+)
+from langchain_session_recall.recalled import RecalledSession
 from langchain_session_recall.results import Result
-from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, term_pattern
+from langchain_session_recall.transcript import (
+    EARLIER_MARKER,
+    LATER_MARKER,
+    Transcript,
+    term_pattern,
+)
 
 __all__ = [
     "clean",
@@ -48,7 +59,7 @@ __all__ = [
 MATCH_STYLE = "bold black on yellow"
 _PREVIEW = 100  # characters of a session's first message in the recent table
 _ROLE_STYLES = {"USER": "bold cyan", "ASSISTANT": "bold green", "SYSTEM": "bold", "TOOL": "magenta"}
-_SESSION_LINE = re.compile(r"^--- session .* ---$", re.MULTILINE)
+_STYLES: dict[str, str | None] = {"session": "dim", "marker": "dim italic", "text": None}
 _MARKERS = re.compile(
     "|".join(re.escape(m.strip()) for m in (EARLIER_MARKER, LATER_MARKER, "...[truncated]..."))
 )
@@ -69,17 +80,28 @@ def print_lines(console: Console, lines: Iterable[str | Text]) -> None:
 # ----------------------------------------------------------------------------- transcripts
 
 
-def _transcript(text: str, words: Sequence[str] = ()) -> Text:
+def _transcript(pieces: Sequence[Piece], words: Sequence[str] = ()) -> Text:
     """A transcript with role tags, chain markers and the matched words styled."""
-    body = Text(clean(text))
-    for match in tags.TAG.finditer(body.plain):
-        body.stylize(_ROLE_STYLES[match.group("role")], match.start(), match.end())
-    body.highlight_regex(_SESSION_LINE, "dim")
-    body.highlight_regex(_MARKERS, "dim italic")
+    body = Text()
+    for piece in pieces:
+        style = _ROLE_STYLES.get(piece.role or "") if piece.kind == "tag" else _STYLES[piece.kind]
+        body.append(clean(piece.text), style=style)
+    body.highlight_regex(_MARKERS, "dim italic")  # a tool output's own "...[truncated]..."
     pattern = term_pattern(words)
     if pattern is not None:
         body.highlight_regex(pattern, MATCH_STYLE)
     return body
+
+
+def _pieces(result: Result) -> list[Piece]:
+    """A result's text as pieces: rendered from the window it carries, or read from its text
+    when that is not the window's render (a recap)."""
+    recalled = RecalledSession.from_metadata(result.metadata)
+    if recalled is not None and len(recalled.windows) == 1:
+        pieces = window_pieces(recalled.windows[0], ids_shown=recalled.ids_shown)
+        if "".join(p.text for p in pieces) == result.page_content:
+            return pieces
+    return text_pieces(result.page_content)
 
 
 def _words(meta: Mapping[str, Any]) -> tuple[str, ...]:
@@ -127,7 +149,7 @@ def _panel(index: int, result: Result) -> Panel:
     title = Text(f"{index}. {clean(meta.get('title') or '(untitled session)')}", style="bold")
     words = () if meta.get("summary_status") else _words(meta)
     resume = [Text(clean(f"resume: {meta['resume']}"), style="dim")] if meta.get("resume") else []
-    body = Group(_facts(meta), *resume, Text(""), _transcript(result.page_content, words))
+    body = Group(_facts(meta), *resume, Text(""), _transcript(_pieces(result), words))
     return Panel(body, title=title, title_align="left", box=box.ROUNDED, padding=(0, 1))
 
 
@@ -222,14 +244,14 @@ def print_recent(console: Console, results: Sequence[Result]) -> None:
 
 
 def print_show(
-    console: Console, head: Sequence[str], transcript: str, *, pager: bool, out: TextIO
+    console: Console, head: Sequence[str], transcript: Transcript, *, pager: bool, out: TextIO
 ) -> None:
     """A session's head lines and transcript; through a pager on a terminal when taller."""
     lines = [Text(clean(head[0]), style="bold"), *(Text(clean(h), style="dim") for h in head[1:])]
-    body = _transcript(transcript)
+    body = _transcript(transcript_pieces(transcript, ids_shown=True))
     import shutil  # (shutil loads compression modules: only here)
 
-    tall = len(lines) + transcript.count("\n") + 2 > shutil.get_terminal_size((100, 40)).lines
+    tall = len(lines) + transcript.text.count("\n") + 2 > shutil.get_terminal_size((100, 40)).lines
     if pager and tall and out is sys.stdout and out.isatty():
         os.environ.setdefault("LESS", "FRX")  # less: keep colours, quit when it fits
         with console.pager(styles=True):

@@ -118,7 +118,6 @@ def show(
         head.append(f"parent {parent} (root {root})")
     if len(ids) > 1:
         head.append(f"includes {len(ids) - 1} sub-session(s): {', '.join(ids[1:])}")
-    text = format_transcript(messages, show_ids=True, root_id=session.id).text
-
-    print_show(state.console(), head, text, pager=not no_pager, out=state.out)
+    transcript = format_transcript(messages, show_ids=True, root_id=session.id)
+    print_show(state.console(), head, transcript, pager=not no_pager, out=state.out)
     return EXIT_OK

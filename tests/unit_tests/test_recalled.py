@@ -11,12 +11,13 @@ from langchain_core.documents import Document
 from langchain_session_recall import SessionStore
 from langchain_session_recall.demo import build_demo_store
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recall.render import window_text
 from langchain_session_recall.recalled import RECALL_KEY, RecalledSession, shown_window
 from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.request import SearchRequest
 from langchain_session_recall.summarize.extractive import parse_transcript, window_blocks
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
-from langchain_session_recall.transcript import format_transcript, window_text
+from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, format_transcript
 
 # Chains (sub-sessions), tool calls and tool results, windows cut at both ends.
 _QUERIES = ("docker permission denied", "CORS nginx", "database migration", "deploy", "test")
@@ -119,7 +120,10 @@ def test_every_cut_reads_as_its_text() -> None:
             for end in range(start, len(text) + 1):
                 shown = shown_window(text, transcript.parts, start, end)
                 blocks = window_blocks(shown, ids_shown=ids)
-                assert blocks == parse_transcript(window_text(text, start, end)), (start, end)
+                rendered = window_text(shown, ids_shown=ids)
+                marked = (EARLIER_MARKER if start else "") + text[start:end]
+                assert rendered == marked + (LATER_MARKER if end < len(text) else "")
+                assert blocks == parse_transcript(rendered), (start, end)
 
 
 def test_to_dict_is_what_asdict_gives(demo: SessionStore) -> None:

@@ -6,7 +6,6 @@ from langchain_session_recall.transcript import (
     format_transcript,
     format_when,
     window_bounds,
-    window_text,
 )
 
 
@@ -89,7 +88,14 @@ def test_long_tool_output_keeps_head_and_tail_once() -> None:
 
 
 def _window(text: str, center: int, max_chars: int) -> str:
-    return window_text(text, *window_bounds(text, center, max_chars))
+    """The cut ``window_bounds`` chooses, with the markers a result shows where it cut."""
+    start, end = window_bounds(text, center, max_chars)
+    cut_before, cut_after = start > 0, end < len(text)
+    return (
+        (EARLIER_MARKER if cut_before else "")
+        + text[start:end]
+        + (LATER_MARKER if cut_after else "")
+    )
 
 
 def test_window_centres_on_match_and_marks_cuts() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from langchain_session_recall.cli.output import _transcript
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recall.render import text_pieces, transcript_pieces
 from langchain_session_recall.recall.tags import INDENTED_TAG, TAG
 from langchain_session_recall.summarize.extractive import parse_transcript
 from langchain_session_recall.transcript import format_transcript
@@ -70,8 +71,14 @@ def test_the_recap_checks_see_indented_tags_the_transcript_reader_does_not() -> 
     assert [m.group("id") for m in TAG.finditer(text)] == ["8"]
 
 
-def test_the_cli_styles_every_tag_a_call_tag_too() -> None:
-    text = format_transcript(_messages(), show_ids=True).text
-    styled = _transcript(text)
-    starts = {span.start for span in styled.spans}
-    assert starts >= {part.start for part in format_transcript(_messages(), show_ids=True).parts}
+@pytest.mark.parametrize("made_elsewhere", [False, True])
+def test_the_cli_styles_every_tag_a_call_tag_too(made_elsewhere: bool) -> None:
+    """From the transcript's data (``show``), or read from text made elsewhere (a recap)."""
+    transcript = format_transcript(_messages(), show_ids=True)
+    if made_elsewhere:
+        styled = _transcript(text_pieces(transcript.text))
+    else:
+        styled = _transcript(transcript_pieces(transcript, ids_shown=True))
+    assert styled.plain == transcript.text
+    tagged = {(span.start, span.end) for span in styled.spans}
+    assert tagged >= {(part.start, part.tag_end) for part in transcript.parts}

@@ -1,0 +1,140 @@
+"""Text at the edge: a recalled window rendered as the transcript text a search shows (pure).
+
+A search result is data first (:class:`~langchain_session_recall.recalled.Window`: the messages
+shown, what was cut); its ``page_content`` is rendered from that data here, and nowhere else.
+The render comes as :class:`Piece` s, so a surface that styles text (the command line) styles
+each tag, ``--- session`` line and truncation marker as what it is, without reading the text
+back.
+
+Example:
+    >>> from langchain_session_recall.recalled import ShownMessage, Window
+    >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
+    ...             ShownMessage(5, "t", "tool", "TOOL:ls", "a.py b.py", cut=True)),
+    ...            elided_after=True)
+    >>> print(window_text(w, ids_shown=True))
+    [USER #4]: hi
+    <BLANKLINE>
+    --- session t ---
+    <BLANKLINE>
+    [TOOL:ls #5]: a.py b.py
+    <BLANKLINE>
+    ...[later conversation truncated]...
+    >>> [(p.kind, p.role) for p in window_pieces(w, ids_shown=True) if p.kind != "text"]
+    [('tag', 'USER'), ('session', None), ('tag', 'TOOL'), ('marker', None)]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_session_recall.recall import tags
+from langchain_session_recall.recalled import ShownMessage, Window, shown_window
+from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, Transcript
+
+__all__ = ["Piece", "PieceKind", "text_pieces", "transcript_pieces", "window_pieces", "window_text"]
+
+PieceKind = Literal["text", "tag", "session", "marker"]
+_SEPARATOR = "\n\n"
+_SESSION_LINE = re.compile(r"^--- session .* ---$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A run of rendered text and what it is: a message's ``tag`` (its ``role`` upper case:
+    ``USER``, ``TOOL``), a ``session`` line where the chain moves into another session, a
+    truncation ``marker``, or ``text`` (message text, separators)."""
+
+    text: str
+    kind: PieceKind = "text"
+    role: str | None = None
+
+
+def window_pieces(window: Window, *, ids_shown: bool) -> list[Piece]:
+    """The pieces that render ``window``: joined, they are its text (:func:`window_text`)."""
+    out: list[Piece] = []
+    if window.elided_before:
+        out.append(Piece(EARLIER_MARKER.rstrip("\n"), "marker"))
+        out.append(Piece(EARLIER_MARKER[len(EARLIER_MARKER.rstrip("\n")) :]))
+    if window.lead:
+        out += _lead(window)
+    last = len(window.messages) - 1
+    previous: ShownMessage | None = None
+    for i, message in enumerate(window.messages):
+        if previous is not None:
+            out.append(Piece(_SEPARATOR))
+            if message.session_id != previous.session_id:
+                out.append(Piece(f"--- session {message.session_id} ---", "session"))
+                out.append(Piece(_SEPARATOR))
+        ident = message.id if ids_shown else None
+        tag = tags.tag(message.label, ident, message.call)
+        out.append(Piece(tag, "tag", message.role.upper()))
+        if not (i == last and window.last_tag_only):
+            out.append(Piece(_after_tag(message) + message.text))
+        previous = message
+    if window.trailing:
+        out.append(Piece(window.trailing))
+    if window.elided_after:
+        out.append(Piece(LATER_MARKER[: len(LATER_MARKER) - len(LATER_MARKER.lstrip("\n"))]))
+        out.append(Piece(LATER_MARKER.lstrip("\n"), "marker"))
+    return out
+
+
+def window_text(window: Window, *, ids_shown: bool) -> str:
+    """The text a search shows of ``window``: its messages tagged (with their ids when
+    ``ids_shown``), a ``--- session <id> ---`` line where the chain moves on, truncation
+    markers where the conversation was cut."""
+    return "".join(p.text for p in window_pieces(window, ids_shown=ids_shown))
+
+
+def transcript_pieces(transcript: Transcript, *, ids_shown: bool) -> list[Piece]:
+    """A whole transcript (``session-recall show``) as pieces, rendered as a window of all of
+    it: joined, they are ``transcript.text``."""
+    whole = shown_window(transcript.text, transcript.parts, 0, len(transcript.text))
+    return window_pieces(whole, ids_shown=ids_shown)
+
+
+def text_pieces(text: str) -> list[Piece]:
+    """Text made elsewhere (a recap, a Document a user built) as pieces, its tags and
+    ``--- session`` lines found by reading it: the one place text is read back for them.
+
+    Example:
+        >>> [(p.kind, p.text) for p in text_pieces("Recap.\\n[USER #4]: hi")]
+        [('text', 'Recap.\\n'), ('tag', '[USER #4]:'), ('text', ' hi')]
+    """
+    found: list[tuple[int, int, PieceKind, str | None]]
+    found = [(m.start(), m.end(), "tag", m.group("role")) for m in tags.TAG.finditer(text)]
+    found += [(m.start(), m.end(), "session", None) for m in _SESSION_LINE.finditer(text)]
+    out: list[Piece] = []
+    at = 0
+    for start, end, kind, role in sorted(found):
+        if start < at:
+            continue
+        if start > at:
+            out.append(Piece(text[at:start]))
+        out.append(Piece(text[start:end], kind, role))
+        at = end
+    if at < len(text):
+        out.append(Piece(text[at:]))
+    return out
+
+
+def _lead(window: Window) -> list[Piece]:
+    """The window's text before its first tag, its ``--- session`` line (when the window
+    shows the one before its first message) as a piece of its own."""
+    if not window.messages:
+        return [Piece(window.lead)]
+    line = f"--- session {window.messages[0].session_id} ---"
+    before, found, after = window.lead.rpartition(line)
+    if not found or after != _SEPARATOR or (before and not before.endswith(_SEPARATOR)):
+        return [Piece(window.lead)]
+    return [p for p in (Piece(before), Piece(line, "session"), Piece(after)) if p.text]
+
+
+def _after_tag(message: ShownMessage) -> str:
+    """What follows a tag: a space, or a line break before a tool call's arguments (none when
+    the call has no argument below its tag)."""
+    if not message.call:
+        return " "
+    return "\n" if message.text or message.cut else ""
