@@ -65,7 +65,7 @@ class Evidence:
     """Whether anything still matches: a message or the header."""
 
 
-def evidence_words(query: ParsedQuery, expansions: Mapping[str, str]) -> dict[str, str]:
+def evidence_words(query: ParsedQuery, expansions: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """Every word a search may have matched, each with the key of the term it stands for
     (``matched_terms`` and ``query_expansions`` name terms so; :data:`MORE_TERMS` for those
     past the per-term budget, matched together): all the query's terms (strict and relaxed, not
@@ -73,7 +73,7 @@ def evidence_words(query: ParsedQuery, expansions: Mapping[str, str]) -> dict[st
 
     Example:
         >>> from langchain_session_recall.core.query import parse_query
-        >>> evidence_words(parse_query("deploy sk-proj-ab* NOT x"), {"deploy": "deploys"})
+        >>> evidence_words(parse_query("deploy sk-proj-ab* NOT x"), {"deploy": ("deploys",)})
         {'deploy': 'deploy', 'sk proj ab': 'sk proj ab*', 'deploys': 'deploy'}
     """
     out: dict[str, str] = {}
@@ -87,8 +87,8 @@ def evidence_words(query: ParsedQuery, expansions: Mapping[str, str]) -> dict[st
     for key, searched in expansions.items():
         # a phrase's prefix is completed in its last word: the phrase is what was searched
         lead = key.rstrip("*").split()[:-1]
-        for word in searched.split(","):
-            if found := word.strip().rstrip("*"):
+        for word in searched:
+            if found := word.rstrip("*"):
                 phrase = found if len(found.split()) > 1 else " ".join([*lead, found])
                 out.setdefault(phrase, key)
     return out

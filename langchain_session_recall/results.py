@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -217,7 +217,7 @@ class _SearchResult:
             "matched_terms": list(ranked.matched_terms),
             "coverage": ranked.coverage,
             "signals": dict(ranked.signals) if ranked.signals is not None else None,
-            "query_expansions": dict(outcome.expansions),
+            "query_expansions": _said(outcome.expansions),
             "time_hint": _time_hint(outcome),
             "query": _clean(bound_query(self.query), self.redact),
             "query_reading": outcome.reading,
@@ -275,14 +275,19 @@ class _SearchResult:
         redact = self.redact
         expansions = {}
         for key, searched in self.outcome.expansions.items():
-            words = [w.strip() for w in searched.split(",")]
-            shown = [w for w in words if w.rstrip("*") in self.seen and redact(w) == w]
+            shown = tuple(w for w in searched if w.rstrip("*") in self.seen and redact(w) == w)
             if shown:
-                expansions[key] = ", ".join(shown)
+                expansions[key] = shown
         for result in results:
-            result.metadata["query_expansions"] = dict(expansions)
+            result.metadata["query_expansions"] = _said(expansions)
             result.metadata["sessions_searched"] -= self.dropped
         return results
+
+
+def _said(expansions: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """The words searched instead of a query's terms as metadata says them: ``{"c*": "config,
+    cach"}`` (text at the edge; the search keeps them as tuples)."""
+    return {key: ", ".join(words) for key, words in expansions.items()}
 
 
 def _surviving(ranked: RankedSession, evidence: Evidence, words: dict[str, str]) -> RankedSession:

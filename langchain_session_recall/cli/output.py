@@ -108,8 +108,11 @@ def _words(meta: Mapping[str, Any]) -> tuple[str, ...]:
     query = meta.get("query") or ""
     if not query.strip():
         return ()
+    # the metadata says the words searched instead as text ("config, cach"): its public form
+    said: Mapping[str, str] = meta.get("query_expansions") or {}
+    instead = {key: tuple(w.strip() for w in words.split(",")) for key, words in said.items()}
     try:
-        return highlight_words(parse_query(query), meta.get("query_expansions") or {})
+        return highlight_words(parse_query(query), instead)
     except ValueError:  # nothing searchable (the search would have said so)
         return ()
 

@@ -438,11 +438,11 @@ are)``, or ``None`` when the store cannot list its vocabulary."""
 
 def complete_prefixes(
     query: ParsedQuery, completions: Completions
-) -> tuple[ParsedQuery, dict[str, str]]:
+) -> tuple[ParsedQuery, dict[str, tuple[str, ...]]]:
     """``query`` with each prefix term searched as its most frequent completions (at most
     :data:`MAX_PREFIX_COMPLETIONS`, and :data:`MAX_QUERY_COMPLETIONS` shared by the query's
-    prefixes), and, for each prefix that had more, the words searched (``{"c*": "config, cach,
-    ..."}``, as a search reports the words searched instead).
+    prefixes), and, for each prefix that had more, the words searched (``{"c*": ("config",
+    "cach", ...)}``, as a search reports the words searched instead).
 
     ``completions`` is the store's (its vocabulary read once per prefix). A prefix the store
     cannot list, or with no completion, or with CJK text (matched in the bigram index) stays
@@ -455,14 +455,14 @@ def complete_prefixes(
         ...     return vocab[prefix][:limit], len(vocab[prefix])
         >>> q, cut = complete_prefixes(parse_query("dep* NOT c*"), completions)
         >>> q.relaxed[0].completions, q.excluded[0].completions, cut
-        (('deploy',), ('config',), {'dep*': 'deploy', 'c*': 'config'})
+        (('deploy',), ('config',), {'dep*': ('deploy',), 'c*': ('config',)})
     """
     terms = [t for _, t in query.strict] + [*query.relaxed, *query.excluded]
     prefixes = {t.tokens for t in terms if t.prefix and not has_cjk(t.tokens[-1])}
     each = max(1, min(MAX_PREFIX_COMPLETIONS, MAX_QUERY_COMPLETIONS // max(1, len(prefixes))))
     found: dict[str, tuple[str, ...]] = {}
     totals: dict[str, int] = {}
-    capped: dict[str, str] = {}
+    capped: dict[str, tuple[str, ...]] = {}
 
     def complete(term: Term) -> Term:
         last = term.tokens[-1]
@@ -474,7 +474,7 @@ def complete_prefixes(
             found[last] = tuple(words[:each])
             totals[last] = total
         if totals[last] > len(found[last]):
-            capped[" ".join(term.tokens).lower() + "*"] = ", ".join(found[last])
+            capped[" ".join(term.tokens).lower() + "*"] = found[last]
         return replace(term, completions=found[last]) if found[last] else term
 
     expanded = replace(
@@ -542,7 +542,7 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
 
 
 def highlight_words(
-    query: ParsedQuery, expansions: Mapping[str, str] | None = None
+    query: ParsedQuery, expansions: Mapping[str, Sequence[str]] | None = None
 ) -> tuple[str, ...]:
     """The words to look for in a transcript that matched ``query``.
 
@@ -551,14 +551,14 @@ def highlight_words(
     :func:`~langchain_session_recall.search.pipeline.search_sessions` reports them).
 
     Example:
-        >>> highlight_words(parse_query("how did we fix pgbouncr?"), {"pgbouncr": "pgbouncer"})
+        >>> highlight_words(parse_query("how did we fix pgbouncr?"), {"pgbouncr": ("pgbouncer",)})
         ('fix', 'pgbouncr', 'pgbouncer')
     """
     out: dict[str, None] = {}
     for term in search_terms(query):
         out.setdefault(" ".join(term.tokens), None)
     for searched in (expansions or {}).values():
-        for word in searched.split(","):
-            if word.strip().rstrip("*"):
-                out.setdefault(word.strip().rstrip("*"), None)
+        for word in searched:
+            if word.rstrip("*"):
+                out.setdefault(word.rstrip("*"), None)
     return tuple(out)

@@ -283,7 +283,7 @@ def term_candidates(
     terms: Sequence[Term],
     request: SearchRequest,
     filters: SearchFilters,
-    expansions: dict[str, str],
+    expansions: dict[str, tuple[str, ...]],
 ) -> tuple[dict[str, list[MessageHit]], dict[str, list[SessionHit]], dict[str, str]]:
     """The candidates of a natural or relaxed reading: the message hits (:func:`term_hits`)
     and header hits (:func:`header_hits`) of each search term, and the chain root of every
@@ -313,7 +313,7 @@ def term_hits(
     per_session: int | None = HITS_PER_SESSION,
     sessions: int | None = SESSIONS_PER_TERM,
     automation_sources: Sequence[str] = AUTOMATION_SOURCES,
-    expansions: dict[str, str] | None = None,
+    expansions: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, list[MessageHit]]:
     """Message hits of each search term matched alone (terms that match nothing are absent):
     the best ``limit`` of them and the best ``per_session`` of the best ``sessions`` sessions
@@ -364,7 +364,7 @@ def term_hits(
         if not hits:  # a misspelt word, else a partial one
             hits, used = _instead(backend, term, match, per_session, sessions)
         if used and expansions is not None:
-            expansions[_term_key(term)] = ", ".join(used)
+            expansions[_term_key(term)] = tuple(used)
         if hits:
             out[_term_key(term)] = hits
     rest = tuple(terms[MAX_SEARCH_TERMS:])

@@ -69,7 +69,7 @@ class SearchOutcome:
     query: ParsedQuery
     reading: QueryReading
     sessions: list[RankedSession] = field(default_factory=list)
-    expansions: dict[str, str] = field(default_factory=dict)
+    expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Query words that matched nothing and what was searched instead (typo or prefix), and
     prefixes searched as their most frequent completions (``MAX_PREFIX_COMPLETIONS``)."""
     time_hint: TimeHint | None = None
