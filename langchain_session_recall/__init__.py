@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         SearchMetadata,
         metadata_of,
     )
-    from langchain_session_recall.recalled import RecalledSession
+    from langchain_session_recall.recall.model import RecalledSession
     from langchain_session_recall.recorder import SessionRecorder
     from langchain_session_recall.retriever import SessionRecallRetriever
     from langchain_session_recall.summarize.summarizer import SessionSummarizer
@@ -89,7 +89,7 @@ _WHERE = {
     "ParsedQuery": "core.query",
     "PostgresSessionStore": "backends",
     "ReadOnlyStoreError": "errors",
-    "RecalledSession": "recalled",
+    "RecalledSession": "recall.model",
     "RecentMetadata": "recall.metadata",
     "SearchMetadata": "recall.metadata",
     "metadata_of": "recall.metadata",

@@ -25,7 +25,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import InvalidArgumentError, SessionOwnerError
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.tool_calls import parse_tool_calls
+from langchain_session_recall.recall.tool_calls import parse_tool_calls
 
 __all__ = ["SessionChatMessageHistory"]
 

@@ -27,8 +27,8 @@ from langchain_session_recall.core.redaction import SecretPattern, redact_secret
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
+from langchain_session_recall.recall.build import Result, recall
 from langchain_session_recall.recorder import configured_session
-from langchain_session_recall.results import Result, recall
 from langchain_session_recall.search.blend import (
     DEFAULT_DENSE_CANDIDATES,
     DEFAULT_DENSE_WEIGHT,

@@ -18,9 +18,9 @@ from langchain_session_recall.core.redaction import match_shown_id
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import Session, StoredMessage
-from langchain_session_recall.results import redact_messages, redact_session
-from langchain_session_recall.tool_calls import map_arguments, parse_tool_calls
-from langchain_session_recall.transcript import format_transcript, format_when
+from langchain_session_recall.recall.build import redact_messages, redact_session
+from langchain_session_recall.recall.tool_calls import map_arguments, parse_tool_calls
+from langchain_session_recall.recall.transcript import format_transcript, format_when
 
 __all__ = [
     "SHOW_DEFAULT_CHARS",

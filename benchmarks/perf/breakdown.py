@@ -42,7 +42,7 @@ from langchain_session_recall import SessionRecallRetriever, SessionStore  # noq
 from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
 from langchain_session_recall.core.redaction import redact_secrets  # noqa: E402
 from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
-from langchain_session_recall.results import recall  # noqa: E402
+from langchain_session_recall.recall.build import recall  # noqa: E402
 from langchain_session_recall.search.pipeline import search_sessions  # noqa: E402
 from langchain_session_recall.search.request import SearchRequest  # noqa: E402
 

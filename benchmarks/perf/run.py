@@ -372,7 +372,7 @@ def reference_search(conn: sqlite3.Connection, store: Any, expression: str) -> i
     """The reference algorithm (Hermes-style): 50 FTS rows, one ``get_session`` per hop to find
     each hit's root, the first hit per root, then the whole root session loaded and cut around
     that hit. Returns how many roots it found."""
-    from langchain_session_recall.transcript import (
+    from langchain_session_recall.recall.transcript import (
         EARLIER_MARKER,
         LATER_MARKER,
         format_transcript,
@@ -441,7 +441,7 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
     from langchain_core.documents import Document
 
     from langchain_session_recall import SessionStore
-    from langchain_session_recall.transcript import format_transcript
+    from langchain_session_recall.recall.transcript import format_transcript
 
     base_rss = _vm("VmHWM")
     store = SessionStore(path)

@@ -21,7 +21,7 @@ from langchain_session_recall.cli.state import (
     plural,
 )
 from langchain_session_recall.core.redaction import redact_secrets
-from langchain_session_recall.results import recall
+from langchain_session_recall.recall.build import recall
 from langchain_session_recall.search.request import SearchRequest
 
 __all__ = ["demo"]

@@ -27,15 +27,15 @@ from rich.text import Text
 from langchain_session_recall.core.query import highlight_words, parse_query
 from langchain_session_recall.core.text import human_size
 from langchain_session_recall.core.text import safe_for_terminal as clean
+from langchain_session_recall.recall.build import Result
+from langchain_session_recall.recall.model import RecalledSession
 from langchain_session_recall.recall.render import (
     Piece,
     text_pieces,
     transcript_pieces,
     window_pieces,
 )
-from langchain_session_recall.recalled import RecalledSession
-from langchain_session_recall.results import Result
-from langchain_session_recall.transcript import (
+from langchain_session_recall.recall.transcript import (
     EARLIER_MARKER,
     LATER_MARKER,
     Transcript,

@@ -1,6 +1,7 @@
 """``search`` and ``recent``: past sessions matching a query, or the latest ones, through the
-same orchestration as the retriever and the tool (:func:`~langchain_session_recall.results.recall`;
-a hybrid search through the retriever itself); ``--summarize`` recaps them with a chat model."""
+same orchestration as the retriever and the tool
+(:func:`~langchain_session_recall.recall.build.recall`; a hybrid search through the retriever
+itself); ``--summarize`` recaps them with a chat model."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from langchain_session_recall.cli.state import (
 )
 from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.errors import InvalidArgumentError, MissingFeatureError
-from langchain_session_recall.results import Result, recall
+from langchain_session_recall.recall.build import Result, recall
 from langchain_session_recall.search.request import SearchRequest
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from langchain_session_recall.cli.state import (
 )
 from langchain_session_recall.core.redaction import match_shown_id, redact_secrets
 from langchain_session_recall.core.where import where_fields
-from langchain_session_recall.results import redact_messages, redact_session
+from langchain_session_recall.recall.build import redact_messages, redact_session
 
 __all__ = ["show"]
 
@@ -60,7 +60,7 @@ def show(
     With --user, a session of another user is not found, and other users' sub-sessions are
     left out of the chain.
     """
-    from langchain_session_recall.transcript import format_transcript, format_when
+    from langchain_session_recall.recall.transcript import format_transcript, format_when
 
     with open_db(db, read_only) as store:
         session = store.get_session(session_id)

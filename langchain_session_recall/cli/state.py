@@ -15,7 +15,7 @@ import click
 from langchain_session_recall.backends import SessionBackend, open_store
 from langchain_session_recall.core.text import escape_for_terminal
 from langchain_session_recall.core.text import plural as core_plural
-from langchain_session_recall.results import Result
+from langchain_session_recall.recall.build import Result
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -1,13 +1,13 @@
 """Text at the edge: a recalled window rendered as the transcript text a search shows (pure).
 
-A search result is data first (:class:`~langchain_session_recall.recalled.Window`: the messages
+A search result is data first (:class:`~langchain_session_recall.recall.model.Window`: the messages
 shown, what was cut); its ``page_content`` is rendered from that data here, and nowhere else.
 The render comes as :class:`Piece` s, so a surface that styles text (the command line) styles
 each tag, ``--- session`` line and truncation marker as what it is, without reading the text
 back.
 
 Example:
-    >>> from langchain_session_recall.recalled import ShownMessage, Window
+    >>> from langchain_session_recall.recall.model import ShownMessage, Window
     >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
     ...             ShownMessage(5, "t", "tool", "TOOL:ls", "a.py b.py", cut=True)),
     ...            elided_after=True)
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from langchain_session_recall.recall import tags
-from langchain_session_recall.recalled import ShownMessage, Window, shown_window
-from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, Transcript
+from langchain_session_recall.recall.model import ShownMessage, Window, shown_window
+from langchain_session_recall.recall.transcript import EARLIER_MARKER, LATER_MARKER, Transcript
 
 __all__ = ["Piece", "PieceKind", "text_pieces", "transcript_pieces", "window_pieces", "window_text"]
 

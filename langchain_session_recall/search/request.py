@@ -2,7 +2,7 @@
 
 Every surface (the retriever, the ``session_search`` tool, the ``session-recall`` CLI, the MCP
 server) turns what it was given into a :class:`SearchRequest` and hands it to
-:func:`~langchain_session_recall.results.recall`; none of them declares a default of its own,
+:func:`~langchain_session_recall.recall.build.recall`; none of them declares a default of its own,
 nor a check: a request that cannot be answered (``k`` below 1, a role no message has, a date
 range with nothing in it) raises :class:`~langchain_session_recall.errors.InvalidArgumentError`
 (a ``ValueError``) that says what to give instead, rather than finding nothing.

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from langchain_session_recall.core.query import STOP_WORDS
 from langchain_session_recall.recall import tags
-from langchain_session_recall.recalled import Window
+from langchain_session_recall.recall.model import Window
+from langchain_session_recall.recall.transcript import LATER_MARKER
 from langchain_session_recall.summarize.budget import Recap, cut_text
-from langchain_session_recall.transcript import LATER_MARKER
 
 __all__ = [
     "DEFAULT_RECAP_CHARS",
@@ -122,7 +122,7 @@ def window_blocks(window: Window, *, ids_shown: bool) -> list[TranscriptBlock]:
     (``[USER]: ...`` on a line of its own) stays one block.
 
     Example:
-        >>> from langchain_session_recall.recalled import ShownMessage
+        >>> from langchain_session_recall.recall.model import ShownMessage
         >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
         ...             ShownMessage(5, "t", "assistant", "ASSISTANT", "hello")))
         >>> [b.render() for b in window_blocks(w, ids_shown=True)]

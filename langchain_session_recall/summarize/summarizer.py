@@ -60,7 +60,7 @@ from langchain_session_recall.core.redaction import (
 )
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
-from langchain_session_recall.recalled import RecalledSession
+from langchain_session_recall.recall.model import RecalledSession
 from langchain_session_recall.summarize.budget import RECAP_KEY
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,

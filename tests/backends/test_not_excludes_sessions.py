@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from store_targets import StoreFactory
 
-from langchain_session_recall.results import search_results
+from langchain_session_recall.recall.build import search_results
 
 
 def _fill(store) -> None:  # type: ignore[no-untyped-def]

@@ -19,7 +19,7 @@ from langchain_session_recall import (
     SessionRecallRetriever,
     metadata_of,
 )
-from langchain_session_recall.recalled import RECALL_KEY
+from langchain_session_recall.recall.model import RECALL_KEY
 
 NOW = time.time()
 

@@ -11,7 +11,7 @@ import pytest
 from store_targets import StoreFactory
 
 from langchain_session_recall.core.redaction import redact_secrets
-from langchain_session_recall.results import search_results
+from langchain_session_recall.recall.build import search_results
 
 KEY = "sk-proj-" + "Q7w" * 10
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from store_targets import StoreFactory
 
-from langchain_session_recall.results import search_results
+from langchain_session_recall.recall.build import search_results
 
 LINE = "terraform plan vpc-{i}: Refreshing state... no changes, infrastructure matches"
 

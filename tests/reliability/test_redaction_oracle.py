@@ -3,8 +3,8 @@
 The index holds what was stored, secrets included. Before the fix, asking whether
 ``key-sk-proj-<known prefix><c>*`` matches, one character at a time, read an OpenAI key back
 (401 calls) through the retriever, the tool and MCP alike (all of them go through
-``results.recall``). Now a session found only by text that redaction removes is not returned
-(``langchain_session_recall/evidence.py``), and no metadata names such text.
+``recall.build.recall``). Now a session found only by text that redaction removes is not returned
+(``langchain_session_recall/recall/evidence.py``), and no metadata names such text.
 
 The property tested for every kind of the secrets corpus: a query made of a prefix of the secret
 finds its session no more than it would in a store that held only what redaction leaves (the
@@ -25,7 +25,7 @@ from store_targets import StoreFactory
 
 from langchain_session_recall import create_session_search_tool, redact_secrets
 from langchain_session_recall.errors import EmptyQueryError
-from langchain_session_recall.results import search_results
+from langchain_session_recall.recall.build import search_results
 
 PROJECT = next(s for s in SECRETS if s.kind == "openai_project_key")
 OPENAI = next(s for s in SECRETS if s.kind == "openai_key")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
-from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER
+from langchain_session_recall.recall.transcript import EARLIER_MARKER, LATER_MARKER
 
 
 def _long_session(store: SessionStore) -> None:

@@ -1,13 +1,13 @@
-"""evidence.py: which matches survive redaction (pure; the end-to-end attack is in
+"""recall/evidence.py: which matches survive redaction (pure; the end-to-end attack is in
 tests/reliability/test_redaction_oracle.py)."""
 
 from __future__ import annotations
 
 from langchain_session_recall import redact_secrets
 from langchain_session_recall.core.query import parse_query
-from langchain_session_recall.evidence import evidence_words, surviving_evidence
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.results import redact_messages
+from langchain_session_recall.recall.build import redact_messages
+from langchain_session_recall.recall.evidence import evidence_words, surviving_evidence
 
 KEY = "sk-proj-wTCEAlPJbQr7x2Zk9"
 

@@ -9,8 +9,8 @@ from hermes_fixtures import build_hermes_db
 
 from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.importers import import_claude_code, import_hermes, import_jsonl
-from langchain_session_recall.results import search_results
-from langchain_session_recall.tool_calls import parse_tool_calls
+from langchain_session_recall.recall.build import search_results
+from langchain_session_recall.recall.tool_calls import parse_tool_calls
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

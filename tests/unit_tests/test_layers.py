@@ -16,15 +16,15 @@ SURFACES = (
     "mcp_http",
     "session_window",
 )
-PRESENTATION = ("transcript", "results")
 NEVER = {
     # a module under this prefix ... may not import a module under any of these
-    "core": ("backends", "search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
-    "backends": ("search", "summarize", "importers", "recorder", *PRESENTATION, *SURFACES),
-    "search": ("results", "summarize", "importers", "recorder", *SURFACES),
+    "core": ("backends", "search", "recall", "summarize", "importers", "recorder", *SURFACES),
+    "backends": ("search", "recall", "summarize", "importers", "recorder", *SURFACES),
+    # a search finds sessions; ``recall/`` makes results of them, above it
+    "search": ("recall", "summarize", "importers", "recorder", *SURFACES),
+    # the result as data: below the surfaces and the summarizer, which read it
     "recall": ("summarize", "importers", "recorder", *SURFACES),
-    "summarize": ("importers", "recorder", "results", *SURFACES),
-    "results": ("summarize", *SURFACES),
+    "summarize": ("importers", "recorder", *SURFACES),
 }
 
 

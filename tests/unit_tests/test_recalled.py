@@ -1,4 +1,4 @@
-"""The search result as data (recalled.py): carried on the Document, read by the summarizer."""
+"""The search result as data (recall/model.py): carried on the Document, read by the summarizer."""
 
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ from langchain_core.documents import Document
 from langchain_session_recall import SessionStore
 from langchain_session_recall.demo import build_demo_store
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recall.build import Result, recall
+from langchain_session_recall.recall.model import RECALL_KEY, RecalledSession, shown_window
 from langchain_session_recall.recall.render import window_text
-from langchain_session_recall.recalled import RECALL_KEY, RecalledSession, shown_window
-from langchain_session_recall.results import Result, recall
+from langchain_session_recall.recall.transcript import (
+    EARLIER_MARKER,
+    LATER_MARKER,
+    format_transcript,
+)
 from langchain_session_recall.search.request import SearchRequest
 from langchain_session_recall.summarize.extractive import parse_transcript, window_blocks
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
-from langchain_session_recall.transcript import EARLIER_MARKER, LATER_MARKER, format_transcript
 
 # Chains (sub-sessions), tool calls and tool results, windows cut at both ends.
 _QUERIES = ("docker permission denied", "CORS nginx", "database migration", "deploy", "test")

@@ -27,7 +27,7 @@ from langchain_session_recall.core.redaction import (
     redact_secrets,
 )
 from langchain_session_recall.demo import demo_sessions
-from langchain_session_recall.tool_calls import redact_tool_calls
+from langchain_session_recall.recall.tool_calls import redact_tool_calls
 from tests.reliability.secrets_corpus import ORDINARY, SECRETS
 from tests.unit_tests.test_redaction import LOOKALIKES, SECRET_CORPUS
 

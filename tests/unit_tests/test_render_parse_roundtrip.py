@@ -14,7 +14,7 @@ import pytest
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.demo import build_demo_store
-from langchain_session_recall.recalled import RecalledSession
+from langchain_session_recall.recall.model import RecalledSession
 from langchain_session_recall.summarize.extractive import parse_transcript, window_blocks
 
 _TAG_LIKE = re.compile(r"^\[[A-Z][A-Z:_\-\w ]*(?: #\d+)?[^\]\n]*\]:", re.MULTILINE)

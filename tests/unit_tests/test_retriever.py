@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
-from langchain_session_recall.transcript import EARLIER_MARKER
+from langchain_session_recall.recall.transcript import EARLIER_MARKER
 
 CORS = "20261103_091512_a1b2c3"
 FTS_PARENT = "20261110_134002_5ea7c1"

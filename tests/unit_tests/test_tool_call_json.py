@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_session_recall.tool_calls import _json_text
+from langchain_session_recall.recall.tool_calls import _json_text
 
 _LEAVES = (
     st.none()

@@ -4,9 +4,9 @@ gate knows a copied call tag for a transcript line."""
 from __future__ import annotations
 
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recall.transcript import format_transcript
 from langchain_session_recall.summarize.extractive import extractive_recap, parse_transcript
 from langchain_session_recall.summarize.quality import TRANSCRIPT_FORMAT, assess_recap
-from langchain_session_recall.transcript import format_transcript
 
 SCRIPT = "#!/usr/bin/env python3\n" + "".join(f"step_{n} = {n}\n" for n in range(60))
 SCRIPT += "for photo in folder: rename_by_exif(photo)\n"

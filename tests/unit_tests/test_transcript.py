@@ -1,6 +1,6 @@
 from langchain_session_recall.core.text import TOOL_CLIP_MARKER, clip_tool_output
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.transcript import (
+from langchain_session_recall.recall.transcript import (
     EARLIER_MARKER,
     LATER_MARKER,
     format_transcript,

@@ -11,8 +11,8 @@ from langchain_session_recall.cli.output import _transcript
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.recall.render import text_pieces, transcript_pieces
 from langchain_session_recall.recall.tags import INDENTED_TAG, TAG
+from langchain_session_recall.recall.transcript import format_transcript
 from langchain_session_recall.summarize.extractive import parse_transcript
-from langchain_session_recall.transcript import format_transcript
 
 _CALL = [{"function": {"name": "terminal", "arguments": '{"command": "ls ~/Pictures/2024"}'}}]
 _WRITE = [

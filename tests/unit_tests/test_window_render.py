@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recall.model import shown_window
 from langchain_session_recall.recall.render import window_pieces, window_text
-from langchain_session_recall.recalled import shown_window
-from langchain_session_recall.transcript import (
+from langchain_session_recall.recall.transcript import (
     EARLIER_MARKER,
     LATER_MARKER,
     format_transcript,

@@ -11,7 +11,12 @@ from langchain_session_recall.core.cjk import CJK_RANGES
 from langchain_session_recall.core.text import clip_tool_output
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.recall import tags
-from langchain_session_recall.tool_calls import call_body, call_tag, clip_argument, parse_tool_calls
+from langchain_session_recall.recall.tool_calls import (
+    call_body,
+    call_tag,
+    clip_argument,
+    parse_tool_calls,
+)
 
 __all__ = [
     "EARLIER_MARKER",
@@ -94,7 +99,7 @@ def format_transcript(
 
     An assistant's text comes first, then each of its tool calls as
     ``[ASSISTANT → write_file(path="a.py")]:`` with its long arguments as fenced code blocks
-    (see :func:`~langchain_session_recall.tool_calls.render_tool_call`; ``clip_arguments``
+    (see :func:`~langchain_session_recall.recall.tool_calls.render_tool_call`; ``clip_arguments``
     shortens a long one), tool results as ``[TOOL:name]: ...`` clipped to the first and last
     250 characters. When the
     chain moves into another session than ``root_id`` (a sub-agent or a continuation), a

@@ -19,26 +19,22 @@ from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import bound_query, highlight_words
 from langchain_session_recall.core.where import where_fields
-from langchain_session_recall.evidence import (
+from langchain_session_recall.models import Session, StoredMessage
+from langchain_session_recall.recall import render
+from langchain_session_recall.recall.evidence import (
     MORE_TERMS,
     Evidence,
     evidence_words,
     surviving_evidence,
 )
-from langchain_session_recall.models import Session, StoredMessage
-from langchain_session_recall.recall import render
 from langchain_session_recall.recall.metadata import (
     RecentMetadata,
     SearchMetadata,
     TimeHintMetadata,
 )
-from langchain_session_recall.recalled import recalled_session, shown_window
-from langchain_session_recall.search.blend import DenseSearch
-from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
-from langchain_session_recall.search.ranking import RankedSession
-from langchain_session_recall.search.request import SearchRequest, as_request
-from langchain_session_recall.tool_calls import redact_tool_calls
-from langchain_session_recall.transcript import (
+from langchain_session_recall.recall.model import recalled_session, shown_window
+from langchain_session_recall.recall.tool_calls import redact_tool_calls
+from langchain_session_recall.recall.transcript import (
     Transcript,
     format_transcript,
     format_when,
@@ -46,6 +42,10 @@ from langchain_session_recall.transcript import (
     term_pattern,
     window_bounds,
 )
+from langchain_session_recall.search.blend import DenseSearch
+from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
+from langchain_session_recall.search.ranking import RankedSession
+from langchain_session_recall.search.request import SearchRequest, as_request
 
 __all__ = [
     "Result",
@@ -269,7 +269,7 @@ class _SearchResult:
         they show: a word searched instead of a query word (a typo's correction, a prefix) is
         named only where a result shows it, never when it is text redaction removes; the
         sessions searched leave out those dropped for it (see
-        :mod:`~langchain_session_recall.evidence`)."""
+        :mod:`~langchain_session_recall.recall.evidence`)."""
         if self.redact is None:
             return results
         redact = self.redact

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from langchain_session_recall.models import Session
-from langchain_session_recall.transcript import Part, format_when
+from langchain_session_recall.recall.transcript import Part, format_when
 
 __all__ = ["RECALL_KEY", "RecalledSession", "ShownMessage", "Window", "shown_window"]
 
@@ -168,7 +168,7 @@ def shown_window(text: str, parts: Sequence[Part], start: int, end: int) -> Wind
 
     Example:
         >>> from langchain_session_recall.models import StoredMessage
-        >>> from langchain_session_recall.transcript import format_transcript
+        >>> from langchain_session_recall.recall.transcript import format_transcript
         >>> t = format_transcript([StoredMessage(1, "s", "user", "hi", 0.0),
         ...                        StoredMessage(2, "s", "assistant", "hello there", 0.0)])
         >>> w = shown_window(t.text, t.parts, 0, len(t.text) - 6)

@@ -7,7 +7,7 @@ redacted to be shown anyway, so each is checked there: a matched message counts 
 word that its stored text holds is still in its redacted text. A word its stored text holds
 only inside a redacted span is *hidden*; a message all of whose matching words are hidden is
 dropped, and a session left with no evidence is not returned (see
-:func:`~langchain_session_recall.results.search_results`).
+:func:`~langchain_session_recall.recall.build.search_results`).
 
 A message redaction left unchanged is kept without a look (its match is whatever the index
 found), so an ordinary search costs nothing more. In one redaction changed, a query word must be
@@ -28,8 +28,8 @@ from langchain_session_recall.core.query import (
     search_terms,
 )
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.tool_calls import parse_tool_calls
-from langchain_session_recall.transcript import term_pattern
+from langchain_session_recall.recall.tool_calls import parse_tool_calls
+from langchain_session_recall.recall.transcript import term_pattern
 
 _MARKER = re.compile(r"\[redacted[^\]\n]*\]", re.IGNORECASE)
 """The default rules' markers (``[REDACTED]``, ``[REDACTED:kind]``) in folded text; a custom
