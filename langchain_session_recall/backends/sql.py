@@ -626,6 +626,15 @@ def get_meta(d: Dialect) -> str:
     return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
 
 
+def meta_with_prefix(d: Dialect) -> str:
+    """Every key (and its value) in ``session_recall_meta`` that starts with ``prefix``
+    (compared as text, so ``%`` or ``_`` in it match only themselves)."""
+    return (
+        "SELECT key, value FROM session_recall_meta "
+        f"WHERE substr(key, 1, {d.param('length')}) = {d.param('prefix')}"
+    )
+
+
 def delete_meta(d: Dialect) -> str:
     return f"DELETE FROM session_recall_meta WHERE key = {d.param('key')}"
 

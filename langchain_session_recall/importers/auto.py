@@ -51,6 +51,9 @@ _IMPORT = {
     "opencode": import_opencode,
     "cursor": import_cursor,
 }
+_RESUMING = frozenset({"codex"})
+"""Importers that record where each file's read stopped and read an appended file from
+there (``resume=True``)."""
 _WARNED = "sync:warned:"  # import state key: the retention last warned about, per agent
 
 Marks = dict[str, list[int]]
@@ -328,9 +331,10 @@ def _import(
     whole: Any = list(source.paths) if source.kind == "cursor" else source.paths[0]
     targets = [whole] if files is None else files
     merged = ImportReport(source.kind)
+    more = {"resume": True} if source.kind in _RESUMING else {}
     for target in targets:
         try:
-            report = importer(store, target, show_progress=False, reimport=reimport)
+            report = importer(store, target, show_progress=False, reimport=reimport, **more)
         except (ImportSourceError, MissingFeatureError, ReadLimitError) as exc:
             outcome.error = str(exc)
             if files is None:

@@ -271,7 +271,9 @@ def _write_one(
     """One session's row, new messages (with ledger rows) and end time; ``False`` when the
     session was forgotten and is left out."""
     existing = store.get_session(session.id)
-    known = store.imported_keys(report.kind, session.id)
+    # (a session held already, given no message: nothing to look up, however long it is)
+    asked = existing is None or session.messages
+    known = store.imported_keys(report.kind, session.id) if asked else set()
     if existing is None and known:  # imported before, gone since: forgotten on purpose
         if not reimport:
             report.forgotten.append(session.id)

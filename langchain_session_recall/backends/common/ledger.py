@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.common.validation import (
@@ -120,6 +120,37 @@ class ImportLedger(SessionWrites):
         """
         with self._write() as conn:
             sql.set_meta(conn, self.dialect, _IMPORT_STATE + key, value)
+
+    def read_import_states(self, prefix: str) -> dict[str, str]:
+        """Every import state whose key starts with ``prefix``, by key: what
+        :meth:`read_import_state` gives for each, in one query (an import resuming many files
+        reads where it stopped in each at once).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> store.write_import_states({"resume:a": "1", "resume:b": "2", "sync:x": "3"})
+            >>> store.read_import_states("resume:")
+            {'resume:a': '1', 'resume:b': '2'}
+        """
+        full = _IMPORT_STATE + prefix
+        params = {"length": len(full), "prefix": full}
+        with self._read() as conn:
+            rows = conn.execute(sql.meta_with_prefix(self.dialect), params).fetchall()
+        return {str(k)[len(_IMPORT_STATE) :]: str(v) for k, v in sorted(rows)}
+
+    def write_import_states(self, states: Mapping[str, str]) -> None:
+        """:meth:`write_import_state` for each ``key: value`` of ``states``, in one
+        transaction.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+        """
+        if not states:
+            return
+        with self._write() as conn:
+            for key, value in states.items():
+                sql.set_meta(conn, self.dialect, _IMPORT_STATE + key, value)
 
     def release_forgotten(self, source_kind: str, session_id: str) -> int:
         """Let an import add a forgotten session's messages again: drop its ledger rows from
