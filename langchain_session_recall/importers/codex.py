@@ -595,7 +595,7 @@ class _Reading:
         state = rollout.saved or rollout.state()
         thread = rollout.finish(_mtime(file))
         state["title"] = self.names.get(thread.id)
-        self.points.record(file, fh, cursor, state, before=point, root=root)
+        self.points.record_rollout(file, fh, cursor, state, before=point, root=root)
         return thread
 
 

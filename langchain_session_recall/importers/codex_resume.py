@@ -19,99 +19,32 @@ from typing import Any, BinaryIO
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.importers.records import ImportSession
-from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.resume import (
-    RESUME_PREFIX,
-    LineCursor,
-    ResumePoint,
-    fingerprint,
-    points_of,
-    resume_key,
-    still_appended,
-)
-from langchain_session_recall.messages import storable_text
+from langchain_session_recall.importers.resume import FilePoints, LineCursor, ResumePoint
 
 __all__ = ["RolloutPoints", "stored_call_names"]
 
 KIND = "codex"
-_ONE_BY_ONE = 32  # up to this many files, their points are read one by one (else all at once)
 
 
-class RolloutPoints:
-    """The resume points of the rollouts one import reads: those recorded before (checked
-    against the files), and those to record once the import is written (:meth:`save`).
-    Disabled (``enabled=False``): every rollout is read whole and nothing is recorded."""
+class RolloutPoints(FilePoints):
+    """The resume points of the rollouts one import reads (:class:`FilePoints`): a rollout
+    goes on from its point only when its own ``session_meta`` was read and its copied
+    history is behind it (``settled``); a thread found in several files is read whole."""
 
     def __init__(self, store: SessionBackend, files: Sequence[Path], *, enabled: bool) -> None:
-        self.enabled = enabled
-        self.before: dict[str, ResumePoint] = {}
-        if enabled and len(files) > _ONE_BY_ONE:
-            self.before = points_of(store.read_import_states(f"{RESUME_PREFIX}{KIND}:"))
-        elif enabled:
-            keys = [resume_key(KIND, f) for f in files]
-            self.before = points_of(
-                {k: raw for k in keys if (raw := store.read_import_state(k)) is not None}
-            )
-        self.valid: dict[Path, ResumePoint] = {}
-        self.after: dict[str, tuple[ResumePoint, str, bool]] = {}
+        super().__init__(store, KIND, files, enabled=enabled)
+        self.threads: dict[str, tuple[str, bool]] = {}  # file key: its thread, a root?
         self.kept: set[str] = set()
 
-    def check(self, file: Path, fh: BinaryIO) -> ResumePoint | None:
-        """The point to go on from in ``file`` (open, at its start), when it has one and was
-        only appended to since; ``fh`` is then at the point, else at its start again."""
-        point = self.before.get(resume_key(KIND, file)) if self.enabled else None
-        if (
-            point is None
-            or file.suffix != ".jsonl"
-            or not point.state.get("settled")
-            or not point.state.get("meta")  # (the thread's own session_meta not read yet)
-        ):
-            return None
-        if still_appended(fh, point):
-            self.valid[file] = point
-            return point
-        fh.seek(0)
-        return None
+    def usable(self, point: ResumePoint) -> bool:
+        return bool(point.state.get("settled") and point.state.get("meta"))
 
     def whole(self, files: Iterable[str]) -> None:
         """Read these files whole (a thread found in several files)."""
         for file in files:
             self.valid.pop(Path(file), None)
 
-    def go_on(self, file: Path, fh: BinaryIO) -> ResumePoint | None:
-        """The point :meth:`check` found in ``file``, checked again now that it is read
-        (``fh`` left at it), or ``None``: read it whole, from its start."""
-        point = self.valid.get(file)
-        if point is None:
-            return None
-        if still_appended(fh, point):
-            return point
-        fh.seek(0)
-        return None
-
-    def cursor(
-        self,
-        file: Path,
-        fh: BinaryIO,
-        point: ResumePoint | None,
-        *,
-        report: ImportReport,
-        max_line_bytes: int,
-    ) -> LineCursor | None:
-        """A :class:`LineCursor` over a plain rollout when points are kept (from ``point``),
-        else ``None`` (read it as before)."""
-        if not self.enabled or file.suffix != ".jsonl":
-            return None
-        return LineCursor(
-            fh,
-            name=storable_text(file.name),
-            report=report,
-            max_line_bytes=max_line_bytes,
-            offset=point.offset if point is not None else 0,
-            line=point.line if point is not None else 0,
-        )
-
-    def record(
+    def record_rollout(
         self,
         file: Path,
         fh: BinaryIO,
@@ -124,8 +57,8 @@ class RolloutPoints:
         """Keep where the read of ``file`` stopped, with the parser's ``state`` there; whether
         the thread's copied history is behind it is settled once the import is written."""
         state["settled"] = bool(before is not None and before.state.get("settled"))
-        point = ResumePoint(cursor.offset, cursor.line, fingerprint(fh, cursor.offset), state)
-        self.after[resume_key(KIND, file)] = (point, str(state["thread"]), root)
+        key = self.record(file, fh, cursor, state)
+        self.threads[key] = (str(state["thread"]), root)
 
     def keeping(self, sessions: Iterable[ImportSession]) -> Iterator[ImportSession]:
         """``sessions`` as they are written, noting those that kept a message of their own
@@ -136,12 +69,10 @@ class RolloutPoints:
             yield session
 
     def save(self, store: SessionBackend) -> None:
-        """Record the points of the rollouts read (after their messages were written)."""
-        states: dict[str, str] = {}
-        for key, (point, thread, root) in self.after.items():
+        for key, point in self.after.items():
+            thread, root = self.threads[key]
             point.state["settled"] = point.state["settled"] or root or thread in self.kept
-            states[key] = point.dumps()
-        store.write_import_states(states)
+        super().save(store)
 
 
 def stored_call_names(store: SessionBackend, thread: str) -> Callable[[str], str | None]:

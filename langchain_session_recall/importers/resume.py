@@ -19,17 +19,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.importers.lines import MAX_LINE_BYTES, size_text, skip_line
 from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.messages import storable_text
 
 __all__ = [
     "RESUME_PREFIX",
+    "FilePoints",
     "LineCursor",
     "ResumePoint",
     "fingerprint",
@@ -234,3 +237,92 @@ def points_of(raw: Mapping[str, str]) -> dict[str, ResumePoint]:
     """
     points = {key: ResumePoint.loads(value) for key, value in raw.items()}
     return {key: point for key, point in points.items() if point is not None}
+
+
+_ONE_BY_ONE = 32  # up to this many files, their points are read one by one (else all at once)
+
+
+class FilePoints:
+    """The resume points of the files one import of ``kind`` reads: those recorded before
+    (:meth:`check`-ed against the files), and those to record once the import is written
+    (:meth:`save`). Disabled (``enabled=False``): every file is read whole, from a plain
+    reader, and nothing is recorded. Only plain ``.jsonl`` files are resumed (a compressed
+    one is read whole). An importer whose state makes a point unusable says so in
+    :meth:`usable`."""
+
+    def __init__(
+        self, store: SessionBackend, kind: str, files: Sequence[Path], *, enabled: bool
+    ) -> None:
+        self.kind, self.enabled = kind, enabled
+        self.before: dict[str, ResumePoint] = {}
+        if enabled and len(files) > _ONE_BY_ONE:
+            self.before = points_of(store.read_import_states(f"{RESUME_PREFIX}{kind}:"))
+        elif enabled:
+            keys = [resume_key(kind, f) for f in files]
+            self.before = points_of(
+                {k: raw for k in keys if (raw := store.read_import_state(k)) is not None}
+            )
+        self.valid: dict[Path, ResumePoint] = {}
+        self.after: dict[str, ResumePoint] = {}
+
+    def usable(self, point: ResumePoint) -> bool:
+        """Whether the parser can go on from ``point`` (its state says); any point can here."""
+        return True
+
+    def check(self, file: Path, fh: BinaryIO) -> ResumePoint | None:
+        """The point to go on from in ``file`` (open, at its start), when it has one and was
+        only appended to since; ``fh`` is then at the point, else at its start again."""
+        point = self.before.get(resume_key(self.kind, file)) if self.enabled else None
+        if point is None or file.suffix != ".jsonl" or not self.usable(point):
+            return None
+        if still_appended(fh, point):
+            self.valid[file] = point
+            return point
+        fh.seek(0)
+        return None
+
+    def go_on(self, file: Path, fh: BinaryIO) -> ResumePoint | None:
+        """The point :meth:`check` found in ``file``, checked again now that it is read
+        (``fh`` left at it), or ``None``: read it whole, from its start."""
+        point = self.valid.get(file)
+        if point is None:
+            return None
+        if still_appended(fh, point):
+            return point
+        fh.seek(0)
+        return None
+
+    def cursor(
+        self,
+        file: Path,
+        fh: BinaryIO,
+        point: ResumePoint | None,
+        *,
+        report: ImportReport,
+        max_line_bytes: int,
+    ) -> LineCursor | None:
+        """A :class:`LineCursor` over a plain file when points are kept (from ``point``),
+        else ``None`` (read it with a plain reader, as before)."""
+        if not self.enabled or file.suffix != ".jsonl":
+            return None
+        return LineCursor(
+            fh,
+            name=storable_text(file.name),
+            report=report,
+            max_line_bytes=max_line_bytes,
+            offset=point.offset if point is not None else 0,
+            line=point.line if point is not None else 0,
+        )
+
+    def record(self, file: Path, fh: BinaryIO, cursor: LineCursor, state: dict[str, Any]) -> str:
+        """Keep where the read of ``file`` stopped, with the parser's ``state`` there; returns
+        its key."""
+        key = resume_key(self.kind, file)
+        self.after[key] = ResumePoint(
+            cursor.offset, cursor.line, fingerprint(fh, cursor.offset), state
+        )
+        return key
+
+    def save(self, store: SessionBackend) -> None:
+        """Record the points of the files read (after their messages were written)."""
+        store.write_import_states({key: point.dumps() for key, point in self.after.items()})

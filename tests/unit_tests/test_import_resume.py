@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_cli
 from store_targets import StoreFactory
 
 from langchain_session_recall.backends import SessionBackend
-from langchain_session_recall.importers import import_auto, import_codex, sync
+from langchain_session_recall.importers import import_auto, import_codex, import_jsonl, sync
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.resume import (
     LineCursor,
@@ -193,3 +194,81 @@ def _line(text: str = "", payload: dict[str, Any] | None = None) -> str:
 def _append(file: Path, text: str = "", payload: dict[str, Any] | None = None) -> None:
     with file.open("a") as fh:
         fh.write(_line(text, payload))
+
+
+CHAT = b"".join(
+    json.dumps(line).encode() + b"\n"
+    for line in [
+        {"session_id": "a", "role": "user", "content": "rotate the key", "timestamp": 100},
+        {"session_id": "b", "role": "user", "content": "export CSV?", "timestamp": 110},
+        {"session_id": "a", "role": "assistant", "content": "which key?"},  # dated by 100
+        {"session_id": "a", "title": "Key rotation", "role": "user", "content": "the API key"},
+        {"id": "conv", "messages": [{"role": "user", "content": "hi"}], "timestamp": 120},
+        {"session_id": "b", "role": "assistant", "content": "Billing > Export", "timestamp": 130},
+        {"session_id": "b", "role": "alien", "content": "skipped"},
+        {"session_id": "a", "role": "assistant", "content": "rotated", "timestamp": 140},
+        {"session_id": "a", "role": "user", "content": "thanks"},  # dated by 140
+    ]
+)
+
+
+@pytest.mark.parametrize("cut", _cuts(CHAT)[:-1])
+def test_an_appended_jsonl_file_read_from_its_point_ends_as_a_fresh_import(
+    store_factory: StoreFactory, tmp_path: Path, cut: int
+) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(CHAT[:cut])
+    store = store_factory.open("resumed")
+    import_jsonl(store, chat, resume=True)
+    chat.write_bytes(CHAT)
+    second = import_jsonl(store, chat, resume=True)
+    fresh = store_factory.open("fresh")
+    import_jsonl(fresh, chat)
+    assert _dump(store) == _dump(fresh)
+    # read from where the first import stopped: again only a whole record lacking its newline
+    assert second.already_imported == 0 or (CHAT[cut : cut + 1], second.already_imported) == (
+        b"\n",
+        1,
+    )
+
+
+def test_a_rewritten_jsonl_file_is_read_whole(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(CHAT)
+    import_jsonl(backend_store, chat, resume=True)
+    assert import_jsonl(backend_store, chat, resume=True).already_imported == 0
+    chat.write_bytes(CHAT.replace(b"rotate the key", b"rotate the KEY"))
+    assert import_jsonl(backend_store, chat, resume=True).already_imported == 8
+
+
+def test_many_rollouts_read_their_points_at_once(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    day = tmp_path / "codex" / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    files = []
+    for n in range(40):  # more than are read one by one
+        thread = f"0193a1b2-0000-7000-8000-{n:012d}"
+        meta = {"id": thread, "cwd": "/src/50%_off"}
+        record = {"timestamp": "2026-11-20T09:00:00Z", "type": "session_meta", "payload": meta}
+        files.append(day / f"rollout-2026-11-20T09-00-00-{thread}.jsonl")
+        files[-1].write_text(json.dumps(record) + "\n" + _line(f"question {n}"))
+    assert import_codex(backend_store, tmp_path / "codex", resume=True).messages == 40
+    assert len(backend_store.read_import_states("resume:codex:")) == 40
+    _append(files[7], "one more")
+    again = import_codex(backend_store, tmp_path / "codex", resume=True)
+    assert (again.sessions, again.messages, again.already_imported) == (1, 1, 0)
+
+
+def test_cli_resume_reads_only_the_appended_lines(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_bytes(CHAT)
+    db = str(tmp_path / "recall.db")
+    assert run_cli("import", "jsonl", str(chat), "--db", db, "--resume").code == 4  # (the alien)
+    with chat.open("ab") as fh:
+        fh.write(b'{"session_id": "b", "role": "user", "content": "and PDF?"}\n')
+    result = run_cli("import", "jsonl", str(chat), "--db", db, "--resume", "--json")
+    report = json.loads(result.out)
+    assert (report["messages"], report["already_imported"]) == (1, 0)
