@@ -467,6 +467,15 @@ def imported_keys(d: Dialect) -> str:
     )
 
 
+def ledger_rows(d: Dialect) -> str:
+    """The ledger's session of each of the keys bound as ``keys`` it holds for ``kind``
+    (looked up by its primary key: a few keys of a long session cost a few rows)."""
+    return (
+        "SELECT external_key, session_id FROM import_ledger WHERE source_kind = "
+        f"{d.param('kind')} AND {d.member('external_key', 'keys')}"
+    )
+
+
 def get_summary(d: Dialect) -> str:
     return (
         "SELECT summary, status, model, reasons FROM summary_cache "

@@ -83,13 +83,35 @@ class ImportLedger(SessionWrites):
             self._wrote([session_id], in_block=self._in_block())
         return ids
 
-    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
-        """External keys already imported into ``session_id`` from ``source_kind``."""
+    def imported_keys(
+        self, source_kind: str, session_id: str, among: Sequence[str] | None = None
+    ) -> set[str]:
+        """External keys already imported into ``session_id`` from ``source_kind``; with
+        ``among``, only which of those keys (a session's new lines asked about, not all of a
+        long session's keys read).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.import_messages("s1", [("k1", {"role": "user", "content": "hi"})],
+            ...                           source_kind="jsonl")
+            >>> store.imported_keys("jsonl", "s1", among=["k1", "k2"])
+            {'k1'}
+        """
+        d = self.dialect
+        if among is None:
+            params = {"kind": source_kind, "sid": session_id}
+            with self._read() as conn:
+                return {str(r[0]) for r in conn.execute(sql.imported_keys(d), params)}
+        keys = list(dict.fromkeys(among))
+        found: set[str] = set()
         with self._read() as conn:
-            rows = conn.execute(
-                sql.imported_keys(self.dialect), {"kind": source_kind, "sid": session_id}
-            ).fetchall()
-        return {str(r[0]) for r in rows}
+            for start in range(0, len(keys), _LEDGER_CHUNK):
+                chunk = {"kind": source_kind, "keys": d.array(keys[start : start + _LEDGER_CHUNK])}
+                rows = conn.execute(sql.ledger_rows(d), chunk)
+                found.update(str(key) for key, sid in rows if sid == session_id)
+        return found
 
     def read_import_state(self, key: str) -> str | None:
         """What an import recorded under ``key`` with :meth:`write_import_state`, or ``None``.
