@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -36,7 +36,6 @@ __all__ = [
     "LineCursor",
     "ResumePoint",
     "fingerprint",
-    "points_of",
     "resume_key",
     "still_appended",
 ]
@@ -227,18 +226,6 @@ def _whole_json(text: str) -> bool:
     return True
 
 
-def points_of(raw: Mapping[str, str]) -> dict[str, ResumePoint]:
-    """Resume points read back in bulk (``store.read_import_states``), unreadable ones left
-    out (their files are read whole).
-
-    Example:
-        >>> points_of({"resume:x:/a": ResumePoint(1, 1, "d").dumps(), "resume:x:/b": "?"})
-        {'resume:x:/a': ResumePoint(offset=1, line=1, digest='d', state={})}
-    """
-    points = {key: ResumePoint.loads(value) for key, value in raw.items()}
-    return {key: point for key, point in points.items() if point is not None}
-
-
 _ONE_BY_ONE = 32  # up to this many files, their points are read one by one (else all at once)
 
 
@@ -254,14 +241,12 @@ class FilePoints:
         self, store: SessionBackend, kind: str, files: Sequence[Path], *, enabled: bool
     ) -> None:
         self.kind, self.enabled = kind, enabled
-        self.before: dict[str, ResumePoint] = {}
+        self.before: dict[str, str] = {}  # (as recorded: each is decoded when its file is read)
         if enabled and len(files) > _ONE_BY_ONE:
-            self.before = points_of(store.read_import_states(f"{RESUME_PREFIX}{kind}:"))
+            self.before = store.read_import_states(f"{RESUME_PREFIX}{kind}:")
         elif enabled:
             keys = [resume_key(kind, f) for f in files]
-            self.before = points_of(
-                {k: raw for k in keys if (raw := store.read_import_state(k)) is not None}
-            )
+            self.before = {k: raw for k in keys if (raw := store.read_import_state(k)) is not None}
         self.valid: dict[Path, ResumePoint] = {}
         self.after: dict[str, ResumePoint] = {}
 
@@ -272,7 +257,7 @@ class FilePoints:
     def check(self, file: Path, fh: BinaryIO) -> ResumePoint | None:
         """The point to go on from in ``file`` (open, at its start), when it has one and was
         only appended to since; ``fh`` is then at the point, else at its start again."""
-        point = self.before.get(resume_key(self.kind, file)) if self.enabled else None
+        point = ResumePoint.loads(self.before.pop(resume_key(self.kind, file), None))
         if point is None or file.suffix != ".jsonl" or not self.usable(point):
             return None
         if still_appended(fh, point):
