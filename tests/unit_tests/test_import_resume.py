@@ -29,6 +29,7 @@ MAIN = DAY / "rollout-2026-11-20T09-00-00-019aa1c2-3b4d-7e5f-8a9b-0c1d2e3f4a5b.j
 AGENT = DAY / "rollout-2026-11-20T09-00-36-019aa1c9-0e1f-7a2b-8c3d-4e5f6a7b8c9d.jsonl"
 FORK = DAY / "rollout-2026-11-20T09-30-00-019aa1d0-7c8e-7f10-9b2c-3d4e5f6a7b8c.jsonl"
 MAIN_ID = "019aa1c2-3b4d-7e5f-8a9b-0c1d2e3f4a5b"
+AGENT_ID = "019aa1c9-0e1f-7a2b-8c3d-4e5f6a7b8c9d"
 
 
 def _dump(store: SessionBackend) -> dict[str, Any]:
@@ -272,3 +273,20 @@ def test_cli_resume_reads_only_the_appended_lines(tmp_path: Path) -> None:
     result = run_cli("import", "jsonl", str(chat), "--db", db, "--resume", "--json")
     report = json.loads(result.out)
     assert (report["messages"], report["already_imported"]) == (1, 0)
+
+
+def test_sync_after_a_new_thread_name_resumes_every_rollout(
+    backend_store: SessionBackend, tmp_path: Path
+) -> None:
+    codex = tmp_path / "home" / ".codex"
+    shutil.copytree(HOME, codex)
+    import_auto(backend_store, tmp_path / "home")
+    _append(codex / MAIN, "and the nightly build?")
+    with (codex / "session_index.jsonl").open("a") as fh:  # (names: the whole home is read)
+        fh.write(json.dumps({"id": AGENT_ID, "thread_name": "Reproduce the timeout"}) + "\n")
+    result = sync(backend_store, tmp_path / "home")
+    (done,) = [s.report for s in result.sources if s.report is not None]
+    assert (done.messages, done.already_imported, done.skipped_total) == (1, 0, 0)
+    agent = backend_store.get_session(AGENT_ID)
+    assert agent is not None and agent.title == "Reproduce the timeout"
+    assert sync(backend_store, tmp_path / "home").summary() == "1 source unchanged"
