@@ -532,7 +532,10 @@ def _threads_in_order(
     files_of: dict[str, list[str]] = {}
     heads: dict[Path, tuple[str, str | None]] = {}
     scratch = ImportReport(KIND)  # a file that cannot be opened is reported when read
-    for file, fh in open_files(files, named=home, report=scratch):
+    for file in files:
+        if (point := reading.points.unchanged(file)) is not None:
+            heads[file] = (str(point.state["thread"]), point.state.get("parent"))
+    for file, fh in open_files([f for f in files if f not in heads], named=home, report=scratch):
         point = reading.points.check(file, fh)
         if point is not None:
             heads[file] = (str(point.state["thread"]), point.state.get("parent"))
@@ -599,6 +602,11 @@ class _Reading:
         return thread
 
 
+def _to_read(files: Sequence[str], reading: _Reading) -> list[Path]:
+    """The files of a thread to open: not those unchanged since their resume point."""
+    return [Path(f) for f in files if Path(f) not in reading.points.still]
+
+
 def _read_threads(
     order: Iterable[_Thread], home: Path, report: ImportReport, reading: _Reading
 ) -> Iterator[ImportSession]:
@@ -607,7 +615,9 @@ def _read_threads(
     new is passed over, unless it has a name it was not given before."""
     for _, parent, files in order:
         thread: ImportSession | None = None
-        for file, fh in open_files(map(Path, files), named=home, report=report):
+        if len(files) == 1 and (still := reading.points.still.get(Path(files[0]))):
+            thread = _Rollout(report, "", still.state).finish(0.0)  # (nothing new: not read)
+        for file, fh in open_files(_to_read(files, reading), named=home, report=report):
             read = reading.rollout(file, fh, report, root=parent is None)
             if thread is None:
                 thread = read
@@ -619,6 +629,8 @@ def _read_threads(
         name = reading.names.get(thread.id)
         if thread.resumed and not thread.messages and name == thread.title:
             continue
+        if thread.title != name and len(files) == 1:
+            reading.points.rename(Path(files[0]), name)  # (given once)
         thread.title = name
         yield thread
 

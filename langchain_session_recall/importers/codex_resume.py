@@ -19,7 +19,12 @@ from typing import Any, BinaryIO
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.importers.records import ImportSession
-from langchain_session_recall.importers.resume import FilePoints, LineCursor, ResumePoint
+from langchain_session_recall.importers.resume import (
+    FilePoints,
+    LineCursor,
+    ResumePoint,
+    resume_key,
+)
 
 __all__ = ["RolloutPoints", "stored_call_names"]
 
@@ -43,6 +48,7 @@ class RolloutPoints(FilePoints):
         """Read these files whole (a thread found in several files)."""
         for file in files:
             self.valid.pop(Path(file), None)
+            self.still.pop(Path(file), None)
 
     def record_rollout(
         self,
@@ -60,6 +66,15 @@ class RolloutPoints(FilePoints):
         key = self.record(file, fh, cursor, state)
         self.threads[key] = (str(state["thread"]), root)
 
+    def rename(self, file: Path, title: str | None) -> None:
+        """Note the name the thread of ``file`` is given now, in its new point, or in its
+        old one when the file was not read (nothing new)."""
+        key = resume_key(KIND, file)
+        point = self.after.get(key) or self.still.get(file)
+        if point is not None:
+            point.state["title"] = title
+            self.after[key] = point
+
     def keeping(self, sessions: Iterable[ImportSession]) -> Iterator[ImportSession]:
         """``sessions`` as they are written, noting those that kept a message of their own
         (after their copied history was left out)."""
@@ -70,8 +85,9 @@ class RolloutPoints(FilePoints):
 
     def save(self, store: SessionBackend) -> None:
         for key, point in self.after.items():
-            thread, root = self.threads[key]
-            point.state["settled"] = point.state["settled"] or root or thread in self.kept
+            if key in self.threads:  # (else a point not read again, renamed: settled as it was)
+                thread, root = self.threads[key]
+                point.state["settled"] = point.state["settled"] or root or thread in self.kept
         super().save(store)
 
 

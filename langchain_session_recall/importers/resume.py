@@ -63,7 +63,7 @@ class ResumePoint:
     """Where an import stopped reading one file, and what its parser needs to go on.
 
     Example:
-        >>> p = ResumePoint(120, 3, "ab", {"thread": "t1"})
+        >>> p = ResumePoint(120, 3, "ab", {"thread": "t1"}, (130, 1))
         >>> ResumePoint.loads(p.dumps()) == p
         True
         >>> ResumePoint.loads("not json") is None
@@ -78,11 +78,15 @@ class ResumePoint:
     """:func:`fingerprint` of the file at ``offset``."""
     state: dict[str, Any] = field(default_factory=dict)
     """The parser's own state at ``offset`` (JSON-ready)."""
+    mark: tuple[int, int] | None = None
+    """The file's size and modification time (ns) when it was read: a file that still has
+    them was not written to since, and is not even opened."""
 
     def dumps(self) -> str:
         """The point as JSON, to record in the store."""
         data = {"v": _VERSION, "offset": self.offset, "line": self.line, "digest": self.digest}
-        return json.dumps({**data, "state": self.state}, separators=(",", ":"))
+        mark = {"mark": list(self.mark)} if self.mark is not None else {}
+        return json.dumps({**data, **mark, "state": self.state}, separators=(",", ":"))
 
     @classmethod
     def loads(cls, raw: str | None) -> ResumePoint | None:
@@ -104,7 +108,11 @@ class ResumePoint:
             and line >= 0
         ):
             return None
-        return cls(offset, line, digest, state)
+        mark = data.get("mark")
+        pair: tuple[int, int] | None = None
+        if isinstance(mark, list) and len(mark) == 2 and all(isinstance(m, int) for m in mark):
+            pair = (mark[0], mark[1])
+        return cls(offset, line, digest, state, pair)
 
 
 def fingerprint(fh: BinaryIO, offset: int) -> str:
@@ -249,10 +257,29 @@ class FilePoints:
             self.before = {k: raw for k in keys if (raw := store.read_import_state(k)) is not None}
         self.valid: dict[Path, ResumePoint] = {}
         self.after: dict[str, ResumePoint] = {}
+        self.still: dict[Path, ResumePoint] = {}
+        """Files not written to since their point was recorded: not opened, not read."""
 
     def usable(self, point: ResumePoint) -> bool:
         """Whether the parser can go on from ``point`` (its state says); any point can here."""
         return True
+
+    def unchanged(self, file: Path) -> ResumePoint | None:
+        """``file``'s point when the file still has the size and time it had when read (it
+        need not be opened: nothing was appended), else ``None`` (:meth:`check` it)."""
+        raw = self.before.get(resume_key(self.kind, file)) if self.enabled else None
+        point = ResumePoint.loads(raw)
+        if point is None or point.mark is None or not self.usable(point):
+            return None
+        try:
+            info = file.stat()
+        except OSError:
+            return None
+        if (info.st_size, info.st_mtime_ns) != point.mark or file.suffix != ".jsonl":
+            return None
+        del self.before[resume_key(self.kind, file)]
+        self.still[file] = point
+        return point
 
     def check(self, file: Path, fh: BinaryIO) -> ResumePoint | None:
         """The point to go on from in ``file`` (open, at its start), when it has one and was
@@ -303,9 +330,10 @@ class FilePoints:
         """Keep where the read of ``file`` stopped, with the parser's ``state`` there; returns
         its key."""
         key = resume_key(self.kind, file)
-        self.after[key] = ResumePoint(
-            cursor.offset, cursor.line, fingerprint(fh, cursor.offset), state
-        )
+        info = os.fstat(fh.fileno())
+        digest = fingerprint(fh, cursor.offset)
+        mark = (info.st_size, info.st_mtime_ns)
+        self.after[key] = ResumePoint(cursor.offset, cursor.line, digest, state, mark)
         return key
 
     def save(self, store: SessionBackend) -> None:

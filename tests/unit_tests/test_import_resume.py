@@ -290,3 +290,54 @@ def test_sync_after_a_new_thread_name_resumes_every_rollout(
     agent = backend_store.get_session(AGENT_ID)
     assert agent is not None and agent.title == "Reproduce the timeout"
     assert sync(backend_store, tmp_path / "home").summary() == "1 source unchanged"
+
+
+@pytest.mark.parametrize(
+    ("grown", "cut"), [c for c in CASES if c[0] != AGENT][::4], ids=lambda v: str(v)[-12:]
+)
+def test_sync_of_a_rollout_that_grew_ends_as_a_fresh_import_auto(
+    store_factory: StoreFactory, tmp_path: Path, grown: Path, cut: int
+) -> None:
+    """The same through ``import auto`` then ``sync`` against one ``import auto`` of the
+    finished home. The thread names come with the rest (Codex names a thread after it
+    started): ``session_index.jsonl`` changed, so the whole home is read, each rollout from
+    its point, the unchanged ones not opened."""
+    home = tmp_path / "home"
+    codex = home / ".codex"
+    shutil.copytree(HOME, codex)
+    for child in {AGENT, FORK} - {grown}:
+        (codex / child).unlink()
+    (codex / "session_index.jsonl").unlink()
+    (codex / grown).write_bytes((HOME / grown).read_bytes()[:cut])
+    store = store_factory.open("synced")
+    import_auto(store, home)
+    shutil.copytree(HOME, codex, dirs_exist_ok=True)
+    sync(store, home)
+    fresh = store_factory.open("fresh")
+    import_auto(fresh, home)
+    assert _dump(store) == _dump(fresh)
+
+
+def test_rollouts_unchanged_since_their_point_are_not_opened(
+    backend_store: SessionBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_session_recall.importers import sources
+
+    home = tmp_path / "codex"
+    shutil.copytree(HOME, home)
+    import_codex(backend_store, home, resume=True)
+    opened: list[str] = []
+    real = sources.open_regular_file
+    monkeypatch.setattr(sources, "open_regular_file", lambda p: opened.append(p.name) or real(p))
+    _append(home / MAIN, "one more")
+    again = import_codex(backend_store, home, resume=True)
+    assert again.messages == 1
+    # the thread names; the grown rollout's point checked, then its new lines read
+    assert opened == ["session_index.jsonl", MAIN.name, MAIN.name]
+    opened.clear()
+    with (home / "session_index.jsonl").open("a") as fh:
+        fh.write(json.dumps({"id": AGENT_ID, "thread_name": "Reproduce it"}) + "\n")
+    renamed = import_codex(backend_store, home, resume=True)
+    assert (renamed.sessions, renamed.messages, opened) == (1, 0, ["session_index.jsonl"])
+    assert backend_store.get_session(AGENT_ID).title == "Reproduce it"  # type: ignore[union-attr]
+    assert import_codex(backend_store, home, resume=True).sessions == 0  # (named once)
