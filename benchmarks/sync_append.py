@@ -13,7 +13,10 @@ which records where each rollout's read stopped), then, interleaved, ``--repeats
 * **resumed read**: one turn appended, then ``import_codex(store, rollout, resume=True)``:
   the resume point checked (a hash of 8 KiB), the new lines read;
 * **sync**: one turn appended, then ``sync(store, home)``: the whole command as cron runs it
-  in process (the folders walked, each file's size and time compared, the grown one resumed).
+  in process (the folders walked, each file's size and time compared, the grown one resumed);
+* **the whole Codex home**, read whole (every rollout) and from the resume points (each
+  rollout's size and time compared with its point's, the grown one read from it): what
+  ``sync`` does when ``session_index.jsonl`` (thread names) changed.
 
 Times are wall-clock seconds, best and median; the store is SQLite (``--db`` for a
 ``postgresql://`` DSN: an empty database of ours).
@@ -90,11 +93,14 @@ def measure(mb: int, others: int, repeats: int, db: str | None) -> dict[str, obj
         import_auto(store, home)
         first = time.perf_counter() - start
         grow = _Grower(big, turns)
-        runs: dict[str, list[float]] = {"whole": [], "resumed": [], "sync": []}
+        codex = home / ".codex"
+        runs: dict[str, list[float]] = {k: [] for k in ("whole", "resumed", "sync", "home", "at")}
         for _ in range(repeats):
             runs["whole"].append(_timed(grow, lambda: import_codex(store, big)))
             runs["resumed"].append(_timed(grow, lambda: import_codex(store, big, resume=True)))
             runs["sync"].append(_timed(grow, lambda: sync(store, home)))
+            runs["home"].append(_timed(grow, lambda: import_codex(store, codex)))
+            runs["at"].append(_timed(grow, lambda: import_codex(store, codex, resume=True)))
         messages = store.stats()["messages"]
         store.close()
     return {
@@ -111,6 +117,9 @@ def render(figures: dict[str, object], repeats: int, mb: int, backend: str) -> s
         ("whole read: `import_codex(store, rollout)` (baseline: what `sync` did before)", "whole"),
         ("resumed read: `import_codex(store, rollout, resume=True)`", "resumed"),
         ("`sync(store, home)` (every rollout's size and time compared, the grown one resumed)", "sync"),
+        ("the whole Codex home read whole: `import_codex(store, codex_home)`", "home"),
+        ("the whole Codex home from the points: `import_codex(store, codex_home, resume=True)` "
+         "(what `sync` does when `session_index.jsonl` changed)", "at"),
     ]  # fmt: skip
     base = figures["whole"][0]  # type: ignore[index]
     lines = [
