@@ -210,8 +210,10 @@ def main() -> None:
     args = parser.parse_args()
     table = render(measure(args.sessions, args.repeats), args.repeats)
     print(table)
-    if args.out is not None:
-        args.out.write_text(table)
+    if args.out is not None:  # (the sections after this one, e.g. sync_append's, are kept)
+        old = args.out.read_text() if args.out.exists() else ""
+        after = old.find("\n# ", 1)
+        args.out.write_text(table + (old[after + 1 :] if after >= 0 else ""))
 
 
 if __name__ == "__main__":

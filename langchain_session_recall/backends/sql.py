@@ -467,6 +467,15 @@ def imported_keys(d: Dialect) -> str:
     )
 
 
+def ledger_rows(d: Dialect) -> str:
+    """The ledger's session of each of the keys bound as ``keys`` it holds for ``kind``
+    (looked up by its primary key: a few keys of a long session cost a few rows)."""
+    return (
+        "SELECT external_key, session_id FROM import_ledger WHERE source_kind = "
+        f"{d.param('kind')} AND {d.member('external_key', 'keys')}"
+    )
+
+
 def get_summary(d: Dialect) -> str:
     return (
         "SELECT summary, status, model, reasons FROM summary_cache "
@@ -624,6 +633,15 @@ WRONG_MESSAGE_COUNTS = (
 def get_meta(d: Dialect) -> str:
     """The value recorded under ``key`` in ``session_recall_meta``."""
     return f"SELECT value FROM session_recall_meta WHERE key = {d.param('key')}"
+
+
+def meta_with_prefix(d: Dialect) -> str:
+    """Every key (and its value) in ``session_recall_meta`` that starts with ``prefix``
+    (compared as text, so ``%`` or ``_`` in it match only themselves)."""
+    return (
+        "SELECT key, value FROM session_recall_meta "
+        f"WHERE substr(key, 1, {d.param('length')}) = {d.param('prefix')}"
+    )
 
 
 def delete_meta(d: Dialect) -> str:

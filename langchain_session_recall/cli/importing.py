@@ -115,6 +115,14 @@ follow_symlinks_option = click.option(
 )
 
 
+resume_option = click.option(
+    "--resume",
+    is_flag=True,
+    help="record where each file's read stopped, and read a file only appended to since "
+    "from there (what `sync` does; a file rewritten since is read whole)",
+)
+
+
 def _run_import(
     state: State,
     kind: str,
@@ -173,6 +181,7 @@ def import_sqlite(state: State, /, path: str, **options: Any) -> int:
 @click.argument("path")
 @import_options
 @follow_symlinks_option
+@resume_option
 @click.option(
     "--source",
     metavar="NAME",
@@ -213,6 +222,7 @@ def import_claude_code(state: State, /, path: str, **options: Any) -> int:
 @click.argument("path", default="$CODEX_HOME or ~/.codex", metavar="[PATH]")
 @import_options
 @follow_symlinks_option
+@resume_option
 @pass_state
 def import_codex(state: State, /, path: str, **options: Any) -> int:
     """Codex CLI rollouts (default $CODEX_HOME or ~/.codex), forks and sub-agents as children.

@@ -5,8 +5,10 @@ and again cheaply.
 After importing a source, the size and modification time of each file it read is recorded in
 the store (:meth:`~langchain_session_recall.backends.base.SessionBackend.write_import_state`).
 :func:`sync` compares them first: an unchanged source is not opened at all; of a changed one
-only the transcripts that changed are read again (each whole: the import ledger writes only
-the messages it has not seen), or the whole source when a database or an index changed.
+only the transcripts that changed are read again (the import ledger writes only the messages
+it has not seen), or the whole source when a database or an index changed. A Codex rollout
+that was only appended to is read from where its last import stopped
+(:mod:`~langchain_session_recall.importers.codex_resume`); other transcripts are read whole.
 Sessions stay in the store when the agent deletes its files: nothing here deletes a session.
 """
 
@@ -51,6 +53,9 @@ _IMPORT = {
     "opencode": import_opencode,
     "cursor": import_cursor,
 }
+_RESUMING = frozenset({"codex"})
+"""Importers that record where each file's read stopped and read an appended file from
+there (``resume=True``)."""
 _WARNED = "sync:warned:"  # import state key: the retention last warned about, per agent
 
 Marks = dict[str, list[int]]
@@ -205,7 +210,8 @@ def sync(
     """:func:`import_auto` made incremental, cheap enough for cron or an agent's session-end
     hook: a source whose files all have the size and time recorded at the last import is
     skipped unopened; of one that changed, only the transcripts that changed are read again
-    (the import ledger adds only their new messages); a changed database is read again whole
+    (the import ledger adds only their new messages; a Codex rollout only appended to is read
+    from where its last import stopped); a changed database is read again whole
     (its importer adds only new rows). Sessions whose files the agent deleted stay in the
     store.
 
@@ -328,9 +334,10 @@ def _import(
     whole: Any = list(source.paths) if source.kind == "cursor" else source.paths[0]
     targets = [whole] if files is None else files
     merged = ImportReport(source.kind)
+    more = {"resume": True} if source.kind in _RESUMING else {}
     for target in targets:
         try:
-            report = importer(store, target, show_progress=False, reimport=reimport)
+            report = importer(store, target, show_progress=False, reimport=reimport, **more)
         except (ImportSourceError, MissingFeatureError, ReadLimitError) as exc:
             outcome.error = str(exc)
             if files is None:

@@ -271,7 +271,10 @@ def _write_one(
     """One session's row, new messages (with ledger rows) and end time; ``False`` when the
     session was forgotten and is left out."""
     existing = store.get_session(session.id)
-    known = store.imported_keys(report.kind, session.id)
+    # A session held already: only the keys in hand are looked up (a few new lines of a
+    # long session do not read all of its keys); one that is not: whether it was forgotten.
+    among = None if existing is None else [k for k, _ in session.messages]
+    known = store.imported_keys(report.kind, session.id, among) if among != [] else set()
     if existing is None and known:  # imported before, gone since: forgotten on purpose
         if not reimport:
             report.forgotten.append(session.id)

@@ -23,13 +23,14 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import report_orphans, stored_history, write_sessions
+from langchain_session_recall.importers.codex_resume import RolloutPoints, stored_call_names
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
@@ -175,9 +176,16 @@ def _call(payload: Mapping[str, Any], kind: str, number: int) -> dict[str, Any]:
 
 
 class _Rollout:
-    """One rollout file's thread, filled line by line."""
+    """One rollout file's thread, filled line by line; or, ``resumed`` from the state an
+    earlier import saved (:meth:`state`), the lines appended to it since."""
 
-    def __init__(self, report: ImportReport, default_id: str) -> None:
+    def __init__(
+        self,
+        report: ImportReport,
+        default_id: str,
+        resumed: Mapping[str, Any] | None = None,
+        recall: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.report = report
         self.session = ImportSession(id=default_id, source=SOURCE)
         self.meta_seen = False
@@ -185,6 +193,45 @@ class _Rollout:
         self.stamp: Any = None  # the last line's timestamp as written (lines share them)
         self.numbered: list[tuple[int, dict[str, Any]]] = []
         self.tool_names: dict[str, str] = {}
+        self.pending: dict[str, str] = {}  # calls not answered yet: what a resumed read needs
+        self.recall = recall  # a call's name when it came before the lines read (the store's)
+        self.saved: dict[str, Any] | None = None
+        if resumed is not None:
+            self.resume(resumed)
+
+    def resume(self, state: Mapping[str, Any]) -> None:
+        """Go on from ``state`` (:meth:`state`): the thread, its parent, start, model and
+        place (for a thread not written yet: its lines so far held no message), the last time
+        read and the calls still waiting for their output."""
+        s = self.session
+        s.id, s.parent_session_id = str(state["thread"]), state.get("parent")
+        s.started_at, self.when = state.get("started"), state.get("when")
+        s.title = state.get("title")  # the name it was given: given again only if it changed
+        s.model, s.project, s.git_branch = (state.get(k) for k in ("model", "cwd", "branch"))
+        s.resumed = self.meta_seen = True
+        calls = state.get("calls")
+        if isinstance(calls, Mapping):
+            self.pending = {str(k): str(v) for k, v in calls.items()}
+            self.tool_names = dict(self.pending)
+
+    def keep_state(self) -> None:
+        """Keep :meth:`state` as it is now (before a line that may be read again)."""
+        self.saved = self.state()
+
+    def state(self) -> dict[str, Any]:
+        """What a read of the lines appended later needs to go on from here (JSON-ready)."""
+        s = self.session
+        return {
+            "thread": s.id,
+            "parent": s.parent_session_id,
+            "started": s.started_at,
+            "when": self.when,
+            "calls": dict(self.pending),
+            "meta": self.meta_seen,
+            "model": s.model,
+            "cwd": s.project,
+            "branch": s.git_branch,
+        }
 
     def line(self, number: int, obj: Mapping[str, Any]) -> None:
         """Take one line.
@@ -282,7 +329,7 @@ class _Rollout:
                 self.add(number, {"role": role, "content": text, "timestamp": when})
         elif kind in _CALLS:
             call = _call(payload, str(kind), number)
-            self.tool_names[call["id"]] = call["name"]
+            self.tool_names[call["id"]] = self.pending[call["id"]] = call["name"]
             self.add(
                 number,
                 {"role": "assistant", "content": "", "tool_calls": [call], "timestamp": when},
@@ -293,12 +340,21 @@ class _Rollout:
                 "role": "tool",
                 "content": _output(payload.get("output")),
                 "tool_call_id": call_id,
-                "tool_name": self.tool_names.get(call_id or ""),
+                "tool_name": self.call_name(call_id or ""),
                 "timestamp": when,
             }
+            self.pending.pop(call_id or "", None)
             self.add(number, row)
         else:
             self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} item")
+
+    def call_name(self, call_id: str) -> str | None:
+        """The name of the call an output answers: read in this file, else (a resumed read
+        of a call answered twice) as the store has it."""
+        name = self.tool_names.get(call_id)
+        if name is None and self.recall is not None and self.session.resumed:
+            name = self.recall(call_id)
+        return name
 
     def add(self, number: int, message: dict[str, Any]) -> None:
         self.numbered.append((number, message))
@@ -358,18 +414,26 @@ def parse_codex_lines(
         ('t1', ['t1:2'], ['rollout.jsonl:3: record without a payload object'])
     """
     rollout = _Rollout(report, default_session_id)
-    for number, obj in _objects(rollout, lines, name):
-        _take(rollout, number, obj, name)
+    _parse(rollout, lines, name)
     return rollout.finish(default_time)
 
 
-def _objects(rollout: _Rollout, lines: Iterable[str], name: str) -> Iterator[tuple[int, Any]]:
+def _parse(rollout: _Rollout, lines: Iterable[str], name: str, first: int = 1) -> None:
+    """Each line into ``rollout`` (numbered from ``first``)."""
+    for number, obj in _objects(rollout, lines, name, first):
+        _take(rollout, number, obj, name)
+
+
+def _objects(
+    rollout: _Rollout, lines: Iterable[str], name: str, first: int = 1
+) -> Iterator[tuple[int, Any]]:
     """The rollout's lines decoded, those it leaves out taken from their head (skimmed)."""
     return json_objects(
         lines,
         name=name,
         report=rollout.report,
         skim=lambda line, number: rollout.skim(line, number, name),
+        first=first,
     )
 
 
@@ -453,10 +517,11 @@ def _threads_in_order(
     home: Path,
     store: SessionBackend,
     report: ImportReport,
-    max_line_bytes: int,
+    reading: _Reading,
 ) -> tuple[list[_Thread], Counter[str]]:
-    """Each thread (its id and parent, read from the head of each rollout) with its files,
-    parents before children, and how many children each parent has.
+    """Each thread (its id and parent, read from the head of each rollout, or from where the
+    last import of it stopped) with its files, parents before children, and how many
+    children each parent has.
 
     Reading heads first is what lets the import then read and write one thread at a time: a
     child met before its parent (a sub-agent in ``sessions/`` of a thread archived since)
@@ -467,8 +532,15 @@ def _threads_in_order(
     files_of: dict[str, list[str]] = {}
     heads: dict[Path, tuple[str, str | None]] = {}
     scratch = ImportReport(KIND)  # a file that cannot be opened is reported when read
-    for file, fh in open_files(files, named=home, report=scratch):
-        lines = bounded_lines(fh, name="", report=scratch, max_line_bytes=max_line_bytes)
+    for file in files:
+        if (point := reading.points.unchanged(file)) is not None:
+            heads[file] = (str(point.state["thread"]), point.state.get("parent"))
+    for file, fh in open_files([f for f in files if f not in heads], named=home, report=scratch):
+        point = reading.points.check(file, fh)
+        if point is not None:
+            heads[file] = (str(point.state["thread"]), point.state.get("parent"))
+            continue
+        lines = bounded_lines(fh, name="", report=scratch, max_line_bytes=reading.max_line_bytes)
         heads[file] = _lineage(lines, default_session_id=_default_id(file))
     for file in files:
         thread, parent = heads.get(file, (_default_id(file), None))
@@ -476,6 +548,9 @@ def _threads_in_order(
         stub.parent_session_id = stub.parent_session_id or parent
         files_of.setdefault(thread, []).append(str(file))
     del heads  # (held for the whole import, lineage is kept lean: ids and file names)
+    for paths in files_of.values():
+        if len(paths) > 1:  # (sessions/ and archived_sessions/: merged, read whole)
+            reading.points.whole(paths)
     ordered, orphans = order_parents_first(
         list(threads.values()), lambda sid: store.get_session(sid) is not None
     )
@@ -484,34 +559,80 @@ def _threads_in_order(
     return [(s.id, s.parent_session_id, files_of.pop(s.id)) for s in ordered], children
 
 
-def _read_threads(
-    order: Iterable[_Thread],
-    home: Path,
-    report: ImportReport,
-    max_line_bytes: int,
-    names: Mapping[str, str],
-) -> Iterator[ImportSession]:
-    """Each thread read whole from its files, in ``order``, one at a time: its parent as the
-    order says (cut when it was missing), its name from ``names``."""
-    for _, parent, files in order:
-        thread: ImportSession | None = None
-        for file, fh in open_files(map(Path, files), named=home, report=report):
-            name = storable_text(file.name)
-            read = parse_codex_lines(
-                bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+class _Reading:
+    """How an import reads its rollouts: the longest line, the resume points, the store (the
+    names of calls answered after a resumed read's point)."""
+
+    def __init__(
+        self,
+        store: SessionBackend,
+        points: RolloutPoints,
+        max_line_bytes: int,
+        names: Mapping[str, str],
+    ) -> None:
+        self.store, self.points, self.max_line_bytes = store, points, max_line_bytes
+        self.names = names
+
+    def rollout(
+        self, file: Path, fh: BinaryIO, report: ImportReport, *, root: bool
+    ) -> ImportSession:
+        """One rollout read: from where the last import stopped when it was only appended
+        to since, else whole; its new resume point kept (when points are kept)."""
+        name = storable_text(file.name)
+        point = self.points.go_on(file, fh)
+        limit = self.max_line_bytes
+        cursor = self.points.cursor(file, fh, point, report=report, max_line_bytes=limit)
+        if cursor is None:
+            return parse_codex_lines(
+                bounded_lines(fh, name=name, report=report, max_line_bytes=limit),
                 name=name,
                 default_session_id=_default_id(file),
                 report=report,
                 default_time=_mtime(file),
             )
+        resumed = point.state if point is not None else None
+        recall = stored_call_names(self.store, str(resumed["thread"])) if resumed else None
+        rollout = _Rollout(report, _default_id(file), resumed, recall)
+        cursor.before_partial = rollout.keep_state
+        _parse(rollout, cursor, name, first=cursor.line + 1)
+        state = rollout.saved or rollout.state()
+        thread = rollout.finish(_mtime(file))
+        state["title"] = self.names.get(thread.id)
+        self.points.record_rollout(file, fh, cursor, state, before=point, root=root)
+        return thread
+
+
+def _to_read(files: Sequence[str], reading: _Reading) -> list[Path]:
+    """The files of a thread to open: not those unchanged since their resume point."""
+    return [Path(f) for f in files if Path(f) not in reading.points.still]
+
+
+def _read_threads(
+    order: Iterable[_Thread], home: Path, report: ImportReport, reading: _Reading
+) -> Iterator[ImportSession]:
+    """Each thread read from its files, in ``order``, one at a time: its parent as the order
+    says (cut when it was missing), its name from ``names``. A thread resumed with nothing
+    new is passed over, unless it has a name it was not given before."""
+    for _, parent, files in order:
+        thread: ImportSession | None = None
+        if len(files) == 1 and (still := reading.points.still.get(Path(files[0]))):
+            thread = _Rollout(report, "", still.state).finish(0.0)  # (nothing new: not read)
+        for file, fh in open_files(_to_read(files, reading), named=home, report=report):
+            read = reading.rollout(file, fh, report, root=parent is None)
             if thread is None:
                 thread = read
             else:
                 _merge(thread, read)
-        if thread is not None:
-            thread.parent_session_id = parent
-            thread.title = thread.title or names.get(thread.id)
-            yield thread
+        if thread is None:
+            continue
+        thread.parent_session_id = parent
+        name = reading.names.get(thread.id)
+        if thread.resumed and not thread.messages and name == thread.title:
+            continue
+        if thread.title != name and len(files) == 1:
+            reading.points.rename(Path(files[0]), name)  # (given once)
+        thread.title = name
+        yield thread
 
 
 def import_codex(
@@ -522,6 +643,7 @@ def import_codex(
     reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
+    resume: bool = False,
 ) -> ImportReport:
     """Import Codex rollouts into ``store``: a Codex home (default ``$CODEX_HOME`` or
     ``~/.codex``: its ``sessions/`` and ``archived_sessions/``), a directory of rollouts, or
@@ -561,14 +683,16 @@ def import_codex(
     """
     report = ImportReport(KIND)
     home = Path(path).expanduser() if path is not None else default_codex_home()
-    order, children = _threads_in_order(
-        rollout_files(home, report=report, follow_symlinks=follow_symlinks),
-        home,
-        store,
-        report,
-        max_line_bytes,
-    )
+    files = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
+    points = RolloutPoints(store, files, enabled=resume and not reimport)
     names = _thread_names(home, report) if home.is_dir() else {}
-    threads = _read_threads(order, home, report, max_line_bytes, names)
+    reading = _Reading(store, points, max_line_bytes, names)
+    order, children = _threads_in_order(files, home, store, report, reading)
+    threads = _read_threads(order, home, report, reading)
     sessions = dropping_copied_history(threads, children, stored_history(store), report)
-    return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)
+    write_sessions(
+        store, points.keeping(sessions), report, show_progress=show_progress, reimport=reimport
+    )
+    if points.enabled:
+        points.save(store)
+    return report

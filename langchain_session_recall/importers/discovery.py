@@ -10,7 +10,6 @@ path (``import jsonl PATH``, ``import langgraph PATH``), never looked for.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -21,6 +20,7 @@ from langchain_session_recall.errors import ImportSourceError, ReadLimitError
 from langchain_session_recall.importers.codex import default_codex_home, rollout_files
 from langchain_session_recall.importers.cursor import default_cursor_paths
 from langchain_session_recall.importers.gemini import is_recording
+from langchain_session_recall.importers.jsonc import loads_jsonc
 from langchain_session_recall.importers.opencode import default_opencode_db
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.sources import source_files
@@ -35,6 +35,7 @@ __all__ = [
     "file_marks",
     "gemini_retention",
     "retention_warnings",
+    "shown_path",
 ]
 
 CLAUDE_CLEANUP_DAYS = 30
@@ -176,7 +177,7 @@ def retention_warnings(home: str | os.PathLike[str] | None = None) -> list[Reten
     if (claude / "projects").is_dir():
         settings = _settings(claude / "settings.json")
         days = claude_cleanup_days(settings)
-        where = "cleanupPeriodDays in ~/.claude/settings.json"
+        where = f"cleanupPeriodDays in {shown_path(claude / 'settings.json')}"
         if "cleanupPeriodDays" not in settings:
             where += f", {CLAUDE_CLEANUP_DAYS} by default"
         if days is not None:
@@ -185,9 +186,23 @@ def retention_warnings(home: str | os.PathLike[str] | None = None) -> list[Reten
     if (gemini / "tmp").is_dir():
         limits = gemini_retention(_settings(gemini / "settings.json"))
         if limits:
-            where = "general.sessionRetention in ~/.gemini/settings.json"
+            where = f"general.sessionRetention in {shown_path(gemini / 'settings.json')}"
             found.append(Retention("gemini", " or ".join(limits), where))
     return found
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as a message names it: under the user's home directory as ``~/...``, else
+    whole (a ``--home`` elsewhere is named as it is).
+
+    Example:
+        >>> shown_path(Path.home() / ".claude" / "settings.json")
+        '~/.claude/settings.json'
+        >>> shown_path(Path("/srv/ana/.claude/settings.json"))
+        '/srv/ana/.claude/settings.json'
+    """
+    home = Path.home()
+    return f"~/{path.relative_to(home).as_posix()}" if path.is_relative_to(home) else str(path)
 
 
 def gemini_retention(settings: Mapping[str, object]) -> list[str]:
@@ -239,11 +254,12 @@ def claude_cleanup_days(settings: Mapping[str, object]) -> int | None:
 
 
 def _settings(path: Path) -> Mapping[str, object]:
-    """A JSON settings file as a mapping; ``{}`` when missing or unreadable (the agent then
-    uses its defaults too)."""
+    """A settings file as a mapping, comments and trailing commas allowed (Gemini CLI reads
+    its ``settings.json`` as JSONC); ``{}`` when missing or unreadable (the agent then uses
+    its defaults too)."""
     try:
         with path.open("rb") as fh:
-            data = json.loads(fh.read(_SETTINGS_BYTES))
+            data = loads_jsonc(fh.read(_SETTINGS_BYTES))
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, Mapping) else {}

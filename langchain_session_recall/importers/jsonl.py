@@ -29,12 +29,15 @@ from langchain_session_recall.importers.lines import (
 )
 from langchain_session_recall.importers.records import UNDATED, ImportSession
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.sources import open_sources
+from langchain_session_recall.importers.resume import FilePoints
+from langchain_session_recall.importers.sources import open_files, source_files
 from langchain_session_recall.messages import ROLE_ALIASES, ROLES, storable_text
 
 __all__ = ["import_jsonl", "parse_jsonl_lines"]
 
 KIND = "jsonl"
+_MOST_TIMES = 10_000
+"""Most sessions whose last time a file's resume point keeps (a file of more is read whole)."""
 
 
 _ID_FIELDS = ("source", "user_id")
@@ -95,10 +98,14 @@ def _is_conversation(obj: Mapping[str, Any]) -> bool:
 class _Sessions:
     """The sessions of one file, filled line by line."""
 
-    def __init__(self, source: str, parent_field: str) -> None:
+    def __init__(
+        self, source: str, parent_field: str, times: Mapping[str, float] | None = None
+    ) -> None:
         self.source = source
         self.parent_field = parent_field
         self.by_id: dict[str, ImportSession] = {}
+        self.before = dict(times or {})  # each session's last time before the lines read
+        self.lined: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # message lines, numbered
 
     def add(
         self,
@@ -133,15 +140,26 @@ class _Sessions:
             known = [m["timestamp"] for m in messages if m["timestamp"] is not None]
             if len(known) == len(messages):
                 continue
-            previous = known[0] if known else default_time
+            earlier = self.before.get(session.id)  # (a file read from where it stopped)
+            previous = earlier if earlier is not None else known[0] if known else default_time
             for message in messages:
                 if message["timestamp"] is None:
                     message["timestamp"] = previous
-                    message[UNDATED] = "neighbour" if known else "file"
+                    message[UNDATED] = "neighbour" if known or earlier is not None else "file"
                 previous = message["timestamp"]
             start = min(m["timestamp"] for m in messages)
             if session.started_at is None or start < session.started_at:
                 session.started_at = start
+
+    def times(self, upto: int) -> dict[str, float]:
+        """Each session's last message time as of line ``upto`` (dated; what a read of the
+        lines after it needs), with those of sessions it did not touch."""
+        times = dict(self.before)
+        for sid, lines in self.lined.items():
+            last = next((m for number, m in reversed(lines) if number <= upto), None)
+            if last is not None and last["timestamp"] is not None:
+                times[sid] = float(last["timestamp"])
+        return times
 
 
 def _conversation(
@@ -195,24 +213,30 @@ def parse_jsonl_lines(
         ([('a', 1), ('c1', 1)], {'not valid JSON': 1})
     """
     sessions = _Sessions(source, parent_field)
-    for number, obj in json_objects(lines, name=name, report=report):
+    _read_lines(sessions, lines, name=name, default=default_session_id, report=report)
+    sessions.date_undated(default_time)
+    return list(sessions.by_id.values())
+
+
+def _read_lines(
+    sessions: _Sessions,
+    lines: Iterable[str],
+    *,
+    name: str,
+    default: str,
+    report: ImportReport,
+    first: int = 1,
+) -> None:
+    """Each line (numbered from ``first``) into ``sessions``; bad ones skipped and reported."""
+    for number, obj in json_objects(lines, name=name, report=report, first=first):
         where = f"{name}:{number}"
         try:
-            _line(
-                obj,
-                number,
-                sessions,
-                name=name,
-                default=default_session_id,
-                report=report,
-            )
+            _line(obj, number, sessions, name=name, default=default, report=report)
         except BadEntry as exc:
             report.skip(str(exc), where)
         except (TypeError, ValueError, OverflowError, RecursionError, UnicodeError) as exc:
             # A kind of junk the checks above do not name yet: it costs this line only.
             report.skip(f"unreadable line ({type(exc).__name__})", where)
-    sessions.date_undated(default_time)
-    return list(sessions.by_id.values())
 
 
 def _line(
@@ -249,6 +273,7 @@ def _line(
         raise BadEntry("no known role")
     sid = identifier(obj.get("session_id"), "session_id") or default
     sessions.add(sid, fields, when, [(f"{sid}:{where}", message)])
+    sessions.lined.setdefault(sid, []).append((number, message))
 
 
 def import_jsonl(
@@ -261,6 +286,7 @@ def import_jsonl(
     reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
+    resume: bool = False,
 ) -> ImportReport:
     """Import one ``.jsonl`` file, or every ``*.jsonl`` under a directory, into ``store``.
 
@@ -272,6 +298,12 @@ def import_jsonl(
 
     A session imported before and forgotten since (``delete_sessions``) is left out and
     listed in ``report.forgotten`` unless ``reimport``.
+
+    ``resume=True`` records in the store where the read of each file stopped (the end of
+    its last complete line) and each session's last time there; the next import with
+    ``resume=True`` reads a file that was only appended to since from there, and any other
+    file whole (:mod:`~langchain_session_recall.importers.resume`). A last line without its
+    newline (being written) is read again next time.
 
     Example:
         >>> import tempfile, pathlib
@@ -287,23 +319,30 @@ def import_jsonl(
     """
     report = ImportReport(KIND)
     parsed: list[ImportSession] = []
-    sources = open_sources(Path(path).expanduser(), report=report, follow_symlinks=follow_symlinks)
-    for file, fh in sources:
+    named = Path(path).expanduser()
+    files = source_files(named, report=report, follow_symlinks=follow_symlinks)
+    points = FilePoints(store, KIND, files, enabled=resume and not reimport)
+    for file, fh in open_files(files, named=named, report=report):
+        sessions = _Sessions(source, parent_field)
         name = storable_text(file.name)  # an undecodable file name keeps its place, readably
-        parsed.extend(
-            parse_jsonl_lines(
-                bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
-                name=name,
-                default_session_id=storable_text(file.stem),
-                report=report,
-                parent_field=parent_field,
-                default_time=os.fstat(fh.fileno()).st_mtime,
-                source=source,
-            )
-        )
-    return write_sessions(
-        store, _merge(parsed), report, show_progress=show_progress, reimport=reimport
-    )
+        point = points.check(file, fh)
+        if point is not None and isinstance(times := point.state.get("times"), dict):
+            sessions.before = {str(k): float(v) for k, v in times.items()}
+        cursor = points.cursor(file, fh, point, report=report, max_line_bytes=max_line_bytes)
+        lines = cursor or bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes)
+        first = cursor.line + 1 if cursor is not None else 1
+        stem = storable_text(file.stem)
+        _read_lines(sessions, lines, name=name, default=stem, report=report, first=first)
+        sessions.date_undated(os.fstat(fh.fileno()).st_mtime)
+        parsed.extend(sessions.by_id.values())
+        if cursor is not None:
+            times = sessions.times(cursor.line)
+            if len(times) <= _MOST_TIMES:  # (else read whole next time)
+                points.record(file, fh, cursor, {"times": times})
+    write_sessions(store, _merge(parsed), report, show_progress=show_progress, reimport=reimport)
+    if points.enabled:
+        points.save(store)
+    return report
 
 
 def _merge(sessions: list[ImportSession]) -> list[ImportSession]:

@@ -21,6 +21,8 @@ __all__ = [
     "entry_time",
     "identifier",
     "json_objects",
+    "size_text",
+    "skip_line",
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -35,7 +37,8 @@ class BadEntry(ValueError):
     importers skip it, report it with its line number and go on."""
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A line limit as the reports give it: ``64 MB``, ``20 bytes``."""
     return f"{n >> 20} MB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
 
 
@@ -63,26 +66,29 @@ def bounded_lines(
         number += 1
         if len(line) > max_line_bytes and not line.endswith(b"\n"):
             del line
-            _skip_line(fh, piece)
-            report.skip(f"line too long (over {_size(max_line_bytes)})", f"{name}:{number}")
+            skip_line(fh, piece)
+            report.skip(f"line too long (over {size_text(max_line_bytes)})", f"{name}:{number}")
             yield ""
             continue
         yield line.decode("utf-8", errors="replace")
 
 
-def _skip_line(fh: BinaryIO, piece: int) -> None:
-    """Read past the rest of a line, ``piece`` bytes at a time."""
+def skip_line(fh: BinaryIO, piece: int) -> bool:
+    """Read past the rest of a line, ``piece`` bytes at a time; ``False`` when the file ended
+    before the line did."""
     if not fh.seekable():
-        while (rest := fh.readline(piece)) and not rest.endswith(b"\n"):
-            pass
-        return
+        while rest := fh.readline(piece):
+            if rest.endswith(b"\n"):
+                return True
+        return False
     # read() + find() runs about ten times faster than readline() pieces; then step back to
     # just after the newline.
     while chunk := fh.read(piece):
         end = chunk.find(b"\n")
         if end >= 0:
             fh.seek(end + 1 - len(chunk), os.SEEK_CUR)
-            return
+            return True
+    return False
 
 
 def json_objects(
@@ -91,12 +97,14 @@ def json_objects(
     name: str,
     report: ImportReport,
     skim: Callable[[str, int], bool] | None = None,
+    first: int = 1,
 ) -> Iterator[tuple[int, Mapping[str, Any]]]:
     """``(line number, object)`` of each line holding a JSON object; blank lines are passed
     over, every other line is skipped and reported: not valid JSON, nested too deeply for
     Python's parser (a line of 100,000 ``[``), not an object. A line ``skim(line, number)``
     takes (returns ``True`` for) is passed over without being decoded: an importer's way to
-    leave out, cheaply, lines it knows by their head.
+    leave out, cheaply, lines it knows by their head. ``first`` is the number of the first
+    line (a file read from the middle).
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -105,7 +113,7 @@ def json_objects(
         >>> r.problems
         ['f.jsonl:3: nested too deeply', 'f.jsonl:4: not a JSON object']
     """
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines, first):
         if not line.strip() or (skim is not None and skim(line, number)):
             continue
         try:

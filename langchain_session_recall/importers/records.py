@@ -55,6 +55,10 @@ class ImportSession:
     git_branch: str | None = None
     agent: str | None = None
     """The program that wrote it (``"codex"``, ``"claude-code"``, ...)."""
+    resumed: bool = False
+    """Read from where an earlier import of its file stopped: ``messages`` are those
+    appended since (none of them copied from a parent), and it is written even without any
+    (a thread name to fill in)."""
 
 
 def note_where(session: ImportSession, project: Any, git_branch: Any = None) -> None:
@@ -234,8 +238,9 @@ def without_copied_history(
 
 
 def _kept(session: ImportSession, parents: Container[str | None], report: ImportReport) -> bool:
-    """Whether a session is written: it has messages, or another one hangs below it."""
-    if session.messages or session.id in parents:
+    """Whether a session is written: it has messages, another one hangs below it, or it
+    was resumed (its messages were written before)."""
+    if session.messages or session.id in parents or session.resumed:
         return True
     report.ignore("session without messages")
     return False
@@ -250,7 +255,8 @@ def dropping_copied_history(
     """:func:`without_copied_history` for a stream of sessions, parents before children,
     given how many ``children`` each parent id has in the stream: a parent's messages are held
     only until its last child has come, so memory holds the parents still waiting for a child,
-    not the import.
+    not the import. A session ``resumed`` holds only what was appended to it: a child compares
+    with its history from ``outside`` followed by that; a resumed child is not trimmed.
 
     Example:
         >>> hi = {"role": "user", "content": "hi"}
@@ -265,11 +271,13 @@ def dropping_copied_history(
     waiting = dict(children)
     for session in sessions:
         if waiting.get(session.id):  # the copy a child compares with: before its own trim
-            held[session.id] = [m for _, m in session.messages]
+            earlier = list(outside(session.id)) if session.resumed else []
+            held[session.id] = earlier + [m for _, m in session.messages]
         pid = session.parent_session_id
         if pid is not None:
-            parent = held.get(pid)
-            drop_copied_prefix(session, parent if parent is not None else outside(pid))
+            if not session.resumed:  # (a resumed one left its copy out when first read)
+                parent = held.get(pid)
+                drop_copied_prefix(session, parent if parent is not None else outside(pid))
             if waiting.get(pid):
                 waiting[pid] -= 1
                 if not waiting[pid]:

@@ -262,6 +262,36 @@ def test_retention_is_warned_about_once_per_setting(
     assert sync(store, home).warnings == []
 
 
+def test_the_retention_warning_names_the_settings_file_of_the_home_given(
+    store_factory: StoreFactory, home: Path
+) -> None:
+    (warning,) = sync(store_factory.open(), home).warnings
+    settings = home / ".claude" / "settings.json"
+    assert f"cleanupPeriodDays in {settings}" in warning  # (the test's home is not ~)
+    assert "~/.claude" not in warning
+
+
+def test_gemini_settings_with_comments_and_trailing_commas_are_read(
+    store_factory: StoreFactory, home: Path
+) -> None:
+    (home / ".gemini" / "settings.json").write_text(
+        "// Gemini CLI settings (JSONC)\n"
+        "{\n"
+        '  "ui": {"theme": "GitHub"}, /* the "maxAge" below is mine */\n'
+        '  "general": {\n'
+        '    "sessionRetention": {"enabled": true, "maxAge": "7d", "maxCount": 20,},\n'
+        '    "homepage": "https://example.com//not-a-comment",\n'
+        "  },\n"
+        "}\n"
+    )
+    warnings = sync(store_factory.open(), home).warnings
+    gemini = [w for w in warnings if w.startswith("Gemini CLI")]
+    assert [w[:72] for w in gemini] == [
+        "Gemini CLI deletes transcripts older than 7 days or beyond the 20 most r"
+    ]
+    assert f"general.sessionRetention in {home / '.gemini' / 'settings.json'}" in gemini[0]
+
+
 def test_a_source_that_cannot_be_read_costs_only_itself(
     store_factory: StoreFactory, home: Path, calls: list[tuple[str, Any]]
 ) -> None:

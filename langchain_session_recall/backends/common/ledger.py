@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.common.validation import (
@@ -83,13 +83,35 @@ class ImportLedger(SessionWrites):
             self._wrote([session_id], in_block=self._in_block())
         return ids
 
-    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
-        """External keys already imported into ``session_id`` from ``source_kind``."""
+    def imported_keys(
+        self, source_kind: str, session_id: str, among: Sequence[str] | None = None
+    ) -> set[str]:
+        """External keys already imported into ``session_id`` from ``source_kind``; with
+        ``among``, only which of those keys (a session's new lines asked about, not all of a
+        long session's keys read).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> _ = store.add_session("s1")
+            >>> _ = store.import_messages("s1", [("k1", {"role": "user", "content": "hi"})],
+            ...                           source_kind="jsonl")
+            >>> store.imported_keys("jsonl", "s1", among=["k1", "k2"])
+            {'k1'}
+        """
+        d = self.dialect
+        if among is None:
+            params = {"kind": source_kind, "sid": session_id}
+            with self._read() as conn:
+                return {str(r[0]) for r in conn.execute(sql.imported_keys(d), params)}
+        keys = list(dict.fromkeys(among))
+        found: set[str] = set()
         with self._read() as conn:
-            rows = conn.execute(
-                sql.imported_keys(self.dialect), {"kind": source_kind, "sid": session_id}
-            ).fetchall()
-        return {str(r[0]) for r in rows}
+            for start in range(0, len(keys), _LEDGER_CHUNK):
+                chunk = {"kind": source_kind, "keys": d.array(keys[start : start + _LEDGER_CHUNK])}
+                rows = conn.execute(sql.ledger_rows(d), chunk)
+                found.update(str(key) for key, sid in rows if sid == session_id)
+        return found
 
     def read_import_state(self, key: str) -> str | None:
         """What an import recorded under ``key`` with :meth:`write_import_state`, or ``None``.
@@ -120,6 +142,37 @@ class ImportLedger(SessionWrites):
         """
         with self._write() as conn:
             sql.set_meta(conn, self.dialect, _IMPORT_STATE + key, value)
+
+    def read_import_states(self, prefix: str) -> dict[str, str]:
+        """Every import state whose key starts with ``prefix``, by key: what
+        :meth:`read_import_state` gives for each, in one query (an import resuming many files
+        reads where it stopped in each at once).
+
+        Example:
+            >>> from langchain_session_recall.backends import open_store
+            >>> store = open_store(":memory:")
+            >>> store.write_import_states({"resume:a": "1", "resume:b": "2", "sync:x": "3"})
+            >>> store.read_import_states("resume:")
+            {'resume:a': '1', 'resume:b': '2'}
+        """
+        full = _IMPORT_STATE + prefix
+        params = {"length": len(full), "prefix": full}
+        with self._read() as conn:
+            rows = conn.execute(sql.meta_with_prefix(self.dialect), params).fetchall()
+        return {str(k)[len(_IMPORT_STATE) :]: str(v) for k, v in sorted(rows)}
+
+    def write_import_states(self, states: Mapping[str, str]) -> None:
+        """:meth:`write_import_state` for each ``key: value`` of ``states``, in one
+        transaction.
+
+        Raises:
+            ReadOnlyStoreError: the store was opened read-only.
+        """
+        if not states:
+            return
+        with self._write() as conn:
+            for key, value in states.items():
+                sql.set_meta(conn, self.dialect, _IMPORT_STATE + key, value)
 
     def release_forgotten(self, source_kind: str, session_id: str) -> int:
         """Let an import add a forgotten session's messages again: drop its ledger rows from

@@ -655,8 +655,12 @@ class SqliteSessionStore(SessionBackend):
             return None
         return super().get_cached_summary(key)
 
-    def imported_keys(self, source_kind: str, session_id: str) -> set[str]:
-        return super().imported_keys(source_kind, session_id) if self.layout.own else set()
+    def imported_keys(
+        self, source_kind: str, session_id: str, among: Sequence[str] | None = None
+    ) -> set[str]:
+        if not self.layout.own:
+            return set()
+        return super().imported_keys(source_kind, session_id, among)
 
     # ------------------------------------------------------------------ writing
 
