@@ -58,6 +58,7 @@ from langchain_session_recall.summarize.budget import (
     TokenCounter,
     estimate_tokens,
     fill_budget,
+    search_score,
 )
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
@@ -84,8 +85,8 @@ class SessionRecallMiddleware(AgentMiddleware[SessionRecallState, Any, Any]):
 
     Before the first model call of a run, the run's latest user message is searched in the store;
     the best ``k`` sessions' recaps (extractive, or a model's with ``summarizer=``) are fitted to
-    ``max_tokens`` best first (the best session's best messages, then each other session's best,
-    then the rest, each message whole when it fits; see
+    ``max_tokens`` best first (the best session's best message, then the best of each session
+    the search scored close to it, then the rest, each message whole when it fits; see
     :func:`~langchain_session_recall.summarize.budget.fill_budget`) and appended to the system
     message of every model call of that run, inside ``<recalled_context>`` tags. Nothing is added
     when nothing matches. The thread in progress (``thread_id``, or ``session_id``, of the run's
@@ -234,16 +235,17 @@ class SessionRecallMiddleware(AgentMiddleware[SessionRecallState, Any, Any]):
 
     def _render(self, recaps: Sequence[Document]) -> str | None:
         """The recalled block within ``max_tokens``; ``None`` when nothing is shown."""
+        found = [d for d in recaps if d.metadata.get("mode") != "recent"]
         shown = [
             dataclasses.replace(Recap.of(d.metadata, d.page_content), head=(_session_line(d),))
-            for d in recaps
-            if d.metadata.get("mode") != "recent"
+            for d in found
         ]
         if not shown:
             return None
         texts = [r.render(r.shown) for r in shown]
         if self.max_tokens is not None:
-            texts = fill_budget(shown, recalled_block, self.max_tokens, self.token_counter)
+            scores = [search_score(d.metadata) for d in found]
+            texts = fill_budget(shown, recalled_block, self.max_tokens, self.token_counter, scores)
         return recalled_block(texts) if any(texts) else None
 
 

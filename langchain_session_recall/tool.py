@@ -35,10 +35,13 @@ from langchain_session_recall.summarize.budget import (
     Recap,
     estimate_tokens,
     fill_budget,
+    search_score,
 )
+from langchain_session_recall.summarize.extractive import is_extractive_label
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 __all__ = [
+    "BUDGET_NOTE",
     "SESSION_SEARCH_DESCRIPTION",
     "WHERE_ARGUMENTS_NOTE",
     "SessionSearchInput",
@@ -46,6 +49,12 @@ __all__ = [
     "SessionSearchWhereInput",
     "create_session_search_tool",
 ]
+
+BUDGET_NOTE = "verbatim excerpts"
+"""A budgeted reply's ``summary_note`` when every result is an extractive recap: said once,
+in place of each recap's label (the model learns its recaps quote the messages, not what they
+sum up; on LoCoMo the label's 84 characters cost 4 points of survival at 250 tokens:
+docs/benchmarks-summarizer.md)."""
 
 SESSION_SEARCH_DESCRIPTION = f"""\
 Search your long-term memory of past conversations with this user, or browse recent sessions. \
@@ -223,8 +232,9 @@ class SessionSearchTool(BaseTool):
     the best session's best messages, then the others' (see
     :mod:`~langchain_session_recall.summarize.budget`); the artifact keeps the full recaps.
     The budget goes to messages: a budgeted reply is compact JSON without ``null`` fields,
-    its recaps without their session line (the result's fields say it) and an extractive
-    recap's label said once, as ``summary_note``, when every result has the same."""
+    ``count`` or the query echoed (unless a ``notice`` says it was changed), its recaps
+    without their session line (the result's fields say it) and, when every result is an
+    extractive recap, their label said once as ``"summary_note": "verbatim excerpts"``."""
     token_counter: Callable[[str], int] | None = None
     """Counts tokens for ``max_tokens``: any ``len``-like callable (``None``: 4 characters per
     token)."""
@@ -277,13 +287,20 @@ class SessionSearchTool(BaseTool):
         return options, notices
 
     def _dumps(self, payload: dict[str, Any]) -> str:
-        """The reply as JSON; under a budget, compact and without ``null`` result fields."""
+        """The reply as JSON; under a budget, compact, without ``null`` result fields, without
+        ``count`` (the results say it) and without the query echoed back unless a ``notice``
+        says it was changed (the model knows what it asked)."""
         if self.max_tokens is None:
             return json.dumps(payload, ensure_ascii=False)
         payload["results"] = [
             {k: v for k, v in r.items() if v is not None} for r in payload["results"]
         ]
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        lean = {
+            k: v
+            for k, v in payload.items()
+            if k != "count" and (k != "query" or "notice" in payload)
+        }
+        return json.dumps(lean, ensure_ascii=False, separators=(",", ":"))
 
     def _recent_payload(self, docs: list[Document], notices: tuple[str, ...]) -> str:
         results = [
@@ -395,7 +412,8 @@ class SessionSearchTool(BaseTool):
             return render(kept)
 
         counter = self.token_counter or estimate_tokens
-        return shown(fill_budget(recaps, shown, self.max_tokens, counter))
+        scores = [search_score(d.metadata) for d in docs]
+        return shown(fill_budget(recaps, shown, self.max_tokens, counter, scores))
 
     # ------------------------------------------------------------------ run
 
@@ -469,21 +487,21 @@ def _where(metadata: Mapping[str, Any]) -> dict[str, Any]:
 def _lean_recaps(recaps: list[Recap]) -> tuple[list[Recap], str | None]:
     """Recaps as a budgeted reply shows them, and the note said once for all: each without
     its session line (an extractive recap's head is its label, then that line, which the
-    result's fields repeat); the label itself, when every recap has the same, becomes the
-    note (else each keeps its own).
+    result's fields repeat); when every recap is extractive, their labels become the one
+    short :data:`BUDGET_NOTE` (else each keeps its own label).
 
     Example:
-        >>> label = "[Not summarized (no model configured): extractive recap]"
+        >>> from langchain_session_recall.summarize.extractive import extractive_label
+        >>> label = extractive_label("no model configured")
         >>> lean, note = _lean_recaps([Recap((label, "Session s1, 2026-11-03"), ("hi",), (0,))])
-        >>> lean[0].head, note == label
-        ((), True)
+        >>> lean[0].head, note
+        ((), 'verbatim excerpts')
         >>> _lean_recaps([Recap.of_text("A model's recap.")])[1] is None
         True
     """
     heads = [r.head[:1] for r in recaps]
-    labels = set(heads)
-    if len(labels) == 1 and heads[0]:
-        return [dataclasses.replace(r, head=()) for r in recaps], heads[0][0]
+    if heads and all(h and is_extractive_label(h[0]) for h in heads):
+        return [dataclasses.replace(r, head=()) for r in recaps], BUDGET_NOTE
     return [dataclasses.replace(r, head=h) for r, h in zip(recaps, heads, strict=True)], None
 
 

@@ -4,13 +4,13 @@ A surface that shows recaps (the ``session_search`` tool, the recall middleware)
 ``max_tokens``. Each session's recap is a :class:`Recap`: its head lines and its pieces (the
 messages an extractive recap shows, or the paragraphs of a model's recap), with the order to
 add them in, best first. :func:`fill_budget` adds pieces in that order, each whole when that
-fits (a message clipped loses what it says past the clip), the best session's first few, then
-every other session's best, then the rest session by session (then, with room left, further
-messages), re-rendering the surface's whole output and counting it each time, so JSON
-escaping, headers and separators are paid for as they are really shown. A piece too long for
-what is left is passed over; the
-first one passed over is cut to fill the rest (:func:`cut_text`), never inside a fenced code
-block without closing the fence and saying so.
+fits (a message clipped loses what it says past the clip): the best session's best piece, the
+best piece of every session the search scored close to it (:data:`CLOSE_SCORE`), the rest of
+the best session, every other session's best, then the rest session by session (then, with
+room left, further messages), re-rendering the surface's whole output and counting it each
+time, so JSON escaping, headers and separators are paid for as they are really shown. A piece
+too long for what is left is passed over; the first one passed over is cut to fill the rest
+(:func:`cut_text`), never inside a fenced code block without closing the fence and saying so.
 
 Tokens are counted by ``token_counter``, any ``len``-like callable (a tokenizer's
 ``lambda s: len(enc.encode(s))``); the default, :func:`estimate_tokens`, assumes
@@ -26,6 +26,7 @@ from typing import Any
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "CLOSE_SCORE",
     "CODE_CUT_MARKER",
     "CUT_MARKER",
     "RECAP_KEY",
@@ -34,6 +35,7 @@ __all__ = [
     "cut_text",
     "estimate_tokens",
     "fill_budget",
+    "search_score",
 ]
 
 CHARS_PER_TOKEN = 4
@@ -46,10 +48,12 @@ RECAP_KEY = "recap_pieces"
 """The metadata key of a recap Document's :class:`Recap` (as a dict)."""
 MIN_CUT_CHARS = 40
 """A cut piece keeps at least this many characters of text, else it is left out."""
-LEAD_PIECES = 4
-"""Pieces of the best session a budget takes before every other session's best one (on
-LoCoMo's development split 4 kept the most at 250 and 500 tokens:
-docs/benchmarks-summarizer.md)."""
+CLOSE_SCORE = 0.6
+"""A session whose search score is at least this share of the best session's is *close*: its
+best piece comes right after the best session's best, before the rest of the best session
+(else after it). On LoCoMo's development split the gold was in a lower-ranked session for 46%
+of the questions whose second session scored at least 0.6 of the first, for 5% of the others;
+0.55-0.7 kept the most at 250 tokens (docs/benchmarks-summarizer.md)."""
 
 TokenCounter = Callable[[str], int]
 """Counts the tokens of a text: ``len``-like."""
@@ -245,18 +249,21 @@ def fill_budget(
     render: Callable[[Sequence[str]], str],
     max_tokens: int,
     token_counter: TokenCounter = estimate_tokens,
+    scores: Sequence[float | None] = (),
 ) -> list[str]:
     """Each recap's text within the budget (``""`` for a recap left out).
 
     ``recaps`` in rank order; ``render`` makes the surface's whole output from the recaps'
-    texts (``""`` for one not shown) and is what ``token_counter`` counts. Pieces are taken
-    best first: the best session's first :data:`LEAD_PIECES` in its ``order``, then every
-    other session's best piece, then the rest of each session's shown pieces in rank order,
-    then each recap's further pieces (:attr:`Recap.extra`). Each piece is taken at its longer
-    excerpt (:attr:`Recap.wide`: the message whole, or nearly) when that fits, else as the
-    recap clips it. A piece that does not fit is passed over for the next one; at the end the
-    first piece passed over is cut to fill what is left (:func:`cut_text`), when at least
-    :data:`MIN_CUT_CHARS` of it fit.
+    texts (``""`` for one not shown) and is what ``token_counter`` counts; ``scores``: the
+    search's score of each recap's session, when known. Pieces are taken best first: the
+    best session's best piece, then the best piece of each session whose score is at least
+    :data:`CLOSE_SCORE` of the best session's, then the rest of the best session's shown
+    pieces, then every other session's best piece, then the rest of each session's shown
+    pieces in rank order, then each recap's further pieces (:attr:`Recap.extra`). Each piece
+    is taken at its longer excerpt (:attr:`Recap.wide`: the message whole, or nearly) when
+    that fits, else as the recap clips it. A piece that does not fit is passed over for the
+    next one; at the end the first piece passed over is cut to fill what is left
+    (:func:`cut_text`), when at least :data:`MIN_CUT_CHARS` of it fit.
 
     Example:
         >>> r1 = Recap(("s1",), ("a" * 10, "bbbb"), (1, 0))
@@ -276,7 +283,7 @@ def fill_budget(
         return token_counter(render(texts())) <= max_tokens
 
     passed: list[tuple[int, int]] = []
-    for n, i in _best_first(recaps):
+    for n, i in _best_first(recaps, scores):
         if i in chosen[n] or (n, i) in passed:
             continue
         chosen[n].add(i)
@@ -290,19 +297,52 @@ def fill_budget(
     return texts()
 
 
-def _best_first(recaps: Sequence[Recap]) -> list[tuple[int, int]]:
+def _best_first(
+    recaps: Sequence[Recap], scores: Sequence[float | None] = ()
+) -> list[tuple[int, int]]:
     """``(recap, piece)`` in the order a budget takes them (see :func:`fill_budget`; a pair
     may come twice: taken at its first).
 
     Example:
-        >>> r = Recap((), tuple("abcdef"), (5, 4, 3, 2, 1, 0))
-        >>> _best_first([r, Recap((), ("x", "y"), (1, 0))])[:6]
-        [(0, 5), (0, 4), (0, 3), (0, 2), (1, 1), (0, 5)]
+        >>> r = Recap((), tuple("abcd"), (3, 2, 1, 0))
+        >>> _best_first([r, Recap((), ("x", "y"), (1, 0))])[:5]
+        [(0, 3), (0, 2), (0, 1), (0, 0), (1, 1)]
+        >>> _best_first([r, Recap((), ("x", "y"), (1, 0))], scores=[1.5, 1.0])[:5]
+        [(0, 3), (1, 1), (0, 2), (0, 1), (0, 0)]
     """
-    lead = [(0, i) for i in recaps[0].shown[:LEAD_PIECES]] if recaps else []
-    lead += [(n, i) for n, r in enumerate(recaps) if n for i in r.shown[:1]]
+    if not recaps:
+        return []
+    close = [n for n in range(1, len(recaps)) if _close(scores, n)]
+    far = [n for n in range(1, len(recaps)) if n not in close]
+    first = recaps[0].shown
+    lead = [(0, i) for i in first[:1]]
+    lead += [(n, i) for n in close for i in recaps[n].shown[:1]]
+    lead += [(0, i) for i in first[1:]]
+    lead += [(n, i) for n in far for i in recaps[n].shown[:1]]
     shown = [(n, i) for n, r in enumerate(recaps) for i in r.shown]
     return lead + shown + [(n, i) for n, r in enumerate(recaps) for i in r.extra]
+
+
+def search_score(metadata: Mapping[str, Any]) -> float | None:
+    """The search's score of a result (its ``score`` metadata), ``None`` when it has none.
+
+    Example:
+        >>> search_score({"score": 1.5}), search_score({"mode": "recent"})
+        (1.5, None)
+    """
+    score = metadata.get("score")
+    return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+
+def _close(scores: Sequence[float | None], n: int) -> bool:
+    """Whether session ``n`` scored at least :data:`CLOSE_SCORE` of the best one (``False``
+    when either score is unknown or the best is not positive)."""
+    if n >= len(scores):
+        return False
+    best, score = scores[0], scores[n]
+    if best is None or score is None or best <= 0:
+        return False
+    return score >= CLOSE_SCORE * best
 
 
 def _fits_whole(recap: Recap, i: int, shown: dict[int, str], fits: Callable[[], bool]) -> bool:

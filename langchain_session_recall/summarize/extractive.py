@@ -28,8 +28,10 @@ __all__ = [
     "clip",
     "clip_code",
     "context_weight",
+    "extractive_label",
     "extractive_pieces",
     "extractive_recap",
+    "is_extractive_label",
     "message_scores",
     "message_values",
     "parse_transcript",
@@ -433,7 +435,7 @@ def extractive_pieces(
         >>> r.pieces, r.order
         (('[USER #1]: hi', '[USER #2]: docker fails'), (1, 0))
     """
-    label = f"[Not summarized ({reason}): extractive recap of the matching messages]"
+    label = extractive_label(reason)
     head = (label, header) if header else (label,)
     blocks = parse_transcript(transcript) if blocks is None else list(blocks)
     terms = query_terms(query)
@@ -479,6 +481,30 @@ def extractive_pieces(
         base=len(chosen),
         wide=tuple(wide[i] if wide[i] != pieces[i] else "" for i in every),
     )
+
+
+_LABEL_START = "[Not summarized ("
+_LABEL_END = "): extractive recap of the matching messages]"
+
+
+def extractive_label(reason: str) -> str:
+    """The first line of an extractive recap: it is not a summary, and why.
+
+    Example:
+        >>> extractive_label("no model configured")
+        '[Not summarized (no model configured): extractive recap of the matching messages]'
+    """
+    return f"{_LABEL_START}{reason}{_LABEL_END}"
+
+
+def is_extractive_label(line: str) -> bool:
+    """Whether ``line`` is an extractive recap's label (:func:`extractive_label`, any reason).
+
+    Example:
+        >>> is_extractive_label(extractive_label("timeout")), is_extractive_label("Session s1")
+        (True, False)
+    """
+    return line.startswith(_LABEL_START) and line.endswith(_LABEL_END)
 
 
 def _clip_message(text: str, weights: Mapping[str, float], width: int) -> str:

@@ -233,6 +233,31 @@ def test_the_recalled_block_fits_the_token_budget(store_factory: StoreFactory) -
     assert estimate_tokens(system) <= 150
 
 
+def test_a_session_scored_close_to_the_best_gets_its_best_message_in_second(
+    store_factory: StoreFactory,
+) -> None:
+    """Two sessions as relevant: within a tight budget each shows its best message before the
+    best session shows its second (issue 34: the gold was often in the second session)."""
+    store = store_factory.open()
+    for session, what in (("kiln-a", "the glaze cracked"), ("kiln-b", "the shelf broke")):
+        store.add_session(session, user_id="ann", title="Pottery")
+        store.add_messages(
+            session,
+            [
+                {"role": "user", "content": f"The kiln fired too hot and {what}."},
+                {"role": "assistant", "content": "Lower the kiln cone. " + "More words. " * 8},
+            ],
+        )
+    model = _model()
+    middleware = SessionRecallMiddleware(store=store, k=2, max_tokens=90)
+    create_agent(model, tools=[], middleware=[middleware]).invoke(
+        _ask("why did the kiln fire too hot?"), config=_ann()
+    )
+    system = _system(model.seen[0])
+    assert "the glaze cracked" in system and "the shelf broke" in system
+    assert "Lower the kiln cone" not in system and estimate_tokens(system) <= 90
+
+
 def test_a_summarizer_gives_model_recaps(store_factory: StoreFactory) -> None:
     store = _past(store_factory.open())
     recap = "The CORS error was fixed in nginx with add_header Access-Control-Allow-Origin."

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from langchain_session_recall.summarize.budget import (
+    CLOSE_SCORE,
     CODE_CUT_MARKER,
     CUT_MARKER,
     Recap,
@@ -46,14 +47,27 @@ def test_the_best_session_s_best_pieces_come_first_then_the_next_session() -> No
     assert "s2-8" in texts[1] and "s2-2" not in texts[1]
 
 
-def test_the_next_sessions_best_piece_comes_before_the_best_session_s_fifth() -> None:
+def test_a_session_scored_close_to_the_best_gets_its_best_piece_in_second() -> None:
     first = _recap("s1", [9, 8, 7, 6, 5, 4])
     second = _recap("s2", [3])
-    # room for s1's four best and s2's best, or for s1's five best
-    budget = len(_joined([first.render(range(4)), second.render(range(1))]))
-    assert len(first.render(range(5))) <= budget
-    texts = fill_budget([first, second], _joined, budget, len)
-    assert [f"s1-{v}" in texts[0] for v in (9, 8, 7, 6, 5)] == [True] * 4 + [False]
+    # room for s1's best and s2's best, or for s1's two best
+    budget = len(_joined([first.render(range(1)), second.render(range(1))]))
+    assert len(first.render(range(2))) <= budget
+    close = fill_budget([first, second], _joined, budget, len, scores=[1.5, 1.5 * CLOSE_SCORE])
+    assert "s1-9" in close[0] and "s1-8" not in close[0] and "s2-3" in close[1]
+    # scored far below the best, or not scored at all: the best session's pieces first
+    for scores in ([1.5, 1.4 * CLOSE_SCORE], [1.5, None], []):
+        texts = fill_budget([first, second], _joined, budget, len, scores=scores)
+        assert "s1-9" in texts[0] and "s1-8" in texts[0] and texts[1] == ""
+
+
+def test_a_far_session_s_best_piece_comes_after_the_best_session_s_shown_pieces() -> None:
+    first = Recap(("== s1",), tuple(f"s1-{n}: " + "x" * 30 for n in range(4)), (0, 1, 2, 3), base=2)
+    second = _recap("s2", [3])
+    # room for s1's two shown pieces and s2's best, not for s1's third
+    budget = len(_joined([first.render(range(2)), second.render(range(1))]))
+    texts = fill_budget([first, second], _joined, budget, len, scores=[1.5, 0.1])
+    assert "s1-0" in texts[0] and "s1-1" in texts[0] and "s1-2" not in texts[0]
     assert "s2-3" in texts[1]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from langchain_session_recall import SessionStore, create_session_search_tool
 from langchain_session_recall.summarize.budget import CODE_CUT_MARKER, Recap, estimate_tokens
+from langchain_session_recall.tool import BUDGET_NOTE
 
 CORS = "20261103_091512_a1b2c3"
 QUERY = "docker OR nginx OR postgres OR backup OR CORS"
@@ -75,7 +76,7 @@ def test_any_len_like_token_counter_is_used(demo_store: SessionStore) -> None:
 def test_recent_sessions_fit_the_budget_too(demo_store: SessionStore) -> None:
     output = _output(create_session_search_tool(demo_store, max_tokens=80), {"limit": 5})
     payload = json.loads(output)
-    assert estimate_tokens(output) <= 80 and 0 < payload["count"] < 5
+    assert estimate_tokens(output) <= 80 and 0 < len(payload["results"]) < 5
 
 
 def test_a_code_block_cut_by_the_budget_is_closed_and_marked(store: SessionStore) -> None:
@@ -94,15 +95,25 @@ def test_a_code_block_cut_by_the_budget_is_closed_and_marked(store: SessionStore
 
 
 def test_a_budgeted_reply_says_each_thing_once(demo_store: SessionStore) -> None:
-    """A budget is spent on messages: no null fields, the results' session line (their fields
-    say it) and the shared "not summarized" label (said once, as ``summary_note``) left out."""
+    """A budget is spent on messages: no null fields, no ``count`` (the results say it), no
+    query echoed back, the results' session line (their fields say it) and each recap's "not
+    summarized" label (said once, shortly, as ``summary_note``) left out."""
     plain = json.loads(_output(create_session_search_tool(demo_store), {"query": QUERY}))
     output = _output(create_session_search_tool(demo_store, max_tokens=1000), {"query": QUERY})
     lean = json.loads(output)
     label = plain["results"][0]["summary"].split("\n")[0]
-    assert label.startswith("[Not summarized") and lean["summary_note"] == label
+    assert label.startswith("[Not summarized") and lean["summary_note"] == BUDGET_NOTE
+    assert "count" not in lean and "query" not in lean and plain["query"] == QUERY
     assert lean["results"] and all(None not in r.values() for r in lean["results"])
     for result in lean["results"]:
         assert "Not summarized" not in result["summary"]
         assert f"Session {result['session_id']}," not in result["summary"]
     assert output == json.dumps(lean, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_budgeted_reply_echoes_the_query_when_a_notice_says_what_changed(
+    demo_store: SessionStore,
+) -> None:
+    tool = create_session_search_tool(demo_store, max_tokens=1000)
+    lean = json.loads(_output(tool, {"query": QUERY, "limit": 50}))
+    assert "cap" in lean["notice"] and lean["query"] == QUERY
