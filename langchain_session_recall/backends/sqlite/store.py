@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.common.rows import count_of
 from langchain_session_recall.backends.hits import (
     MATCH_LIMIT,
     best_hits,
@@ -659,6 +661,17 @@ class SqliteSessionStore(SessionBackend):
         return super().imported_keys(source_kind, session_id) if self.layout.own else set()
 
     # ------------------------------------------------------------------ writing
+
+    def _append_rows(
+        self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow]
+    ) -> list[int] | None:
+        d = self.dialect
+        found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+        if not found:
+            return None
+        ids = self._insert_messages(conn, session_id, rows, count_of(found[0]))
+        conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        return ids
 
     def _insert_messages(
         self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow], first: int
