@@ -153,8 +153,8 @@ APPEND_MESSAGES = f"""
         RETURNING message_count - %(count)s AS first
     ), rows AS (
         SELECT * FROM unnest(
-            %(role)s::text[], %(content)s::text[], %(tool_call_id)s::text[],
-            %(tool_calls)s::text[], %(tool_name)s::text[], %(ts)s::float8[], %(cjk)s::text[]
+            %(role)b::text[], %(content)b::text[], %(tool_call_id)b::text[],
+            %(tool_calls)b::text[], %(tool_name)b::text[], %(ts)b::float8[], %(cjk)b::text[]
         ) WITH ORDINALITY AS r(role, content, tool_call_id, tool_calls, tool_name, ts, cjk, n)
     )
     INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
