@@ -42,6 +42,26 @@ def _where_columns(
     }
 
 
+def _new_session_row(
+    d: sql.Dialect,
+    session_id: str,
+    source: str | None,
+    model: str | None,
+    title: str | None,
+    user_id: str | None,
+    started_at: float | None,
+) -> dict[str, Any]:
+    """Columns of a new session's row as stored: the default source, the start time now."""
+    return {
+        "id": session_id,
+        "source": d.text(DEFAULT_SOURCE if source is None else source),
+        "user_id": d.text(user_id),
+        "model": d.text(model),
+        "title": d.text(title),
+        "started_at": time.time() if started_at is None else float(started_at),
+    }
+
+
 class SessionWrites(StoreCore):
     """Sessions and messages written: checked first, one transaction each."""
 
@@ -86,21 +106,14 @@ class SessionWrites(StoreCore):
         )
         d = self.dialect
         where = _where_columns(d, project, git_branch, agent)
-        stored_title = d.text(title)
-        started = time.time() if started_at is None else float(started_at)
-        fields = {
-            "id": session_id,
-            "source": d.text(DEFAULT_SOURCE if source is None else source),
-            "user_id": d.text(user_id),
-            "model": d.text(model),
-            "title": stored_title,
+        fields: dict[str, Any] = {
+            **_new_session_row(d, session_id, source, model, title, user_id, started_at),
             "parent_session_id": parent_session_id,
-            "started_at": started,
             "end_reason": d.text(end_reason),
             **where,
         }
         if parent_session_id != session_id:  # (that one raises below)
-            header = session_header(stored_title, started)
+            header = session_header(fields["title"], fields["started_at"])
             created = self._create_session(fields, header)
             if created is not None:
                 return created
