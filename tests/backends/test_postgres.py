@@ -232,3 +232,44 @@ def test_check_sees_every_cjk_message_without_its_bigram_vector(pg, text: str) -
     found = pg.check()
     assert not found.ok
     assert "1 message(s) have no full-text vector" in found.problems[0]
+
+
+def test_a_write_the_server_refuses_in_a_block_is_undone_alone(pg, pg_schema: str) -> None:  # type: ignore[no-untyped-def]
+    """``add_session`` and ``add_messages`` of a new session are one statement each, sent with
+    their savepoint in one round trip inside ``transaction()``: one the server refuses (here a
+    trigger) leaves nothing behind, and the block goes on; outside a block too."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(pg_schema)))
+        conn.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF to_jsonb(NEW) ->> TG_ARGV[0] = 'refused' THEN RAISE EXCEPTION 'refused here'; "
+            "END IF; RETURN NEW; END $$"
+        )
+        for table, column in (("messages", "content"), ("sessions", "title")):
+            conn.execute(
+                f"CREATE TRIGGER refuse BEFORE INSERT ON {table} "
+                f"FOR EACH ROW EXECUTE FUNCTION refuse('{column}')"
+            )
+    said = [{"role": "user", "content": "first"}]
+    with pg.transaction():
+        pg.add_session("keep")
+        pg.add_messages("keep", said)
+        with pytest.raises(psycopg.Error, match="refused here"):
+            pg.add_messages("keep", [{"role": "user", "content": "refused"}])
+        with pytest.raises(psycopg.Error, match="refused here"):
+            pg.add_session("gone", title="refused")
+        pg.add_messages("keep", [{"role": "user", "content": "second"}])
+    batch = [{"role": "user", "content": "ok"}, {"role": "user", "content": "refused"}]
+    with pytest.raises(psycopg.Error, match="refused here"):
+        pg.add_messages("keep", batch)
+    pg.add_messages("keep", [{"role": "user", "content": "third"}])
+    assert [m.content for m in pg.get_messages("keep")] == ["first", "second", "third"]
+    assert pg.get_session("keep").message_count == 3
+    assert pg.get_session("gone") is None
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(pg_schema)))
+        seqs = conn.execute("SELECT seq FROM messages ORDER BY id").fetchall()
+    assert [s for (s,) in seqs] == [0, 1, 2]

@@ -24,6 +24,7 @@ from langchain_session_recall.messages import (
 from langchain_session_recall.models import (
     MessageHit,
     SearchFilters,
+    Session,
     SessionHit,
 )
 
@@ -78,11 +79,27 @@ class StoreCore(ABC):
         """Whether this thread is inside :meth:`transaction`."""
 
     @abstractmethod
-    def _insert_messages(
-        self, conn: Any, session_id: str, rows: Sequence[MessageRow], first: int
-    ) -> list[int]:
-        """Insert a batch into ``messages`` (and the backend's CJK index), at positions
-        ``first``, ``first + 1``, ... of the session; their ids, in order."""
+    def _append_rows(
+        self, conn: Any, session_id: str, rows: Sequence[MessageRow]
+    ) -> list[int] | None:
+        """Insert a batch (not empty) into ``messages`` (and the backend's CJK index) after
+        the session's last message, and add it to the session's ``message_count``, the
+        session's row locked meanwhile; the batch's ids, in order, or ``None`` (nothing
+        written) when the session does not exist."""
+
+    def _create_session(self, fields: dict[str, Any], header: str) -> Session | None:
+        """Create the session of ``fields`` (the columns :func:`sql.insert_session` binds)
+        with its ``header`` indexed, in one statement that commits on its own (a savepoint
+        inside :meth:`transaction`), where the backend can; the new session, or ``None``
+        (nothing written) when the session exists, its parent does not, or the backend has
+        no such statement: then the general path of ``add_session`` runs."""
+        return None
+
+    def _append_alone(self, session_id: str, rows: Sequence[MessageRow]) -> list[int] | None:
+        """:meth:`_append_rows` in one statement that commits on its own (a savepoint inside
+        :meth:`transaction`), where the backend can; ``None`` (nothing written) otherwise, or
+        when the session does not exist: then the general path of ``add_messages`` runs."""
+        return None
 
     @abstractmethod
     def _put_header(self, conn: Any, session_id: str, header: str) -> None:
@@ -221,14 +238,17 @@ class StoreCore(ABC):
         with self._connection() as conn:
             yield conn
 
-    @contextmanager
-    def _write(self, *, bulk: bool = False) -> Iterator[Any]:
+    def _check_writable(self) -> None:
         self._check_open()
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.describe()} was opened read-only; open it without read_only=True "
                 "(or --read-only) to write"
             )
+
+    @contextmanager
+    def _write(self, *, bulk: bool = False) -> Iterator[Any]:
+        self._check_writable()
         with self._write_transaction(bulk=bulk) as conn:
             yield conn
 

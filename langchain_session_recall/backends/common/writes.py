@@ -8,10 +8,7 @@ from typing import Any
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.common.core import StoreCore
-from langchain_session_recall.backends.common.rows import (
-    count_of,
-    session_of,
-)
+from langchain_session_recall.backends.common.rows import session_of
 from langchain_session_recall.backends.common.validation import (
     DEFAULT_SOURCE,
     session_updates,
@@ -42,6 +39,26 @@ def _where_columns(
         "cwd": d.text(stored_project(project)),
         "git_branch": d.text(git_branch.strip() or None if git_branch else None),
         "agent": d.text(agent.strip().lower() or None if agent else None),
+    }
+
+
+def _new_session_row(
+    d: sql.Dialect,
+    session_id: str,
+    source: str | None,
+    model: str | None,
+    title: str | None,
+    user_id: str | None,
+    started_at: float | None,
+) -> dict[str, Any]:
+    """Columns of a new session's row as stored: the default source, the start time now."""
+    return {
+        "id": session_id,
+        "source": d.text(DEFAULT_SOURCE if source is None else source),
+        "user_id": d.text(user_id),
+        "model": d.text(model),
+        "title": d.text(title),
+        "started_at": time.time() if started_at is None else float(started_at),
     }
 
 
@@ -89,25 +106,23 @@ class SessionWrites(StoreCore):
         )
         d = self.dialect
         where = _where_columns(d, project, git_branch, agent)
+        fields: dict[str, Any] = {
+            **_new_session_row(d, session_id, source, model, title, user_id, started_at),
+            "parent_session_id": parent_session_id,
+            "end_reason": d.text(end_reason),
+            **where,
+        }
+        if parent_session_id != session_id:  # (that one raises below)
+            header = session_header(fields["title"], fields["started_at"])
+            created = self._create_session(fields, header)
+            if created is not None:
+                return created
         with self._write() as conn:
             exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
             if parent_session_id is not None:
                 self._check_parent(conn, session_id, parent_session_id)
             if not exists:
-                inserted = conn.execute(
-                    sql.insert_session(d),
-                    {
-                        "id": session_id,
-                        "source": d.text(DEFAULT_SOURCE if source is None else source),
-                        "user_id": d.text(user_id),
-                        "model": d.text(model),
-                        "title": d.text(title),
-                        "parent_session_id": parent_session_id,
-                        "started_at": time.time() if started_at is None else float(started_at),
-                        "end_reason": d.text(end_reason),
-                        **where,
-                    },
-                )
+                inserted = conn.execute(sql.insert_session(d), fields)
                 exists = inserted.rowcount == 0  # created meanwhile by another writer
             if exists:
                 updates = session_updates(
@@ -158,8 +173,10 @@ class SessionWrites(StoreCore):
         now = time.time()
         rows = [to_row(m, now=now) for m in messages]
         self._before_batch()
-        with self._write() as conn:
-            ids = self._append(conn, session_id, rows)
+        ids = self._append_alone(session_id, rows) if rows else None
+        if ids is None:
+            with self._write() as conn:
+                ids = self._append(conn, session_id, rows)
         self._wrote([session_id], in_block=self._in_block())
         return ids
 
@@ -209,15 +226,16 @@ class SessionWrites(StoreCore):
 
     def _append(self, conn: Any, session_id: str, rows: Sequence[MessageRow]) -> list[int]:
         d = self.dialect
-        found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
-        if not found:
+        if rows:
+            found = self._append_rows(conn, session_id, rows)
+        else:
+            exists = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+            found = [] if exists else None
+        if found is None:
             raise SessionNotFoundError(
                 f"session {session_id!r} does not exist; call add_session() first"
             )
-        if not rows:
-            return []
-        ids = self._insert_messages(conn, session_id, rows, count_of(found[0]))
-        conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        ids = found
         parts = [{"id": i, "parts": r.parts} for i, r in zip(ids, rows, strict=True) if r.parts]
         if parts:
             conn.execute(sql.create_message_parts(d))

@@ -11,6 +11,8 @@ from typing import Any
 
 from langchain_session_recall.backends.postgres.schema import TS_CONFIG
 from langchain_session_recall.backends.sql import (
+    SESSION_FIELDS,
+    WHERE_FIELDS,
     Dialect,
     comparable,
     filter_clauses,
@@ -19,7 +21,7 @@ from langchain_session_recall.backends.sql import (
 from langchain_session_recall.core.cjk import CJK_CHARS
 from langchain_session_recall.models import SearchFilters
 
-__all__ = ["INSERT_MESSAGES", "PostgresDialect", "match_query"]
+__all__ = ["APPEND_MESSAGES", "PostgresDialect", "create_session", "match_query"]
 
 
 class PostgresDialect(Dialect):
@@ -144,22 +146,46 @@ RAISE_WORK_MEM = (
 )
 """Raise this connection's ``work_mem`` to ``kb`` kilobytes; a higher setting is kept."""
 
-INSERT_MESSAGES = f"""
-    WITH rows AS (
+APPEND_MESSAGES = f"""
+    WITH counted AS (
+        UPDATE sessions SET message_count = message_count + %(count)s
+        WHERE id = %(session_id)s
+        RETURNING message_count - %(count)s AS first
+    ), rows AS (
         SELECT * FROM unnest(
-            %(role)s::text[], %(content)s::text[], %(tool_call_id)s::text[],
-            %(tool_calls)s::text[], %(tool_name)s::text[], %(ts)s::float8[], %(cjk)s::text[]
+            %(role)b::text[], %(content)b::text[], %(tool_call_id)b::text[],
+            %(tool_calls)b::text[], %(tool_name)b::text[], %(ts)b::float8[], %(cjk)b::text[]
         ) WITH ORDINALITY AS r(role, content, tool_call_id, tool_calls, tool_name, ts, cjk, n)
     )
     INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
                           timestamp, cjk_tsv, seq)
     SELECT %(session_id)s, role, content, tool_call_id, tool_calls, tool_name, ts,
            CASE WHEN cjk IS NULL THEN NULL ELSE to_tsvector('{TS_CONFIG}', cjk) END,
-           %(first)s + n - 1
-    FROM rows ORDER BY n
+           counted.first + n - 1
+    FROM rows CROSS JOIN counted ORDER BY n
     RETURNING id
 """
-"""One statement for a whole batch: arrays in, ids out (sorted by the caller)."""
+"""A batch appended to a session in one statement: its row updated (so locked) to count the
+batch, which takes the positions after the session's messages; arrays in (bound: the columns
+as arrays, ``session_id``, ``count``: the batch's length), ids out (sorted by the caller), none
+when the session does not exist."""
+
+
+def create_session(d: PostgresDialect) -> str:
+    """A new session with its header indexed, returned as :func:`sql.session_select` reads it,
+    in one statement; nothing when the session exists or its parent (bound: the columns of
+    :func:`sql.insert_session`, ``header``: its text as the header index reads it) does not."""
+    names = ("id", "source", "user_id", "model", "title", "parent_session_id", *WHERE_FIELDS)
+    values = ", ".join([*(f"%({n})s::text" for n in names), "%(started_at)s::float8"])
+    return (
+        f"INSERT INTO sessions AS s ({', '.join(names)}, started_at, end_reason, header_tsv) "
+        f"SELECT {values}, %(end_reason)s::text, to_tsvector('{TS_CONFIG}', %(header)s::text) "
+        "WHERE %(parent_session_id)s::text IS NULL "
+        "OR EXISTS (SELECT 1 FROM sessions p WHERE p.id = %(parent_session_id)s::text) "
+        "ON CONFLICT (id) DO NOTHING "
+        f"RETURNING {', '.join(d.session_column(c) for c in SESSION_FIELDS)}"
+    )
+
 
 PUT_HEADER = (
     f"UPDATE sessions SET header_tsv = to_tsvector('{TS_CONFIG}', %(header)s) WHERE id = %(id)s"

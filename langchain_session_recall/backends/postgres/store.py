@@ -11,6 +11,7 @@ Requires the ``postgres`` extra: ``pip install "langchain-session-recall[postgre
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import string
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.common.rows import session_of
 from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation, seats
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
@@ -41,7 +43,13 @@ from langchain_session_recall.errors import (
     StoreUnavailableError,
 )
 from langchain_session_recall.messages import MessageRow
-from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit, as_float
+from langchain_session_recall.models import (
+    MessageHit,
+    SearchFilters,
+    Session,
+    SessionHit,
+    as_float,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -56,6 +64,7 @@ DEFAULT_SCHEMA = "session_recall"
 _NO_FILTERS = SearchFilters()
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _DIALECT = st.PostgresDialect()
+_CREATE_SESSION = st.create_session(_DIALECT)  # (a writable store's dialect is this one)
 _WHERE_SINCE = 4
 """The schema version that added the session columns of :data:`sql.WHERE_FIELDS`."""
 
@@ -114,10 +123,12 @@ def _text_dumper() -> type:
 
 
 def _batch(session_id: str, rows: Sequence[MessageRow]) -> dict[str, Any]:
+    """The parameters of :data:`st.APPEND_MESSAGES`."""
     text = _DIALECT.text
     contents = [text(r.content) or "" for r in rows]
     return {
         "session_id": session_id,
+        "count": len(rows),
         "role": [r.role for r in rows],
         "content": contents,
         "tool_call_id": [text(r.tool_call_id) for r in rows],
@@ -126,6 +137,36 @@ def _batch(session_id: str, rows: Sequence[MessageRow]) -> dict[str, Any]:
         "ts": [r.timestamp for r in rows],
         "cjk": [bigram_text(c) if c and has_cjk(c) else None for c in contents],
     }
+
+
+_SAVEPOINT = "SAVEPOINT session_recall_write"
+_RELEASE = "RELEASE SAVEPOINT session_recall_write"
+_ROLLBACK = "ROLLBACK TO SAVEPOINT session_recall_write"
+
+
+def _under_savepoint(
+    conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]
+) -> list[tuple[Any, ...]]:
+    """The rows of ``statement`` run in the open transaction of ``conn`` under a savepoint,
+    rolled back to if it fails (as psycopg's nested ``transaction()`` does), with the
+    savepoint and its release sent in one pipeline with the statement: one round trip."""
+    import psycopg
+
+    if not psycopg.Pipeline.is_supported():  # pragma: no cover - libpq older than 14
+        with conn.transaction():
+            return conn.execute(statement, params).fetchall()
+    try:
+        with conn.pipeline():
+            conn.execute(_SAVEPOINT)
+            cursor = conn.execute(statement, params)
+            conn.execute(_RELEASE)
+    except BaseException:
+        if not conn.closed:  # the savepoint was sent, and the release failed or was skipped
+            with contextlib.suppress(psycopg.Error):  # (the block fails anyway then)
+                conn.execute(_ROLLBACK)
+                conn.execute(_RELEASE)
+        raise
+    return cursor.fetchall()
 
 
 class PostgresSessionStore(SessionBackend):
@@ -310,15 +351,32 @@ class PostgresSessionStore(SessionBackend):
 
     # ------------------------------------------------------------------ writing
 
-    def _insert_messages(
-        self,
-        conn: psycopg.Connection[Any],
-        session_id: str,
-        rows: Sequence[MessageRow],
-        first: int,
-    ) -> list[int]:
-        cursor = conn.execute(st.INSERT_MESSAGES, {**_batch(session_id, rows), "first": first})
-        return sorted(int(r[0]) for r in cursor.fetchall())
+    def _append_rows(
+        self, conn: psycopg.Connection[Any], session_id: str, rows: Sequence[MessageRow]
+    ) -> list[int] | None:
+        found = conn.execute(st.APPEND_MESSAGES, _batch(session_id, rows)).fetchall()
+        return sorted(int(r[0]) for r in found) or None
+
+    def _append_alone(self, session_id: str, rows: Sequence[MessageRow]) -> list[int] | None:
+        if any(r.parts for r in rows):  # a second statement follows (the parts' table)
+            return None
+        found = self._write_one(st.APPEND_MESSAGES, _batch(session_id, rows))
+        return sorted(int(r[0]) for r in found) or None
+
+    def _create_session(self, fields: dict[str, Any], header: str) -> Session | None:
+        found = self._write_one(_CREATE_SESSION, {**fields, "header": _plain(header)})
+        return session_of(found[0]) if found else None
+
+    def _write_one(self, statement: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of one writing statement, which commits on its own: outside
+        :meth:`transaction` without a transaction around it (one round trip to the server,
+        not three), inside it under a savepoint sent in the same round trip, so that if it
+        fails it is undone alone, as every write in a block is."""
+        self._check_writable()
+        with self._connection() as conn:
+            if not self._in_block():
+                return conn.execute(statement, params).fetchall()
+            return _under_savepoint(conn, statement, params)
 
     def _put_header(self, conn: psycopg.Connection[Any], session_id: str, header: str) -> None:
         conn.execute(st.PUT_HEADER, {"id": session_id, "header": _plain(header)})

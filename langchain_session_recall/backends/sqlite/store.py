@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.common.rows import count_of
 from langchain_session_recall.backends.hits import (
     MATCH_LIMIT,
     best_hits,
@@ -189,8 +191,11 @@ def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any
         conn.execute(insert + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
 
-def _lenient_text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
+_lenient_text: Callable[[bytes], str] = functools.partial(
+    bytes.decode, encoding="utf-8", errors="replace"
+)
+"""Text columns as ``str``, bytes that are not UTF-8 replaced (C all the way: SQLite calls it
+for every text value read, a thousand or more a search)."""
 
 
 def _cjk_rows(ids: Sequence[int], texts: Sequence[str | None]) -> list[tuple[int, str]]:
@@ -277,6 +282,7 @@ class SqliteSessionStore(SessionBackend):
         self._conns_lock = threading.Lock()
         self._generation = 0
         self._immutable = False
+        self._wal_path = self.path + "-wal"
         self._file_state: tuple[int, int, int] | None = None
         self._shared: sqlite3.Connection | None = None
         self._next_write = 0.0  # (time.monotonic) see _wait_for_hand_over
@@ -401,7 +407,7 @@ class SqliteSessionStore(SessionBackend):
         # SQLite's read-only mode still creates -wal and -shm for a WAL-mode file that has none.
         # Such a file is fully checkpointed and has no writer, so it can be read as immutable;
         # _conn() switches to the ordinary read-only mode as soon as a writer appears.
-        self._immutable = wal_mode and not Path(self.path + "-wal").exists()
+        self._immutable = wal_mode and not os.path.exists(self._wal_path)
         self._file_state = self._stat_file()
 
     def _stat_file(self) -> tuple[int, int, int] | None:
@@ -455,13 +461,13 @@ class SqliteSessionStore(SessionBackend):
                 self._shared = self._open_connection()
             return self._shared
         if self._immutable and (
-            Path(self.path + "-wal").exists() or self._stat_file() != self._file_state
+            os.path.exists(self._wal_path) or self._stat_file() != self._file_state
         ):
             with self._conns_lock:
                 # A writer started, or came and went (its -wal already removed): an immutable
                 # connection would serve stale or torn pages. Keep reading without files beside
                 # the database when no writer is left, through SQLite's locks when one is.
-                self._immutable = not Path(self.path + "-wal").exists()
+                self._immutable = not os.path.exists(self._wal_path)
                 self._file_state = self._stat_file()
                 self._generation += 1
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -663,6 +669,17 @@ class SqliteSessionStore(SessionBackend):
         return super().imported_keys(source_kind, session_id, among)
 
     # ------------------------------------------------------------------ writing
+
+    def _append_rows(
+        self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow]
+    ) -> list[int] | None:
+        d = self.dialect
+        found = conn.execute(sql.session_exists(d), {"id": session_id}).fetchone()
+        if not found:
+            return None
+        ids = self._insert_messages(conn, session_id, rows, count_of(found[0]))
+        conn.execute(sql.bump_message_count(d), {"n": len(rows), "id": session_id})
+        return ids
 
     def _insert_messages(
         self, conn: sqlite3.Connection, session_id: str, rows: Sequence[MessageRow], first: int
