@@ -215,9 +215,14 @@ def breakdown(rows: Sequence[Row], budgets: Sequence[int] = BUDGETS) -> str:
     return "\n".join(lines)
 
 
-def measure(samples: Iterable[dict[str, Any]], budgets: Sequence[int] = BUDGETS) -> list[Row]:
-    """Rows of every sample of the development split."""
-    return [r for s in samples if s["sample_id"] in DEV for r in measure_sample(s, budgets)]
+def measure(
+    samples: Iterable[dict[str, Any]], budgets: Sequence[int] = BUDGETS, split: str = "dev"
+) -> list[Row]:
+    """Rows of every sample of the split: ``dev`` (what the budget was tuned on) or ``test``
+    (the held-out conversations, run once to check the tuning did not overfit)."""
+    dev = split == "dev"
+    chosen = (s for s in samples if (s["sample_id"] in DEV) == dev)
+    return [r for s in chosen for r in measure_sample(s, budgets)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -226,15 +231,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--data", help="path to locomo10.json (else $LOCOMO_DATA)")
     parser.add_argument("--json", type=Path, help="save the rows here")
+    parser.add_argument(
+        "--split", choices=("dev", "test"), default="dev", help="test: the held-out split, once"
+    )
     args = parser.parse_args(argv)
     path = locate(args.data)
     if path is None:
         print(HOW_TO_GET)
         return 0
     samples = json.loads(path.read_text(encoding="utf-8"))
-    rows = measure(samples)
+    rows = measure(samples, split=args.split)
     retrieved = sum(r.retrieved for r in rows)
-    print(f"dev split, k={K}: {len(rows)} questions, gold retrieved for {retrieved}\n")
+    print(f"{args.split} split, k={K}: {len(rows)} questions, gold retrieved for {retrieved}\n")
     print(table(rows))
     print()
     print(breakdown(rows))

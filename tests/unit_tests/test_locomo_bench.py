@@ -397,6 +397,14 @@ def test_budget_survival_on_the_synthetic_conversation(
         assert all(row["middleware_tokens"][str(b)] <= b for b in budget.BUDGETS)
 
 
+def test_budget_reads_the_held_out_split_only_when_asked(
+    data_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert budget.main(["--data", str(data_file), "--split", "test"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("test split") and "3 questions" in printed  # conv-99 alone
+
+
 def test_budget_without_data_skips(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
