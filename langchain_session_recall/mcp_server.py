@@ -161,21 +161,17 @@ MaxCharsArg = Annotated[
 ]
 
 
-def _result(content: str, *, failed: bool | None = None) -> CallToolResult:
-    """The tool's JSON as MCP text, an MCP tool error when ``failed`` (``None``: when it is a
-    ``"success": false`` payload). A lone surrogate (from the client's own text) would make
-    the reply unsendable: U+FFFD."""
-    content = storable_text(content)
-    if failed is None:
-        try:
-            failed = json.loads(content).get("success") is False
-        except (ValueError, AttributeError):
-            failed = True
-    return CallToolResult(content=[TextContent(type="text", text=content)], isError=failed)
+def _result(content: str, *, failed: bool) -> CallToolResult:
+    """A tool's JSON as MCP text, an MCP tool error when ``failed`` (each caller knows: the
+    reply is never read back to find out). A lone surrogate (from the client's own text) would
+    make the reply unsendable: U+FFFD."""
+    text = storable_text(content)
+    return CallToolResult(content=[TextContent(type="text", text=text)], isError=failed)
 
 
 def _failure(message: str) -> CallToolResult:
-    return _result(json.dumps({"success": False, "error": message}, ensure_ascii=False))
+    payload = {"success": False, "error": message}
+    return _result(json.dumps(payload, ensure_ascii=False), failed=True)
 
 
 def _unexpected(tool: str, exc: Exception) -> CallToolResult:
@@ -328,7 +324,7 @@ def _show_function(store: SessionBackend, search: SessionSearchTool) -> Callable
             key: value if key in _IDS or not isinstance(value, str) else safe_for_terminal(value)
             for key, value in payload.items()
         }
-        return _result(json.dumps(shown, ensure_ascii=False))
+        return _result(json.dumps(shown, ensure_ascii=False), failed=False)
 
     return session_show
 
