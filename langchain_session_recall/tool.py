@@ -361,7 +361,13 @@ class SessionSearchTool(BaseTool):
         if note and results:
             payload["summary_note"] = note
         _add_notice(payload, notices)
-        if not results:
+        if not results and found:  # matched, but the budget holds none of them
+            payload["message"] = (
+                f"{len(found)} past session{'s' if len(found) != 1 else ''} matched, but none "
+                f"fits this tool's max_tokens ({self.max_tokens}): the budget is too small to "
+                "show a result."
+            )
+        elif not results:
             payload["message"] = (
                 "No past session matched. Try fewer or broader keywords joined with OR, "
                 "or an empty query to browse recent sessions."

@@ -117,3 +117,17 @@ def test_a_budgeted_reply_echoes_the_query_when_a_notice_says_what_changed(
     tool = create_session_search_tool(demo_store, max_tokens=1000)
     lean = json.loads(_output(tool, {"query": QUERY, "limit": 50}))
     assert "cap" in lean["notice"] and lean["query"] == QUERY
+
+
+def test_a_budget_too_small_for_any_result_says_so_not_that_nothing_matched(
+    demo_store: SessionStore,
+) -> None:
+    tight = json.loads(
+        _output(create_session_search_tool(demo_store, max_tokens=40), {"query": QUERY})
+    )
+    assert tight["results"] == []
+    assert "matched, but none fits this tool's max_tokens (40)" in tight["message"]
+    nothing = json.loads(
+        _output(create_session_search_tool(demo_store, max_tokens=40), {"query": "zzqxv"})
+    )
+    assert nothing["message"].startswith("No past session matched")
