@@ -30,6 +30,12 @@ class ShownMessage:
     A message is one part; an assistant message that called tools is one more per call
     (``tool_calls`` holds its name, ``call`` the call as its tag shows it). ``text`` is what
     follows the tag: a tool result clipped as shown, cut where the window ends (``cut``).
+
+    The summarizer reads the same type: a window's messages as its rendered text reads them
+    (:func:`~langchain_session_recall.recall.render.window_messages`), or the messages of a
+    Document made elsewhere read from its tags
+    (:func:`~langchain_session_recall.recall.render.parse_transcript`), where a tag may show no
+    id (``id_known`` False).
     """
 
     id: int
@@ -45,6 +51,11 @@ class ShownMessage:
     """A tool call as its tag shows it (`` → write_file(path="a.py")``); ``text`` holds its
     long arguments."""
     cut: bool = False
+    id_known: bool = True
+    """Whether ``id`` is the message's id. Always so in a search result; False for a message
+    read from text whose tag shows no id (``[USER]:``), where ``id`` is 0 and nothing may
+    refer to it (no citation, no match). Left out of :meth:`RecalledSession.to_dict` when
+    True."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +108,13 @@ class RecalledSession:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (tuples, dicts, strings, numbers): what metadata carries; the same dict as
-        :func:`dataclasses.asdict` gives, built without its deep copy (every field is immutable).
+        :func:`dataclasses.asdict` gives (a message's ``id_known`` left out when True, as
+        always in a search result), built without its deep copy (every field is immutable).
         """
         data = _plain(self)
         data["windows"] = tuple(
-            {**_plain(w), "messages": tuple(_plain(m) for m in w.messages)} for w in self.windows
+            {**_plain(w), "messages": tuple(_message_dict(m) for m in w.messages)}
+            for w in self.windows
         )
         return data
 
@@ -135,6 +148,13 @@ class RecalledSession:
 
 def _plain(item: ShownMessage | Window | RecalledSession) -> dict[str, Any]:
     return {f.name: getattr(item, f.name) for f in fields(item)}
+
+
+def _message_dict(message: ShownMessage) -> dict[str, Any]:
+    data = _plain(message)
+    if message.id_known:
+        del data["id_known"]  # a search result's: the dict metadata carries stays as it was
+    return data
 
 
 def recalled_session(

@@ -21,10 +21,16 @@ Example:
     ...[later conversation truncated]...
     >>> [(p.kind, p.role) for p in window_pieces(w, ids_shown=True) if p.kind != "text"]
     [('tag', 'USER'), ('session', None), ('tag', 'TOOL'), ('marker', None)]
+
+The summarizer reads the same :class:`~langchain_session_recall.recall.model.ShownMessage` s:
+a window's (:func:`window_messages`), or those of a Document made elsewhere, read from its tags
+(:func:`parse_transcript`: the one place a transcript is read back into messages), each
+written back with its tag by :func:`message_text`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -33,7 +39,17 @@ from langchain_session_recall.recall import tags
 from langchain_session_recall.recall.model import ShownMessage, Window, shown_window
 from langchain_session_recall.recall.transcript import EARLIER_MARKER, LATER_MARKER, Transcript
 
-__all__ = ["Piece", "PieceKind", "text_pieces", "transcript_pieces", "window_pieces", "window_text"]
+__all__ = [
+    "Piece",
+    "PieceKind",
+    "message_text",
+    "parse_transcript",
+    "text_pieces",
+    "transcript_pieces",
+    "window_messages",
+    "window_pieces",
+    "window_text",
+]
 
 PieceKind = Literal["text", "tag", "session", "marker"]
 _SEPARATOR = "\n\n"
@@ -118,6 +134,87 @@ def text_pieces(text: str) -> list[Piece]:
     if at < len(text):
         out.append(Piece(text[at:]))
     return out
+
+
+def window_messages(window: Window) -> list[ShownMessage]:
+    """The messages of ``window`` as its rendered text reads them, for the summarizer.
+
+    They are the messages :func:`parse_transcript` reads from the window's text (less what a
+    tag cannot show: session, tool calls, ``cut``): a message's text runs to the next tag,
+    stripped, so it holds the ``--- session <id> ---`` line and the truncation marker that
+    follow it. Unlike a parse, a message whose text looks like a tag (``[USER]: ...`` on a line
+    of its own) stays one message, and its id is known whether the text shows it or not.
+
+    Example:
+        >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
+        ...             ShownMessage(5, "t", "assistant", "ASSISTANT", "hello")))
+        >>> [message_text(m, show_id=True) for m in window_messages(w)]
+        ['[USER #4]: hi\\n\\n--- session t ---', '[ASSISTANT #5]: hello']
+    """
+    shown = window.messages
+    out = []
+    for i, message in enumerate(shown):
+        text = message.text
+        if i + 1 < len(shown) and shown[i + 1].session_id != message.session_id:
+            text += f"\n\n--- session {shown[i + 1].session_id} ---"
+        elif i + 1 == len(shown):
+            text += window.trailing + (LATER_MARKER if window.elided_after else "")
+        out.append(dataclasses.replace(message, text=text.strip()))
+    return out
+
+
+def parse_transcript(transcript: str) -> list[ShownMessage]:
+    """The messages of a transcript made elsewhere (a Document without a recalled result),
+    read from its tags.
+
+    Text before the first tag (a truncation marker, say) is dropped; text between tags belongs
+    to the preceding message, stripped. What a tag shows is read: label, role, tool name, a
+    call (and the name it calls), the id when shown (``id_known`` False and ``id`` 0 when
+    not); the session is unknown (``""``).
+
+    Example:
+        >>> [(m.id, m.id_known, m.role, m.text)
+        ...  for m in parse_transcript("[USER #4]: hi\\n\\n[TOOL:ls]: a.py")]
+        [(4, True, 'user', 'hi'), (0, False, 'tool', 'a.py')]
+    """
+    matches = list(tags.TAG.finditer(transcript))
+    out: list[ShownMessage] = []
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(transcript)
+        ident, label, call = m.group("id"), m.group("label"), m.group("call") or ""
+        role = m.group("role").lower()
+        out.append(
+            ShownMessage(
+                id=int(ident) if ident else 0,
+                session_id="",
+                role=role,
+                label=label,
+                text=transcript[m.end() : end].strip(),
+                tool_name=(label.partition(":")[2] or None) if role == "tool" else None,
+                tool_calls=(call.removeprefix(" → ").partition("(")[0],) if call else (),
+                call=call,
+                id_known=ident is not None,
+            )
+        )
+    return out
+
+
+def message_text(message: ShownMessage, text: str | None = None, *, show_id: bool) -> str:
+    """``message`` written as the summarizer shows it: its tag (its id when ``show_id`` and
+    known), then its text, or ``text`` in its place (an excerpt); a call's text on the lines
+    below its tag.
+
+    Example:
+        >>> m = ShownMessage(4, "s", "user", "USER", "a long question")
+        >>> message_text(m, show_id=True), message_text(m, "a…", show_id=False)
+        ('[USER #4]: a long question', '[USER]: a…')
+    """
+    body = message.text if text is None else text
+    ident = message.id if show_id and message.id_known else None
+    head = tags.tag(message.label, ident, message.call)
+    if message.call:
+        return head + (f"\n{body}" if body else "")
+    return f"{head} {body}"
 
 
 def _lead(window: Window) -> list[Piece]:

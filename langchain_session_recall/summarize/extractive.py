@@ -14,17 +14,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from langchain_session_recall.core.query import STOP_WORDS
-from langchain_session_recall.recall import tags
-from langchain_session_recall.recall.model import Window
-from langchain_session_recall.recall.transcript import LATER_MARKER
+from langchain_session_recall.recall.model import ShownMessage
+from langchain_session_recall.recall.render import message_text, parse_transcript
 from langchain_session_recall.summarize.budget import Recap, cut_text
 
 __all__ = [
     "DEFAULT_RECAP_CHARS",
-    "TranscriptBlock",
     "clip",
     "clip_code",
     "context_weight",
@@ -34,11 +31,9 @@ __all__ = [
     "is_extractive_label",
     "message_scores",
     "message_values",
-    "parse_transcript",
     "query_terms",
     "select_messages",
     "term_weights",
-    "window_blocks",
 ]
 
 DEFAULT_RECAP_CHARS = 1000
@@ -58,93 +53,10 @@ _WORD = re.compile(r"[\w./\-]+", re.UNICODE)
 _STOPWORDS = STOP_WORDS | {"near"}  # the search's stop words, and FTS5's NEAR operator
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptBlock:
-    """One message of a formatted transcript: its tag, optional message id and text."""
-
-    tag: str
-    message_id: int | None
-    text: str
-    call: str = ""
-    """A tool call's part of the tag (`` → write_file(path="a.py")``); its arguments are the
-    text, code blocks on the lines below the tag."""
-    known_id: int | None = field(default=None, compare=False)
-    """The message's id, also where the text shows none (a search result's window): what the
-    search matched is known by it. Never rendered."""
-
-    @property
-    def searchable(self) -> str:
-        """What the query's words are looked for in: the text, and a call's inline arguments
-        (``terminal(command="python rename_photos.py ~/Pictures/2024")``)."""
-        return f"{self.call} {self.text}" if self.call else self.text
-
-    def render(self, text: str | None = None) -> str:
-        """Format the block back to transcript form, optionally with replacement text."""
-        body = self.text if text is None else text
-        head = tags.tag(self.tag, self.message_id, self.call)
-        if self.call:
-            return head + (f"\n{body}" if body else "")
-        return f"{head} {body}"
-
-
-def parse_transcript(transcript: str) -> list[TranscriptBlock]:
-    """Split a retriever transcript into message blocks.
-
-    Text before the first tag (a truncation marker, say) is dropped; text between tags belongs to
-    the preceding message.
-
-    Example:
-        >>> [b.message_id for b in parse_transcript("[USER #4]: hi\\n\\n[ASSISTANT #5]: hello")]
-        [4, 5]
-    """
-    matches = list(tags.TAG.finditer(transcript))
-    blocks: list[TranscriptBlock] = []
-    for i, m in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(transcript)
-        ident = int(m.group("id")) if m.group("id") else None
-        blocks.append(
-            TranscriptBlock(
-                tag=m.group("label"),
-                message_id=ident,
-                text=transcript[m.end() : end].strip(),
-                call=m.group("call") or "",
-                known_id=ident,
-            )
-        )
-    return blocks
-
-
-def window_blocks(window: Window, *, ids_shown: bool) -> list[TranscriptBlock]:
-    """The blocks of a search result's window, read from its structure, not its text.
-
-    They are the blocks :func:`parse_transcript` reads from the window's rendered text: a
-    block's text runs to the next tag, so it holds the ``--- session <id> ---`` line and the
-    truncation marker that follow a message, and the message ids are those the text shows
-    (none unless ``ids_shown``). Unlike a parse, a message whose text looks like a tag
-    (``[USER]: ...`` on a line of its own) stays one block.
-
-    Example:
-        >>> from langchain_session_recall.recall.model import ShownMessage
-        >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
-        ...             ShownMessage(5, "t", "assistant", "ASSISTANT", "hello")))
-        >>> [b.render() for b in window_blocks(w, ids_shown=True)]
-        ['[USER #4]: hi\\n\\n--- session t ---', '[ASSISTANT #5]: hello']
-    """
-    shown = window.messages
-    blocks = []
-    for i, message in enumerate(shown):
-        text = message.text
-        if i + 1 < len(shown) and shown[i + 1].session_id != message.session_id:
-            text += f"\n\n--- session {shown[i + 1].session_id} ---"
-        elif i + 1 == len(shown):
-            text += window.trailing + (LATER_MARKER if window.elided_after else "")
-        ident = message.id if ids_shown else None
-        blocks.append(
-            TranscriptBlock(
-                message.label, ident, text.strip(), call=message.call, known_id=message.id
-            )
-        )
-    return blocks
+def _searchable(message: ShownMessage) -> str:
+    """What the query's words are looked for in: the text, and a call's inline arguments
+    (``terminal(command="python rename_photos.py ~/Pictures/2024")``)."""
+    return f"{message.call} {message.text}" if message.call else message.text
 
 
 def query_terms(query: str) -> list[str]:
@@ -363,7 +275,8 @@ def extractive_recap(
     max_chars: int = DEFAULT_RECAP_CHARS,
     snippet_chars: int = 280,
     neighbours: int = 2,
-    blocks: Sequence[TranscriptBlock] | None = None,
+    messages: Sequence[ShownMessage] | None = None,
+    ids_shown: bool = True,
 ) -> str:
     """Build a labelled, extractive recap of a transcript: the best messages and their context.
 
@@ -383,8 +296,12 @@ def extractive_recap(
         max_chars: Budget for the recap body.
         snippet_chars: Longest excerpt of a single message.
         neighbours: Messages on each side of a scored one that may be shown as its context.
-        blocks: The transcript's messages when known (:func:`window_blocks` of a search
-            result); without them they are read from ``transcript``'s tags.
+        messages: The transcript's messages when known (the
+            :func:`~langchain_session_recall.recall.render.window_messages` of a search
+            result); without them they are read from ``transcript``'s tags
+            (:func:`~langchain_session_recall.recall.render.parse_transcript`).
+        ids_shown: The transcript shows the messages' ids (a search result's
+            ``ids_shown``); the recap shows them too.
 
     Returns:
         Never an empty string.
@@ -404,7 +321,8 @@ def extractive_recap(
         max_chars=max_chars,
         snippet_chars=snippet_chars,
         neighbours=neighbours,
-        blocks=blocks,
+        messages=messages,
+        ids_shown=ids_shown,
     )
     return recap.render(recap.shown)
 
@@ -419,7 +337,8 @@ def extractive_pieces(
     max_chars: int = DEFAULT_RECAP_CHARS,
     snippet_chars: int = 280,
     neighbours: int = 2,
-    blocks: Sequence[TranscriptBlock] | None = None,
+    messages: Sequence[ShownMessage] | None = None,
+    ids_shown: bool = True,
 ) -> Recap:
     """The :func:`extractive_recap` as a :class:`~langchain_session_recall.summarize.budget.
     Recap` (same arguments): its label and header, the messages it shows (clipped, in
@@ -437,33 +356,39 @@ def extractive_pieces(
     """
     label = extractive_label(reason)
     head = (label, header) if header else (label,)
-    blocks = parse_transcript(transcript) if blocks is None else list(blocks)
+    shown = parse_transcript(transcript) if messages is None else list(messages)
     terms = query_terms(query)
-    if not blocks:
+    if not shown:
         weights = dict.fromkeys(terms, 1.0)
         body = clip(transcript, weights, max_chars) if transcript.strip() else ""
         return Recap(head, (body or "No transcript available.",), (0,))
 
-    texts = [b.searchable for b in blocks]
+    texts = [_searchable(b) for b in shown]
     weights = term_weights(texts, terms)
     wanted = set(matched_message_ids)
-    matched = [b.known_id in wanted for b in blocks]
+    matched = [b.id_known and b.id in wanted for b in shown]
     values = message_values(message_scores(texts, weights, matched), max(0, neighbours))
     if not any(v > 0 for v in values):
-        values = _frame_values(blocks)
+        values = _frame_values(shown)
 
     # only messages that may be shown are clipped (a transcript can hold thousands)
     pieces = {
-        i: b.render((clip_code if b.call else clip)(b.text, weights, snippet_chars))
-        for i, b in enumerate(blocks)
+        i: message_text(
+            b, (clip_code if b.call else clip)(b.text, weights, snippet_chars), show_id=ids_shown
+        )
+        for i, b in enumerate(shown)
         if values[i] > 0
     }
     wide = {
-        i: b.render((clip_code if b.call else _clip_message)(b.text, weights, WIDE_CHARS))
-        for i, b in enumerate(blocks)
+        i: message_text(
+            b,
+            (clip_code if b.call else _clip_message)(b.text, weights, WIDE_CHARS),
+            show_id=ids_shown,
+        )
+        for i, b in enumerate(shown)
         if i in pieces
     }
-    sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(blocks))]
+    sizes = [len(pieces[i]) + 1 if i in pieces else 0 for i in range(len(shown))]
     chosen = select_messages(values, sizes, max_chars)
     rest = set(pieces) - set(chosen)  # worth showing, past the recap's own size
     every = sorted(pieces)
@@ -526,10 +451,10 @@ def _clip_message(text: str, weights: Mapping[str, float], width: int) -> str:
     return cut_text(text.strip(), width)
 
 
-def _frame_values(blocks: Sequence[TranscriptBlock]) -> list[float]:
+def _frame_values(shown: Sequence[ShownMessage]) -> list[float]:
     """Nothing located: the opening request and the last answer frame the session best."""
-    first_user = next((i for i, b in enumerate(blocks) if b.tag == "USER"), 0)
+    first_user = next((i for i, b in enumerate(shown) if b.label == "USER"), 0)
     last_assistant = max(
-        (i for i, b in enumerate(blocks) if b.tag == "ASSISTANT"), default=len(blocks) - 1
+        (i for i, b in enumerate(shown) if b.label == "ASSISTANT"), default=len(shown) - 1
     )
-    return [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(blocks))]
+    return [1.0 if i in (first_user, last_assistant) else 0.0 for i in range(len(shown))]

@@ -6,7 +6,8 @@ Two steps, both on message ids:
   ids; a citation that points at no message of the transcript is worse than none, so it is
   removed (or kept and flagged) and reported.
 - :func:`ground_recap` aligns every sentence of the recap with the transcript's messages
-  (structured: id, role, text; never parsed back out of rendered text) and returns, per
+  (the :class:`~langchain_session_recall.recall.model.ShownMessage` s the summarizer reads:
+  id and text, from the search result, not parsed back out of its text) and returns, per
   sentence, the ids that support it and whether anything supports it at all. Models rarely
   cite (Qwen2.5-Coder-1.5B wrote no citation in any recorded recap), so the library computes
   the citations itself.
@@ -33,9 +34,10 @@ shares with the transcript are). A line that only labels what
 follows (``**Key decisions:**``) has no terms and needs no support.
 
 Example:
-    >>> msgs = [SourceMessage(1, "user", "prod api throws 500s, db at max_connections=100"),
-    ...         SourceMessage(2, "assistant", "Put pgbouncer in front; connections dropped "
-    ...                       "from 100 to 23. default_pool_size=20")]
+    >>> msgs = [ShownMessage(1, "s", "user", "USER",
+    ...                      "prod api throws 500s, db at max_connections=100"),
+    ...         ShownMessage(2, "s", "assistant", "ASSISTANT", "Put pgbouncer in front; "
+    ...                      "connections dropped from 100 to 23. default_pool_size=20")]
     >>> g = ground_recap("The API threw 500s. Pgbouncer cut connections from 100 to 23. "
     ...                  "Connections dropped from 100 to 20.", msgs)
     >>> [(s.status, s.citations) for s in g.sentences]
@@ -52,6 +54,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from langchain_session_recall.recall.model import ShownMessage
 from langchain_session_recall.summarize.language import detect_language, languages_present
 
 # The quality gate's text primitives: one definition of a word, a stem, a specific and a
@@ -73,7 +76,6 @@ __all__ = [
     "GroundingThresholds",
     "RecapGrounding",
     "SentenceSupport",
-    "SourceMessage",
     "check_citations",
     "ground_recap",
     "split_sentences",
@@ -213,15 +215,6 @@ _MARKUP = re.compile(r"\*\*|__")
 
 
 @dataclass(frozen=True, slots=True)
-class SourceMessage:
-    """One message of the transcript the recap was written from."""
-
-    id: int
-    role: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class GroundingThresholds:
     """Where :func:`ground_recap` draws its lines (see the module docstring)."""
 
@@ -307,7 +300,7 @@ class RecapGrounding:
 
         Example:
             >>> g = ground_recap("Ran pytest. Deployed on Mars.",
-            ...                  [SourceMessage(3, "tool", "pytest: 12 passed")])
+            ...                  [ShownMessage(3, "s", "tool", "TOOL", "pytest: 12 passed")])
             >>> g.render(), g.render(unsupported="mark")
             ('Ran pytest [#3].', 'Ran pytest [#3]. Deployed on Mars [unsupported].')
         """
@@ -390,7 +383,7 @@ _STOP = "|"
 """Clause boundary in a message's unit sequence: a neighbourhood does not cross it."""
 
 
-def _index(message: SourceMessage) -> _Indexed:
+def _index(message: ShownMessage) -> _Indexed:
     tokens = _tokens(message.text)
     sequence: list[str] = []
     for clause in _CLAUSE_END.split(message.text):
@@ -450,7 +443,8 @@ class _Source:
     transcript_languages: set[str]
 
     @classmethod
-    def of(cls, messages: Sequence[SourceMessage], context: str, instructions: str) -> _Source:
+    def of(cls, messages: Sequence[ShownMessage], context: str, instructions: str) -> _Source:
+        messages = [m for m in messages if m.id_known]  # what a citation can refer to
         indexed = [_index(m) for m in messages if m.text.strip()]
         n = len(indexed)
         df: dict[str, int] = {}
@@ -611,7 +605,7 @@ class _Source:
 
 def ground_recap(
     recap: str,
-    messages: Sequence[SourceMessage],
+    messages: Sequence[ShownMessage],
     *,
     context: str = "",
     instructions: str = "",
@@ -622,7 +616,8 @@ def ground_recap(
     Args:
         recap: The model's recap, its invalid citations already removed
             (:func:`check_citations`).
-        messages: The transcript's messages, with their ids.
+        messages: The transcript's messages, with their ids (those it shows: a message whose
+            id is not known, ``id_known`` False, is left out).
         context: Other text the recap may draw on and that no message holds (the session's
             title and date): its specifics count as found, its words as covered. Not the
             search query: a small model writes that the session was about the query when it

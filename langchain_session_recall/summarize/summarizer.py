@@ -60,7 +60,8 @@ from langchain_session_recall.core.redaction import (
 )
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
-from langchain_session_recall.recall.model import RecalledSession
+from langchain_session_recall.recall.model import RecalledSession, ShownMessage
+from langchain_session_recall.recall.render import parse_transcript, window_messages
 from langchain_session_recall.summarize.budget import RECAP_KEY
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -72,14 +73,10 @@ from langchain_session_recall.summarize.cache import (
 )
 from langchain_session_recall.summarize.extractive import (
     DEFAULT_RECAP_CHARS,
-    TranscriptBlock,
     extractive_pieces,
-    parse_transcript,
-    window_blocks,
 )
 from langchain_session_recall.summarize.grounding import (
     RecapGrounding,
-    SourceMessage,
     check_citations,
     ground_recap,
 )
@@ -157,19 +154,16 @@ class _Plan:
     doc: Document
     query: str
     transcript: str  # redacted
-    blocks: list[TranscriptBlock]  # the transcript's messages (redacted)
+    shown: list[ShownMessage]  # the transcript's messages (redacted)
+    ids_shown: bool  # the transcript shows their ids
     redactions: int
     cache: SummaryCache | None = None
     cache_key: str | None = None
     result: Document | None = None  # already decided (cache hit, pass-through, no model)
-    messages: list[SourceMessage] = field(init=False)  # those with an id, for the grounding
+    messages: list[ShownMessage] = field(init=False)  # those it shows an id of: the grounding's
 
     def __post_init__(self) -> None:
-        self.messages = [
-            SourceMessage(b.message_id, b.tag.split(":")[0].lower(), b.text)
-            for b in self.blocks
-            if b.message_id is not None
-        ]
+        self.messages = [m for m in self.shown if self.ids_shown and m.id_known]
 
 
 def _model_name(llm: Any) -> str | None:
@@ -389,7 +383,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             transcript = self._redact(doc.page_content)[0]
             # the retriever redacts too (idempotent): count the markers, not the new ones
             redactions = transcript.count("[REDACTED") if self.redact else 0
-            plan = _Plan(doc, query, transcript, self._blocks(doc, transcript), redactions)
+            plan = _Plan(doc, query, transcript, *self._shown(doc, transcript), redactions)
             plans.append(plan)
             if meta.get("mode") == "recent":
                 plan.result = doc
@@ -418,16 +412,16 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                     )
         return plans
 
-    def _blocks(self, doc: Document, transcript: str) -> list[TranscriptBlock]:
-        """The messages of ``doc``: from the search result it carries, else (a Document made
-        elsewhere) read from the tags of its redacted ``transcript``."""
+    def _shown(self, doc: Document, transcript: str) -> tuple[list[ShownMessage], bool]:
+        """The messages of ``doc`` and whether its text shows their ids: from the search result
+        it carries, else (a Document made elsewhere) read from the tags of its redacted
+        ``transcript`` (the ids a tag shows)."""
         recalled = RecalledSession.from_metadata(doc.metadata)
         if recalled is None:
-            return parse_transcript(transcript)
-        blocks = (
-            b for w in recalled.windows for b in window_blocks(w, ids_shown=recalled.ids_shown)
-        )
-        return [dataclasses.replace(b, text=self._redact(b.text)[0]) for b in blocks]
+            return parse_transcript(transcript), True
+        shown = (m for w in recalled.windows for m in window_messages(w))
+        redacted = [dataclasses.replace(m, text=self._redact(m.text)[0]) for m in shown]
+        return redacted, recalled.ids_shown
 
     def _redact(self, text: str) -> tuple[str, int]:
         if not self.redact:
@@ -604,7 +598,8 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             reason=reason,
             header=header,
             max_chars=self.fallback_chars,
-            blocks=plan.blocks,
+            messages=plan.shown,
+            ids_shown=plan.ids_shown,
         )
         clean = dataclasses.replace(
             recap,

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from langchain_session_recall.recall.render import parse_transcript
 from langchain_session_recall.summarize.extractive import (
     AFTER_WEIGHT,
     BEFORE_WEIGHT,
@@ -13,7 +14,6 @@ from langchain_session_recall.summarize.extractive import (
     context_weight,
     extractive_recap,
     message_values,
-    parse_transcript,
     query_terms,
     select_messages,
     term_weights,
@@ -26,11 +26,12 @@ LABEL = "[Not summarized ("
 def test_parse_transcript_with_and_without_ids() -> None:
     text = "...[earlier conversation truncated]...\n\n[USER #4]: a\nb\n\n[TOOL:terminal #5]: c"
     blocks = parse_transcript(text)
-    assert [(b.tag, b.message_id, b.text) for b in blocks] == [
+    assert [(b.label, b.id if b.id_known else None, b.text) for b in blocks] == [
         ("USER", 4, "a\nb"),
         ("TOOL:terminal", 5, "c"),
     ]
-    assert [b.message_id for b in parse_transcript("[USER]: a\n\n[ASSISTANT]: b")] == [None, None]
+    unknown = parse_transcript("[USER]: a\n\n[ASSISTANT]: b")
+    assert [b.id if b.id_known else None for b in unknown] == [None, None]
 
 
 def test_query_terms_drop_operators_and_stopwords() -> None:

@@ -13,28 +13,34 @@ from collections import Counter
 
 import pytest
 
-from langchain_session_recall.summarize.extractive import parse_transcript
+from langchain_session_recall.recall.model import ShownMessage
+from langchain_session_recall.recall.render import parse_transcript
 from langchain_session_recall.summarize.grounding import (
     _GROUP,
     RecapGrounding,
-    SourceMessage,
     ground_recap,
     split_sentences,
 )
 from langchain_session_recall.summarize.prompts import CITATION_INSTRUCTION, SUMMARY_SYSTEM_PROMPT
 from tests.recap_corpus import CORPUS_DIR, recordings, references, transcripts
 
+
+def _message(id: int, role: str, text: str) -> ShownMessage:
+    """A message of a made-up transcript, as the summarizer reads one."""
+    return ShownMessage(id, "s", role, role.upper(), text)
+
+
 MESSAGES = [
-    SourceMessage(1, "user", "prod api throws 500s since the deploy, can you check the db?"),
-    SourceMessage(2, "tool", "97|idle\n3|active"),
-    SourceMessage(
+    _message(1, "user", "prod api throws 500s since the deploy, can you check the db?"),
+    _message(2, "tool", "97|idle\n3|active"),
+    _message(
         3,
         "assistant",
         "Postgres is at max_connections=100 and 97 connections are idle. I'll put pgbouncer "
         "in transaction mode in front of Postgres.",
     ),
-    SourceMessage(4, "tool", "Wrote 301 bytes to /etc/pgbouncer/pgbouncer.ini"),
-    SourceMessage(
+    _message(4, "tool", "Wrote 301 bytes to /etc/pgbouncer/pgbouncer.ini"),
+    _message(
         5,
         "assistant",
         "Server connections dropped from 100 to 23. pgbouncer listens on 6432 with "
@@ -118,7 +124,7 @@ def test_headings_need_no_support_and_context_counts() -> None:
 
 
 def test_a_sentence_in_another_language_is_checked_on_its_specifics_only() -> None:
-    messages = [SourceMessage(7, "user", "把端口从8080改成9000，然后跑一下数据库迁移。")]
+    messages = [_message(7, "user", "把端口从8080改成9000，然后跑一下数据库迁移。")]
     g = ground_recap(
         "The user wanted the port changed from 8080 to 9000. The user was very polite.",
         messages,
@@ -150,13 +156,9 @@ def test_cjk_sentences_split_at_the_ideographic_full_stop() -> None:
 INSTRUCTIONS = SUMMARY_SYSTEM_PROMPT.format(citation_instruction=CITATION_INSTRUCTION)
 
 
-def _messages(transcript_id: str) -> tuple[list[SourceMessage], dict[str, str]]:
+def _messages(transcript_id: str) -> tuple[list[ShownMessage], dict[str, str]]:
     t = transcripts()[transcript_id if transcript_id.endswith("+ids") else transcript_id + "+ids"]
-    messages = [
-        SourceMessage(b.message_id, b.tag.lower(), b.text)
-        for b in parse_transcript(t.text)
-        if b.message_id is not None
-    ]
+    messages = [m for m in parse_transcript(t.text) if m.id_known]
     # As the summarizer passes them: the session's title, date and source as context (not the
     # query), the system prompt's instructions.
     return messages, {

@@ -21,11 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _SCRIPT = """
 import json, sys
-from langchain_session_recall.summarize.extractive import parse_transcript
-from langchain_session_recall.summarize.grounding import SourceMessage, ground_recap
+from langchain_session_recall.recall.render import parse_transcript
+from langchain_session_recall.summarize.grounding import ground_recap
 case = json.load(sys.stdin)
-blocks = parse_transcript(case["transcript"])
-messages = [SourceMessage(b.message_id, b.tag, b.text) for b in blocks if b.message_id is not None]
+messages = [m for m in parse_transcript(case["transcript"]) if m.id_known]
 print(ground_recap(case["recap"], messages).render())
 """
 

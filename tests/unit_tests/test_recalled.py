@@ -12,19 +12,28 @@ from langchain_session_recall import SessionStore
 from langchain_session_recall.demo import build_demo_store
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.recall.build import Result, recall
-from langchain_session_recall.recall.model import RECALL_KEY, RecalledSession, shown_window
-from langchain_session_recall.recall.render import window_text
+from langchain_session_recall.recall.model import (
+    RECALL_KEY,
+    RecalledSession,
+    ShownMessage,
+    shown_window,
+)
+from langchain_session_recall.recall.render import parse_transcript, window_messages, window_text
 from langchain_session_recall.recall.transcript import (
     EARLIER_MARKER,
     LATER_MARKER,
     format_transcript,
 )
 from langchain_session_recall.search.request import SearchRequest
-from langchain_session_recall.summarize.extractive import parse_transcript, window_blocks
 from langchain_session_recall.summarize.summarizer import SessionSummarizer
 
 # Chains (sub-sessions), tool calls and tool results, windows cut at both ends.
 _QUERIES = ("docker permission denied", "CORS nginx", "database migration", "deploy", "test")
+
+
+def _seen(messages: list[ShownMessage], ids_shown: bool) -> list[tuple[object, ...]]:
+    """What the text shows of each message: its label, the id its tag shows, text, call."""
+    return [(m.label, m.id if ids_shown and m.id_known else None, m.text, m.call) for m in messages]
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +59,8 @@ def test_the_structure_reads_as_the_text_does(demo: SessionStore, ids: bool, cha
             assert recalled.ids_shown is ids
             (shown,) = recalled.windows
             assert shown.elided_before == result.page_content.startswith("...[earlier")
-            blocks = window_blocks(shown, ids_shown=ids)
-            assert blocks == parse_transcript(result.page_content)
+            blocks = _seen(window_messages(shown), ids)
+            assert blocks == _seen(parse_transcript(result.page_content), True)
             seen += len(blocks)
     assert seen > 20
 
@@ -123,22 +132,27 @@ def test_every_cut_reads_as_its_text() -> None:
         for start in range(len(text)):
             for end in range(start, len(text) + 1):
                 shown = shown_window(text, transcript.parts, start, end)
-                blocks = window_blocks(shown, ids_shown=ids)
+                blocks = _seen(window_messages(shown), ids)
                 rendered = window_text(shown, ids_shown=ids)
                 marked = (EARLIER_MARKER if start else "") + text[start:end]
                 assert rendered == marked + (LATER_MARKER if end < len(text) else "")
-                assert blocks == parse_transcript(rendered), (start, end)
+                assert blocks == _seen(parse_transcript(rendered), True), (start, end)
 
 
 def test_to_dict_is_what_asdict_gives(demo: SessionStore) -> None:
     """``to_dict`` skips ``dataclasses.asdict``'s deep copy (issue 22 item 8): the same dict,
-    the same types (tuples stay tuples) and the same key order, on every demo result."""
+    the same types (tuples stay tuples) and the same key order, on every demo result; a
+    message's ``id_known``, always True in a search result, is left out (the metadata stays
+    as it was before the field)."""
     seen = 0
     for query in _QUERIES:
         for result in _results(demo, query, True, 1200):
             recalled = RecalledSession.from_metadata(result.metadata)
             assert recalled is not None
             ours, reference = recalled.to_dict(), dataclasses.asdict(recalled)
+            for window in reference["windows"]:
+                for message in window["messages"]:
+                    assert message.pop("id_known") is True
             assert ours == reference
             assert repr(ours) == repr(reference)  # key order and tuple/list types too
             seen += sum(len(w.messages) for w in recalled.windows)

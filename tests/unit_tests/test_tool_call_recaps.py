@@ -4,8 +4,9 @@ gate knows a copied call tag for a transcript line."""
 from __future__ import annotations
 
 from langchain_session_recall.models import StoredMessage
+from langchain_session_recall.recall.render import parse_transcript
 from langchain_session_recall.recall.transcript import format_transcript
-from langchain_session_recall.summarize.extractive import extractive_recap, parse_transcript
+from langchain_session_recall.summarize.extractive import extractive_recap
 from langchain_session_recall.summarize.quality import TRANSCRIPT_FORMAT, assess_recap
 
 SCRIPT = "#!/usr/bin/env python3\n" + "".join(f"step_{n} = {n}\n" for n in range(60))
@@ -25,7 +26,7 @@ def _transcript() -> str:
 def test_a_call_tag_is_a_block_of_its_message() -> None:
     blocks = parse_transcript(_transcript())
     call = blocks[2]
-    assert (call.tag, call.message_id) == ("ASSISTANT", 2)
+    assert (call.label, call.id) == ("ASSISTANT", 2)
     assert call.call == ' → write_file(path="~/bin/rename_photos.py")'
     assert call.text.startswith("```python\n#!/usr/bin/env python3")
 

@@ -9,10 +9,14 @@ import pytest
 
 from langchain_session_recall.cli.output import _transcript
 from langchain_session_recall.models import StoredMessage
-from langchain_session_recall.recall.render import text_pieces, transcript_pieces
+from langchain_session_recall.recall.render import (
+    message_text,
+    parse_transcript,
+    text_pieces,
+    transcript_pieces,
+)
 from langchain_session_recall.recall.tags import INDENTED_TAG, TAG
 from langchain_session_recall.recall.transcript import format_transcript
-from langchain_session_recall.summarize.extractive import parse_transcript
 
 _CALL = [{"function": {"name": "terminal", "arguments": '{"command": "ls ~/Pictures/2024"}'}}]
 _WRITE = [
@@ -51,7 +55,7 @@ def test_every_part_a_transcript_writes_is_read_at_its_start(ids: bool) -> None:
 def test_a_call_with_long_arguments_keeps_them_below_its_tag() -> None:
     text = format_transcript(_messages(), show_ids=True).text
     blocks = parse_transcript(text)
-    assert [(b.tag, b.message_id) for b in blocks] == [
+    assert [(b.label, b.id if b.id_known else None) for b in blocks] == [
         ("USER", 1),
         ("ASSISTANT", 2),
         ("ASSISTANT", 2),
@@ -62,7 +66,7 @@ def test_a_call_with_long_arguments_keeps_them_below_its_tag() -> None:
     write = blocks[4]
     assert write.call == ' → write_file(path="a.py")'
     assert write.text == "```python\nx = 1\ny = 2\n```"
-    assert write.render() == text.split("\n\n")[4]
+    assert message_text(write, show_id=True) == text.split("\n\n")[4]
 
 
 def test_the_recap_checks_see_indented_tags_the_transcript_reader_does_not() -> None:
