@@ -96,7 +96,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from langchain_session_recall.core.cjk import CJK_CHARS
@@ -531,6 +531,8 @@ class _Reading:
     prompt: str
     finish_reason: str | None
     thresholds: RecapThresholds
+    known_ids: frozenset[str]
+    """The message ids the transcript shows (as written in a tag: ``"43"``)."""
     clean: str
     words: list[str]
     around: str
@@ -566,6 +568,7 @@ class _Reading:
         context: str,
         finish_reason: str | None,
         thresholds: RecapThresholds,
+        known_ids: Collection[int] | None,
     ) -> _Reading:
         clean = _strip_markup(recap)
         around = f"{prompt.replace(transcript, ' ') if transcript else prompt}\n{context}"
@@ -580,6 +583,11 @@ class _Reading:
             prompt=prompt,
             finish_reason=finish_reason,
             thresholds=thresholds,
+            known_ids=frozenset(
+                {i for m in tags.INDENTED_TAG.finditer(transcript) if (i := m.group("id"))}
+                if known_ids is None
+                else {str(i) for i in known_ids}
+            ),
             clean=clean,
             words=_tokens(clean),
             around=around,
@@ -606,8 +614,7 @@ def _check_form(r: _Reading) -> None:
     )
     recap_tags = [m.group("id") or "" for m in tags.INDENTED_TAG.finditer(r.recap)]
     tag_lines = len(recap_tags)
-    known_ids = {i for m in tags.INDENTED_TAG.finditer(r.transcript) if (i := m.group("id"))}
-    new_turns = [i for i in recap_tags if i and known_ids and i not in known_ids]
+    new_turns = [i for i in recap_tags if i and r.known_ids and i not in r.known_ids]
     if not r.words:
         r.fail(EMPTY, "no words once citations, tags and template tokens are removed")
     if r.leaked:
@@ -748,6 +755,7 @@ def assess_recap(
     context: str = "",
     finish_reason: str | None = None,
     thresholds: RecapThresholds = DEFAULT_THRESHOLDS,
+    known_ids: Collection[int] | None = None,
 ) -> RecapVerdict:
     """Decide whether ``recap`` is a summary of ``transcript``.
 
@@ -762,6 +770,10 @@ def assess_recap(
             not given; it counts like the prompt's other words.
         finish_reason: The provider's finish reason (``"stop"``, ``"length"``, ...) if known.
         thresholds: Where the checks draw their lines.
+        known_ids: The ids of the messages the transcript shows (the summarizer's
+            :class:`~langchain_session_recall.recall.model.ShownMessage` s whose ids it
+            shows): a recap line tagged with another id writes a turn the transcript does not
+            have. ``None``: the ids its tags show.
 
     Returns:
         A :class:`RecapVerdict`; ``reasons`` lists the failed checks in :data:`REASONS` order.
@@ -775,7 +787,7 @@ def assess_recap(
         ...              finish_reason="length").reasons
         ('truncated',)
     """
-    r = _Reading.of(recap, transcript, prompt, context, finish_reason, thresholds)
+    r = _Reading.of(recap, transcript, prompt, context, finish_reason, thresholds, known_ids)
     for check in CHECKS:
         check(r)
     return RecapVerdict(

@@ -509,6 +509,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
             context=context,
             finish_reason=finish_reason,
             thresholds=self.quality_thresholds,
+            known_ids=[m.id for m in plan.messages],
         )
         return None if verdict.ok else verdict
 
