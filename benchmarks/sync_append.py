@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.codex_import import _line, _stamp, _turn
+from benchmarks.sync_noop import timing_table
 from langchain_session_recall.backends import open_store
 from langchain_session_recall.importers import import_auto, import_codex, sync
 
@@ -129,12 +130,8 @@ def render(figures: dict[str, object], repeats: int, mb: int, backend: str) -> s
         f"Best and median of {repeats} runs; Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
-        "| run | best s | median s | best / baseline |",
-        "|---|---|---|---|",
+        *timing_table(figures, rows, base, digits=4),
     ]
-    for label, key in rows:
-        best, median = figures[key]  # type: ignore[misc]
-        lines.append(f"| {label} | {best:.3f} | {median:.3f} | {best / base:.4f}x |")
     lines += ["", f"`python -m benchmarks.sync_append --mb {mb} --repeats {repeats}`", ""]
     return "\n".join(lines)
 

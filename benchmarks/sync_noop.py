@@ -169,6 +169,18 @@ def measure(sessions: int, repeats: int) -> dict[str, object]:
     }
 
 
+def timing_table(
+    figures: dict[str, object], rows: list[tuple[str, str]], base: float, digits: int = 3
+) -> list[str]:
+    """The lines of a table of timed runs: each row's best and median seconds, and its best
+    against ``base`` (the baseline's best)."""
+    lines = ["| run | best s | median s | best / baseline |", "|---|---|---|---|"]
+    for label, key in rows:
+        best, median = figures[key]  # type: ignore[misc]
+        lines.append(f"| {label} | {best:.3f} | {median:.3f} | {best / base:.{digits}f}x |")
+    return lines
+
+
 def render(figures: dict[str, object], repeats: int) -> str:
     rows = [
         ("`import_auto` again (baseline: every file read, the ledger skips all)", "reimport"),
@@ -187,12 +199,8 @@ def render(figures: dict[str, object], repeats: int) -> str:
         f"{platform.python_version()}, {platform.machine()}, load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.",
         "",
-        "| run | best s | median s | best / baseline |",
-        "|---|---|---|---|",
+        *timing_table(figures, rows, base),
     ]
-    for label, key in rows:
-        best, median = figures[key]  # type: ignore[misc]
-        lines.append(f"| {label} | {best:.3f} | {median:.3f} | {best / base:.3f}x |")
     lines += [
         "",
         "`python benchmarks/sync_noop.py --sessions "
