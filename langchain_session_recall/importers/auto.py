@@ -6,7 +6,8 @@ After importing a source, the size and modification time of each file it read is
 the store (:meth:`~langchain_session_recall.backends.base.SessionBackend.write_import_state`).
 :func:`sync` compares them first: an unchanged source is not opened at all; of a changed one
 only the transcripts that changed are read again (the import ledger writes only the messages
-it has not seen), or the whole source when a database or an index changed. A Codex rollout
+it has not seen; Codex's together, so that a new sub-agent finds its new parent and a new
+thread its name), or the whole source when a database or an index changed. A Codex rollout
 that was only appended to is read from where its last import stopped
 (:mod:`~langchain_session_recall.importers.codex_resume`); other transcripts are read whole.
 Sessions stay in the store when the agent deletes its files: nothing here deletes a session.
