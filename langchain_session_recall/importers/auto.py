@@ -6,7 +6,8 @@ After importing a source, the size and modification time of each file it read is
 the store (:meth:`~langchain_session_recall.backends.base.SessionBackend.write_import_state`).
 :func:`sync` compares them first: an unchanged source is not opened at all; of a changed one
 only the transcripts that changed are read again (the import ledger writes only the messages
-it has not seen), or the whole source when a database or an index changed. A Codex rollout
+it has not seen; Codex's together, so that a new sub-agent finds its new parent and a new
+thread its name), or the whole source when a database or an index changed. A Codex rollout
 that was only appended to is read from where its last import stopped
 (:mod:`~langchain_session_recall.importers.codex_resume`); other transcripts are read whole.
 Sessions stay in the store when the agent deletes its files: nothing here deletes a session.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from langchain_session_recall.importers.gemini import import_gemini
 from langchain_session_recall.importers.hermes import import_hermes
 from langchain_session_recall.importers.opencode import import_opencode
 from langchain_session_recall.importers.report import ImportReport, progress_bar
+from langchain_session_recall.importers.sources import open_files
 
 __all__ = ["AutoImport", "SourceImport", "aimport_auto", "async_sync", "import_auto", "sync"]
 
@@ -56,6 +58,10 @@ _IMPORT = {
 _RESUMING = frozenset({"codex"})
 """Importers that record where each file's read stopped and read an appended file from
 there (``resume=True``)."""
+_TOGETHER = frozenset({"codex"})
+"""Importers given a source's changed files at once, with its path (``files=``): what one
+file needs from another (a sub-agent its parent's, whichever sorts first; a new thread its
+name in the index) is found as in a whole import."""
 _WARNED = "sync:warned:"  # import state key: the retention last warned about, per agent
 
 Marks = dict[str, list[int]]
@@ -319,6 +325,9 @@ def _load_marks(raw: str | None) -> Marks | None:
     return data if isinstance(data, dict) else None
 
 
+_CANNOT_READ = (ImportSourceError, MissingFeatureError, ReadLimitError)
+
+
 def _import(
     store: SessionBackend,
     source: AgentSource,
@@ -328,26 +337,69 @@ def _import(
     *,
     reimport: bool,
 ) -> None:
-    """Import the whole source (``files is None``) or those of its files, one at a time;
-    record the marks of what was read (a file that could not be is read again next time)."""
+    """Import the whole source (``files is None``) or those of its files, together or one at
+    a time; record the marks of what was read (a file that could not be is read again next
+    time)."""
     importer = _IMPORT[source.kind]
     whole: Any = list(source.paths) if source.kind == "cursor" else source.paths[0]
-    targets = [whole] if files is None else files
     merged = ImportReport(source.kind)
-    more = {"resume": True} if source.kind in _RESUMING else {}
-    for target in targets:
-        try:
-            report = importer(store, target, show_progress=False, reimport=reimport, **more)
-        except (ImportSourceError, MissingFeatureError, ReadLimitError) as exc:
-            outcome.error = str(exc)
-            if files is None:
-                return
-            marks.pop(str(target), None)
-            continue
+    more: dict[str, Any] = {"resume": True} if source.kind in _RESUMING else {}
+
+    def read(target: Any, **only: Any) -> None:
+        report = importer(store, target, show_progress=False, reimport=reimport, **more, **only)
         _add(merged, report)
+
+    if files is None:
+        try:
+            read(whole)
+        except _CANNOT_READ as exc:
+            outcome.error = str(exc)
+            return
+    elif source.kind in _TOGETHER:
+        _read_together(files, lambda some: read(whole, files=some), marks, outcome)
+    else:
+        for target in files:
+            try:
+                read(target)
+            except _CANNOT_READ as exc:
+                outcome.error = str(exc)
+                marks.pop(str(target), None)
     outcome.report = merged
     outcome.files_read = len(source.files) if files is None else len(files)
     store.write_import_state(source.key, json.dumps(marks, separators=(",", ":")))
+
+
+def _read_together(
+    files: list[Path], read: Callable[[list[Path]], None], marks: Marks, outcome: SourceImport
+) -> None:
+    """``files`` read at once; when one of them cannot be read, the others are, at once, and
+    those that cannot are named in ``outcome.error`` and read again next time."""
+    try:
+        read(files)
+        return
+    except _CANNOT_READ as exc:
+        error = str(exc)
+    unreadable = [f for f in files if not _opens(f)]
+    rest = [f for f in files if f not in unreadable]
+    try:
+        if rest:
+            read(rest)
+    except _CANNOT_READ as exc:  # (a file that went away meanwhile: all read again)
+        error, unreadable = str(exc), files
+    if unreadable:
+        outcome.error = error
+    for file in unreadable:
+        marks.pop(str(file), None)
+
+
+def _opens(file: Path) -> bool:
+    """Whether ``file`` can be opened and read as its importer opens it."""
+    try:
+        for _ in open_files([file], named=file, report=ImportReport("probe")):
+            pass
+    except (ImportSourceError, MissingFeatureError):
+        return False
+    return True
 
 
 def _add(into: ImportReport, more: ImportReport) -> None:

@@ -482,6 +482,28 @@ def _thread_names(home: Path, report: ImportReport) -> dict[str, str]:
     return names
 
 
+class _Names:
+    """The names a Codex home's ``session_index.jsonl`` gives its threads, read when a thread
+    first needs one (not at all by an import that needs none).
+
+    ``points_hold_them``: a thread read from its resume point keeps the name it was given
+    there, without the index being read: for an import of some rollouts only, the index as
+    the last import read it (``sync``: it has not changed, else the whole home is read).
+    """
+
+    def __init__(self, home: Path, report: ImportReport, *, points_hold_them: bool) -> None:
+        self.home, self.report, self.points_hold_them = home, report, points_hold_them
+        self.names: dict[str, str] | None = None
+
+    def of(self, thread: ImportSession) -> str | None:
+        """The name ``thread`` is to have."""
+        if self.points_hold_them and thread.resumed:
+            return thread.title
+        if self.names is None:
+            self.names = _thread_names(self.home, self.report) if self.home.is_dir() else {}
+        return self.names.get(thread.id)
+
+
 def _merge(into: ImportSession, more: ImportSession) -> None:
     """A thread found twice (in ``sessions/`` and ``archived_sessions/``): its lines once."""
     keys = {k for k, _ in into.messages}
@@ -535,7 +557,8 @@ def _threads_in_order(
     for file in files:
         if (point := reading.points.unchanged(file)) is not None:
             heads[file] = (str(point.state["thread"]), point.state.get("parent"))
-    for file, fh in open_files([f for f in files if f not in heads], named=home, report=scratch):
+    unread = [f for f in files if f not in heads]
+    for file, fh in open_files(unread, named=home, report=scratch, strict=reading.strict):
         point = reading.points.check(file, fh)
         if point is not None:
             heads[file] = (str(point.state["thread"]), point.state.get("parent"))
@@ -561,17 +584,20 @@ def _threads_in_order(
 
 class _Reading:
     """How an import reads its rollouts: the longest line, the resume points, the store (the
-    names of calls answered after a resumed read's point)."""
+    names of calls answered after a resumed read's point), the threads' names; ``strict``: a
+    rollout that cannot be opened is an error, not a problem reported (each was named)."""
 
     def __init__(
         self,
         store: SessionBackend,
         points: RolloutPoints,
         max_line_bytes: int,
-        names: Mapping[str, str],
+        names: _Names,
+        *,
+        strict: bool = False,
     ) -> None:
         self.store, self.points, self.max_line_bytes = store, points, max_line_bytes
-        self.names = names
+        self.names, self.strict = names, strict
 
     def rollout(
         self, file: Path, fh: BinaryIO, report: ImportReport, *, root: bool
@@ -597,7 +623,7 @@ class _Reading:
         _parse(rollout, cursor, name, first=cursor.line + 1)
         state = rollout.saved or rollout.state()
         thread = rollout.finish(_mtime(file))
-        state["title"] = self.names.get(thread.id)
+        state["title"] = self.names.of(thread)
         self.points.record_rollout(file, fh, cursor, state, before=point, root=root)
         return thread
 
@@ -611,13 +637,15 @@ def _read_threads(
     order: Iterable[_Thread], home: Path, report: ImportReport, reading: _Reading
 ) -> Iterator[ImportSession]:
     """Each thread read from its files, in ``order``, one at a time: its parent as the order
-    says (cut when it was missing), its name from ``names``. A thread resumed with nothing
-    new is passed over, unless it has a name it was not given before."""
+    says (cut when it was missing), its name from the home's index. A thread resumed with
+    nothing new is passed over, unless it has a name it was not given before."""
+    strict = reading.strict
     for _, parent, files in order:
         thread: ImportSession | None = None
         if len(files) == 1 and (still := reading.points.still.get(Path(files[0]))):
             thread = _Rollout(report, "", still.state).finish(0.0)  # (nothing new: not read)
-        for file, fh in open_files(_to_read(files, reading), named=home, report=report):
+        opened = open_files(_to_read(files, reading), named=home, report=report, strict=strict)
+        for file, fh in opened:
             read = reading.rollout(file, fh, report, root=parent is None)
             if thread is None:
                 thread = read
@@ -626,7 +654,7 @@ def _read_threads(
         if thread is None:
             continue
         thread.parent_session_id = parent
-        name = reading.names.get(thread.id)
+        name = reading.names.of(thread)
         if thread.resumed and not thread.messages and name == thread.title:
             continue
         if thread.title != name and len(files) == 1:
@@ -644,6 +672,7 @@ def import_codex(
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
     resume: bool = False,
+    files: Iterable[str | os.PathLike[str]] | None = None,
 ) -> ImportReport:
     """Import Codex rollouts into ``store``: a Codex home (default ``$CODEX_HOME`` or
     ``~/.codex``: its ``sessions/`` and ``archived_sessions/``), a directory of rollouts, or
@@ -665,6 +694,14 @@ def import_codex(
     A session imported before and forgotten since (``delete_sessions``) is left out and
     listed in ``report.forgotten`` unless ``reimport``.
 
+    ``files``: only these rollouts of the Codex home ``path``, the others as the last import
+    left them (what ``sync`` reads when only they changed). A thread's parent is found among
+    them or in the store, wherever its file sorts; a thread read from its start is named from
+    the home's ``session_index.jsonl`` (read only then), one read from its resume point
+    keeps the name it had there. A rollout that cannot be opened raises
+    (:class:`~langchain_session_recall.errors.ImportSourceError`,
+    :class:`~langchain_session_recall.errors.MissingFeatureError`).
+
     Example:
         >>> import json, tempfile, pathlib
         >>> day = pathlib.Path(tempfile.mkdtemp()) / "sessions" / "2026" / "11" / "20"
@@ -683,11 +720,14 @@ def import_codex(
     """
     report = ImportReport(KIND)
     home = Path(path).expanduser() if path is not None else default_codex_home()
-    files = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
-    points = RolloutPoints(store, files, enabled=resume and not reimport)
-    names = _thread_names(home, report) if home.is_dir() else {}
-    reading = _Reading(store, points, max_line_bytes, names)
-    order, children = _threads_in_order(files, home, store, report, reading)
+    if files is None:
+        rollouts = rollout_files(home, report=report, follow_symlinks=follow_symlinks)
+    else:
+        rollouts = [Path(f).expanduser() for f in files]
+    points = RolloutPoints(store, rollouts, enabled=resume and not reimport)
+    names = _Names(home, report, points_hold_them=files is not None and points.enabled)
+    reading = _Reading(store, points, max_line_bytes, names, strict=files is not None)
+    order, children = _threads_in_order(rollouts, home, store, report, reading)
     threads = _read_threads(order, home, report, reading)
     sessions = dropping_copied_history(threads, children, stored_history(store), report)
     write_sessions(

@@ -168,22 +168,23 @@ def open_sources(
 
 
 def open_files(
-    files: Iterable[Path], *, named: Path, report: ImportReport
+    files: Iterable[Path], *, named: Path, report: ImportReport, strict: bool = False
 ) -> Iterator[tuple[Path, BinaryIO]]:
     """Each file opened (:func:`open_regular_file`, a ``.zst`` one :func:`decompressed`) and
     closed after use. A file that cannot be opened, or a ``.zst`` file without ``zstandard``,
-    is skipped and reported; when it is the file the user ``named`` itself, the error is
-    raised (:class:`ImportSourceError`, :class:`MissingFeatureError`)."""
+    is skipped and reported; when it is the file the user ``named`` itself (``strict``: any
+    of them, each named), the error is raised (:class:`ImportSourceError`,
+    :class:`MissingFeatureError`)."""
     for file in files:
         try:
             fh = decompressed(open_regular_file(file), file)
         except ImportSourceError as exc:
-            if file == named:
+            if strict or file == named:
                 raise
             report.skip("not readable", f"{file.name}: {exc}")
             continue
         except MissingFeatureError:
-            if file == named:
+            if strict or file == named:
                 raise
             report.skip(
                 f"compressed with zstd: needs the zstandard package ({ZSTD_HINT})", file.name

@@ -332,8 +332,9 @@ def test_rollouts_unchanged_since_their_point_are_not_opened(
     _append(home / MAIN, "one more")
     again = import_codex(backend_store, home, resume=True)
     assert again.messages == 1
-    # the thread names; the grown rollout's point checked, then its new lines read
-    assert opened == ["session_index.jsonl", MAIN.name, MAIN.name]
+    # the grown rollout's point checked, then its new lines read; the thread names (read
+    # when the first thread is named)
+    assert opened == [MAIN.name, MAIN.name, "session_index.jsonl"]
     opened.clear()
     with (home / "session_index.jsonl").open("a") as fh:
         fh.write(json.dumps({"id": AGENT_ID, "thread_name": "Reproduce it"}) + "\n")
@@ -341,3 +342,150 @@ def test_rollouts_unchanged_since_their_point_are_not_opened(
     assert (renamed.sessions, renamed.messages, opened) == (1, 0, ["session_index.jsonl"])
     assert backend_store.get_session(AGENT_ID).title == "Reproduce it"  # type: ignore[union-attr]
     assert import_codex(backend_store, home, resume=True).sessions == 0  # (named once)
+
+
+FORK_ID = "019aa1d0-7c8e-7f10-9b2c-3d4e5f6a7b8c"
+EARLY_AGENT = DAY / f"rollout-2026-11-20T08-59-00-{AGENT_ID}.jsonl"  # (sorts before MAIN)
+
+
+def _codex_home(tmp_path: Path, *absent: Path) -> tuple[Path, Path]:
+    """A home holding the Codex fixture without the rollouts ``absent``; ``(home, codex)``."""
+    codex = tmp_path / "home" / ".codex"
+    shutil.copytree(HOME, codex)
+    for rollout in absent:
+        (codex / rollout).unlink()
+    return tmp_path / "home", codex
+
+
+def _synced_as_fresh(store_factory: StoreFactory, store: SessionBackend, home: Path) -> None:
+    """``store`` (synced) holds what one ``import auto`` of ``home`` as it is now gives."""
+    fresh = store_factory.open("fresh")
+    import_auto(fresh, home)
+    assert _dump(store) == _dump(fresh)
+
+
+def test_sync_puts_a_new_sub_agent_under_its_new_parent_whatever_their_order(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    """A parent thread and its sub-agent both new to ``sync``, the sub-agent's file sorting
+    first (and a fork of the parent after it): the sub-agent hangs below its parent without
+    the history it copied, as one ``import auto`` of the home puts it."""
+    home, codex = _codex_home(tmp_path, MAIN, AGENT, FORK)
+    store = store_factory.open("synced")
+    import_auto(store, home)
+    shutil.copy2(HOME / MAIN, codex / MAIN)
+    shutil.copy2(HOME / AGENT, codex / EARLY_AGENT)
+    shutil.copy2(HOME / FORK, codex / FORK)
+    result = sync(store, home)
+    (done,) = [s.report for s in result.sources if s.report is not None]
+    assert (done.orphans, done.new_sessions) == ([], 3)
+    agent = store.get_session(AGENT_ID)
+    assert agent is not None and agent.parent_session_id == MAIN_ID
+    _synced_as_fresh(store_factory, store, home)
+    assert sync(store, home).summary() == "1 source unchanged"
+
+
+def test_sync_puts_a_new_sub_agent_under_a_parent_synced_before(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    """The parent came with an earlier ``sync`` (a new store: synced whole), its sub-agent and
+    its fork with this one: both below it, their copied history left out."""
+    home, codex = _codex_home(tmp_path, AGENT, FORK)
+    store = store_factory.open("synced")
+    sync(store, home)
+    shutil.copy2(HOME / AGENT, codex / EARLY_AGENT)
+    shutil.copy2(HOME / FORK, codex / FORK)
+    result = sync(store, home)
+    (done,) = [s.report for s in result.sources if s.report is not None]
+    assert (done.orphans, done.new_sessions) == ([], 2)
+    _synced_as_fresh(store_factory, store, home)
+
+
+def test_sync_names_a_new_thread_whose_name_came_first(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    """``session_index.jsonl`` already names a thread when its rollout first reaches ``sync``
+    (the index unchanged since the last one): the thread gets its name."""
+    home, codex = _codex_home(tmp_path, AGENT, FORK)
+    store = store_factory.open("synced")
+    import_auto(store, home)
+    shutil.copy2(HOME / FORK, codex / FORK)
+    sync(store, home)
+    fork = store.get_session(FORK_ID)
+    assert fork is not None and fork.title == "Stream uploads in parts"
+    _synced_as_fresh(store_factory, store, home)
+
+
+def test_sync_of_appended_rollouts_does_not_read_the_thread_names(
+    backend_store: SessionBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names are read for a thread read from its start only: one read from its point keeps
+    the name it had there (the index has not changed, or the whole home would be read)."""
+    from langchain_session_recall.importers import sources
+
+    home, codex = _codex_home(tmp_path, FORK)
+    import_auto(backend_store, home)
+    opened: list[str] = []
+    real = sources.open_regular_file
+    monkeypatch.setattr(sources, "open_regular_file", lambda p: opened.append(p.name) or real(p))
+    _append(codex / MAIN, "and the nightly build?")
+    sync(backend_store, home)
+    assert opened == [MAIN.name, MAIN.name]  # (its point checked, then its new lines read)
+    main = backend_store.get_session(MAIN_ID)
+    assert main is not None and main.title == "Upload test times out on CI"
+    opened.clear()
+    shutil.copy2(HOME / FORK, codex / FORK)
+    sync(backend_store, home)
+    assert sorted(opened) == sorted([FORK.name, FORK.name, "session_index.jsonl"])
+
+
+def test_a_new_rollout_that_cannot_be_opened_costs_only_itself(
+    store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One of the rollouts ``sync`` reads together cannot be opened: the others are read
+    together still (the sub-agent below its parent), it is named, and read next time."""
+    from langchain_session_recall.errors import ImportSourceError
+    from langchain_session_recall.importers import sources
+
+    home, codex = _codex_home(tmp_path, MAIN, AGENT, FORK)
+    store = store_factory.open("synced")
+    import_auto(store, home)
+    for rollout, where in ((MAIN, MAIN), (AGENT, EARLY_AGENT), (FORK, FORK)):
+        shutil.copy2(HOME / rollout, codex / where)
+    real = sources.open_regular_file
+
+    def refusing(path: Path) -> Any:
+        if path.name == FORK.name:
+            raise ImportSourceError(f"cannot read {path}: Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(sources, "open_regular_file", refusing)
+    (first,) = sync(store, home).sources
+    assert first.error is not None and FORK.name in first.error
+    assert first.report is not None and first.report.orphans == []
+    agent = store.get_session(AGENT_ID)
+    assert agent is not None and agent.parent_session_id == MAIN_ID
+    assert store.get_session(FORK_ID) is None
+    monkeypatch.setattr(sources, "open_regular_file", real)
+    (again,) = sync(store, home).sources
+    assert again.error is None and again.files_read == 1
+    _synced_as_fresh(store_factory, store, home)
+
+
+@pytest.mark.parametrize(("grown", "cut"), CASES[1::5], ids=lambda v: str(v)[-12:])
+def test_sync_of_rollouts_read_together_ends_as_a_fresh_import_auto(
+    store_factory: StoreFactory, tmp_path: Path, grown: Path, cut: int
+) -> None:
+    """As :func:`test_sync_of_a_rollout_that_grew_ends_as_a_fresh_import_auto`, the thread
+    names known from the start (``session_index.jsonl`` unchanged: ``sync`` reads only the
+    rollouts that changed, together) and the sub-agent's file sorting before its parent's."""
+    home, codex = _codex_home(tmp_path, AGENT, FORK)
+    at = {MAIN: MAIN, AGENT: EARLY_AGENT, FORK: FORK}
+    (codex / at[grown]).write_bytes((HOME / grown).read_bytes()[:cut])
+    store = store_factory.open("synced")
+    import_auto(store, home)
+    for rollout, where in at.items():
+        shutil.copy2(HOME / rollout, codex / where)
+    (done,) = sync(store, home).sources
+    assert done.error is None and done.report is not None and done.report.orphans == []
+    _synced_as_fresh(store_factory, store, home)
