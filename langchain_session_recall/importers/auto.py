@@ -58,10 +58,11 @@ _IMPORT = {
 _RESUMING = frozenset({"codex"})
 """Importers that record where each file's read stopped and read an appended file from
 there (``resume=True``)."""
-_TOGETHER = frozenset({"codex"})
+_TOGETHER = frozenset({"codex", "claude-code"})
 """Importers given a source's changed files at once, with its path (``files=``): what one
 file needs from another (a sub-agent its parent's, whichever sorts first; a new thread its
-name in the index) is found as in a whole import."""
+name in the index; a Claude Code session the one it continues) is found as in a whole
+import."""
 _WARNED = "sync:warned:"  # import state key: the retention last warned about, per agent
 
 Marks = dict[str, list[int]]

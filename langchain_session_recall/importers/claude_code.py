@@ -39,7 +39,11 @@ from langchain_session_recall.importers.records import (
     without_copied_history,
 )
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.sources import open_regular_file, open_sources
+from langchain_session_recall.importers.sources import (
+    open_files,
+    open_regular_file,
+    open_sources,
+)
 from langchain_session_recall.messages import storable_text
 
 __all__ = ["default_claude_dir", "import_claude_code", "parse_claude_code_lines"]
@@ -345,6 +349,7 @@ def import_claude_code(
     reimport: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
     follow_symlinks: bool = False,
+    files: Iterable[str | os.PathLike[str]] | None = None,
 ) -> ImportReport:
     """Import one Claude Code transcript, or every one under a directory (default
     ``~/.claude/projects``), into ``store``.
@@ -356,6 +361,11 @@ def import_claude_code(
 
     A session imported before and forgotten since (``delete_sessions``) is left out and
     listed in ``report.forgotten`` unless ``reimport``.
+
+    ``files``: only these transcripts under ``path`` (what ``sync`` reads when only they
+    changed), read together as a whole import reads them: a session continued in another
+    (``continued-in``) is found in the store when its file is not among them. A file that
+    cannot be opened raises (:class:`ImportSourceError`).
 
     Example:
         >>> import json, tempfile, pathlib
@@ -371,12 +381,17 @@ def import_claude_code(
     """
     report = ImportReport(KIND)
     parsed: dict[str, ImportSession] = {}
-    sources = open_sources(
-        Path(path).expanduser() if path is not None else default_claude_dir(),
-        report=report,
-        follow_symlinks=follow_symlinks,
-        hint=f"; Claude Code keeps its transcripts in {default_claude_dir()}",
-    )
+    root = Path(path).expanduser() if path is not None else default_claude_dir()
+    if files is None:
+        sources = open_sources(
+            root,
+            report=report,
+            follow_symlinks=follow_symlinks,
+            hint=f"; Claude Code keeps its transcripts in {default_claude_dir()}",
+        )
+    else:
+        only = [Path(f).expanduser() for f in files]
+        sources = open_files(only, named=root, report=report, strict=True)
     for file, fh in sources:
         name = storable_text(file.name)  # an undecodable file name keeps its place, readably
         lines = bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes)
@@ -394,8 +409,34 @@ def import_claude_code(
                 s.title = s.title or kind
             if (into := parsed.setdefault(s.id, s)) is not s:
                 _merge(into, s)  # sub-agent files of a session, resumed and moved sessions
+    _link_continuations(store, parsed)
     sessions = without_copied_history(parsed.values(), stored_history(store), report)
     return write_sessions(store, sessions, report, show_progress=show_progress, reimport=reimport)
+
+
+_CONTINUED = "claude-code:continued:"
+"""Import state ``{prefix}{id}``: the session that the session ``id`` continues (its
+``continued-in`` line), recorded when that line is read, so that the continuation's own file,
+read by a later import, still hangs below it (without the history it copied)."""
+
+
+def _link_continuations(store: SessionBackend, parsed: Mapping[str, ImportSession]) -> None:
+    """Record the continuations found in ``parsed``; give a session read without its parent
+    the one an earlier import found it continues."""
+    found = {
+        f"{_CONTINUED}{s.id}": s.parent_session_id
+        for s in parsed.values()
+        if s.parent_session_id
+        and (moved_from := parsed.get(s.parent_session_id)) is not None
+        and moved_from.end_reason == "continued"
+    }
+    roots = [s for s in parsed.values() if s.parent_session_id is None]
+    known = store.read_import_states(_CONTINUED) if roots else {}
+    for session in roots:
+        parent = known.get(f"{_CONTINUED}{session.id}")
+        if parent and parent != session.id:
+            session.parent_session_id = parent
+    store.write_import_states({k: v for k, v in found.items() if known.get(k) != v})
 
 
 def _agent_of(file: Path) -> str | None:

@@ -47,12 +47,14 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Any]]]:
-    """Every importer call ``import auto`` / ``sync`` makes: ``(kind, what it was given)``."""
+    """Every importer call ``import auto`` / ``sync`` makes: ``(kind, what it was given)``, the
+    files it was told to read (``files=``, a tuple) in place of its path when there are some."""
     seen: list[tuple[str, Any]] = []
 
     def spy(kind: str, importer: Callable[..., Any]) -> Callable[..., Any]:
         def call(store: SessionBackend, target: Any, **options: Any) -> Any:
-            seen.append((kind, target))
+            only = options.get("files")
+            seen.append((kind, target if only is None else tuple(only)))
             return importer(store, target, **options)
 
         return call
@@ -192,7 +194,7 @@ def test_sync_reads_only_the_transcript_that_grew(
         fh.write(json.dumps(entry) + "\n")
     calls.clear()
     result = sync(store, home)
-    assert calls == [("claude-code", transcript)]
+    assert calls == [("claude-code", (transcript,))]
     grown = next(s for s in result.sources if s.source.kind == "claude-code")
     assert grown.report is not None and grown.report.messages == 1
     assert grown.files_read == 1

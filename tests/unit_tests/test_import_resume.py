@@ -489,3 +489,29 @@ def test_sync_of_rollouts_read_together_ends_as_a_fresh_import_auto(
     (done,) = sync(store, home).sources
     assert done.error is None and done.report is not None and done.report.orphans == []
     _synced_as_fresh(store_factory, store, home)
+
+
+CLAUDE = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.mark.parametrize("later", [False, True], ids=["together", "child later"])
+def test_sync_of_new_claude_code_transcripts_ends_as_a_fresh_import_auto(
+    store_factory: StoreFactory, tmp_path: Path, later: bool
+) -> None:
+    """A Claude Code session moved to another id (``continued-in`` in the first one's file)
+    and a sub-agent, new to ``sync``: the continuation hangs below the session it continues,
+    without the history it copied, whatever order the files are read in; also when its own
+    file arrives at a later sync than its parent's."""
+    projects = tmp_path / "home" / ".claude" / "projects"
+    shutil.copytree(CLAUDE / "claude_code", projects)
+    store = store_factory.open("synced")
+    import_auto(store, tmp_path / "home")
+    photo = CLAUDE / "claude_code_subagents" / "-home-dev-photo-web"
+    child = "9c1d2e3f-4a5b-4c6d-9e7f-8091a2b3c4d5.jsonl"
+    ignore = shutil.ignore_patterns(child) if later else None
+    shutil.copytree(photo, projects / photo.name, ignore=ignore)
+    sync(store, tmp_path / "home")
+    if later:
+        shutil.copy(photo / child, projects / photo.name / child)
+        sync(store, tmp_path / "home")
+    _synced_as_fresh(store_factory, store, tmp_path / "home")
