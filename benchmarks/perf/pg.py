@@ -90,7 +90,7 @@ def _settle(dsn: str, schema: str) -> None:
 def worker_build(dsn: str, schema: str, size: int, seed: int, batch: int) -> dict[str, Any]:
     """The corpus through ``PostgresSessionStore``'s public API into a fresh ``schema``; only
     the API calls are timed (``batch`` > 1: that many sessions per ``store.transaction()``)."""
-    from run import api_ingest
+    from timing import api_ingest
 
     from langchain_session_recall import PostgresSessionStore
 
@@ -121,7 +121,7 @@ def worker_build_plain(dsn: str, schema: str, size: int, seed: int, batch: int) 
     rows are the library's own (``to_row``, ``bigram_text``, the header with its punctuation
     made spaces), computed here as the library computes them inside its calls."""
     import corpus
-    from run import PLAIN_STARTED, plain_session_row, timed_ingest
+    from timing import PLAIN_STARTED, plain_session_row, timed_ingest
 
     from langchain_session_recall import PostgresSessionStore
     from langchain_session_recall.backends.postgres.schema import TS_CONFIG
@@ -237,11 +237,11 @@ def worker_search(dsn: str, schema: str, repeats: int, only_ours: bool) -> dict[
     the order rotated each repeat, after a warm-up pass; per-query medians of wall clock and of
     this process's CPU."""
     import corpus
-    from run import _vm, interleave
+    from timing import interleave, vm
 
     from langchain_session_recall import PostgresSessionStore, SessionRecallRetriever
 
-    base_rss = _vm("VmHWM")
+    base_rss = vm("VmHWM")
     store = PostgresSessionStore(dsn, schema=schema, read_only=True)
     retriever = SessionRecallRetriever(store=store, k=3)
     queries = [q for _, q in corpus.QUERIES]
@@ -264,7 +264,7 @@ def worker_search(dsn: str, schema: str, repeats: int, only_ours: bool) -> dict[
         **out,
         "kinds": [k for k, _ in corpus.QUERIES],
         "loadavg": os.getloadavg()[0],
-        "peak_rss": _vm("VmHWM"),
+        "peak_rss": vm("VmHWM"),
         "base_rss": base_rss,
     }
 
@@ -274,7 +274,7 @@ def worker_cross(dsn: str, schema: str, sqlite_path: str, repeats: int) -> dict[
     process: the backends' ratio under the same load, which separate runs minutes apart do
     not share on a busy machine. Wall clock (PostgreSQL's work is in its server)."""
     import corpus
-    from run import interleave
+    from timing import interleave
 
     from langchain_session_recall import (
         PostgresSessionStore,

@@ -25,8 +25,6 @@ measured in the same run (ours and the bare query interleaved per query in one p
 from __future__ import annotations
 
 import argparse
-import contextlib
-import itertools
 import json
 import os
 import platform
@@ -35,7 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,20 +44,20 @@ sys.path[:0] = [os.environ.get(CODE_ENV, str(ROOT)), str(HERE)]
 
 import backends_report  # noqa: E402  (the tables and plot of both backends)
 import pg  # noqa: E402  (the PostgreSQL workers)
+from timing import (  # noqa: E402  (what both backends' workers share)
+    PLAIN_STARTED,
+    api_ingest,
+    interleave,
+    plain_session_row,
+    timed_ingest,
+    vm,
+)
 
 REFERENCE_LIMIT = 50
 HIT_LIMIT_FLOOR = REFERENCE_LIMIT  # the floor: asking the index, nothing ranked (issue 31)
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _vm(field: str) -> int:
-    """A /proc/self/status figure in bytes (VmHWM = peak RSS)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def _size_label(n: int) -> str:
@@ -120,73 +118,6 @@ def _library_commit(checkout: Path) -> str:
 # ----------------------------------------------------------------------------- workers
 
 
-def timed_ingest(
-    specs: Iterator[Any], batch: int, write: Callable[[list[Any]], None]
-) -> dict[str, Any]:
-    """Feed the corpus ``specs`` to ``write`` ``batch`` sessions at a time, timing only
-    ``write`` (wall clock and this process's CPU); the ingest figures of a build."""
-    import corpus
-
-    api = cpu = 0.0
-    raw = messages = sessions = 0
-    while group := list(itertools.islice(specs, batch)):
-        raw += sum(corpus.raw_bytes(m) for spec in group for m in spec.messages)
-        t0, c0 = time.perf_counter(), time.process_time()
-        write(group)
-        api += time.perf_counter() - t0
-        cpu += time.process_time() - c0
-        messages += sum(len(spec.messages) for spec in group)
-        sessions += len(group)
-    return {
-        "messages": messages,
-        "sessions": sessions,
-        "raw_bytes": raw,
-        "ingest_seconds": api,
-        "ingest_rate": messages / api,
-        "ingest_cpu_rate": messages / cpu,
-    }
-
-
-def api_ingest(store: Any, seed: int, size: int, batch: int) -> dict[str, Any]:
-    """The corpus through a store's public API (either backend), timed by
-    :func:`timed_ingest`: ``batch`` > 1 groups that many sessions per ``store.transaction()``
-    block (a bulk load); otherwise each ``add_session``/``add_messages`` call commits on its
-    own (a live agent)."""
-    import corpus
-
-    def write(group: list[Any]) -> None:
-        with store.transaction() if batch > 1 else contextlib.nullcontext():
-            for spec in group:
-                store.add_session(spec.session_id, **spec.kwargs)
-                store.add_messages(spec.session_id, spec.messages)
-
-    return timed_ingest(corpus.generate(seed, size), batch, write)
-
-
-def interleave(algos: dict[str, Callable[[int], object]], n: int, repeats: int) -> dict[str, Any]:
-    """Time each of ``algos`` on queries ``0..n-1``: a warm-up pass (page cache, statement
-    caches), then ``repeats`` passes running the algorithms one after another per query, their
-    order rotated each pass; per-query medians of wall clock and of this process's CPU."""
-    for fn in algos.values():
-        for i in range(n):
-            fn(i)
-    times: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in algos}
-    cpu: dict[str, list[list[float]]] = {a: [[] for _ in range(n)] for a in algos}
-    for r in range(repeats):
-        for i in range(n):
-            names = list(algos)
-            names = names[r % len(names) :] + names[: r % len(names)]
-            for name in names:
-                t0, c0 = time.perf_counter(), time.process_time()
-                algos[name](i)
-                times[name][i].append(time.perf_counter() - t0)
-                cpu[name][i].append(time.process_time() - c0)
-    return {
-        "medians": {a: [statistics.median(ts) for ts in times[a]] for a in algos},
-        "cpu_medians": {a: [statistics.median(ts) for ts in cpu[a]] for a in algos},
-    }
-
-
 def worker_build(path: str, size: int, seed: int, fts: bool, batch: int = 1) -> dict[str, Any]:
     """Generate the corpus and ingest it through the public API; time only the API calls.
 
@@ -218,25 +149,6 @@ _PLAIN_INSERT_MESSAGE = (
 )
 _PLAIN_INSERT_CJK = "INSERT INTO messages_cjk (message_id, text) VALUES (?, ?)"
 _PLAIN_COUNT = "UPDATE sessions SET message_count = ? WHERE id = ?"
-
-
-PLAIN_STARTED = 6  # where the start time stands in a plain_session_row
-
-
-def plain_session_row(spec: Any) -> tuple[Any, ...]:
-    """The ``sessions`` row of a corpus session as a plain-SQL writer inserts it (id, source,
-    user, model, title, parent, start time, end reason): both backends' baselines."""
-    kw = spec.kwargs
-    return (
-        spec.session_id,
-        kw.get("source", "cli"),
-        kw.get("user_id"),
-        kw.get("model"),
-        kw.get("title"),
-        kw.get("parent_session_id"),
-        kw.get("started_at", time.time()),
-        kw.get("end_reason"),
-    )
 
 
 class _PlainSessionWriter:
@@ -401,7 +313,7 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
 
     from langchain_session_recall import SessionRecallRetriever, SessionStore
 
-    base_rss = _vm("VmHWM")
+    base_rss = vm("VmHWM")
     store = SessionStore(path)
     retriever = SessionRecallRetriever(store=store, k=3)
     queries = [q for _, q in corpus.QUERIES]
@@ -424,7 +336,7 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
         **timed,
         "kinds": [k for k, _ in corpus.QUERIES],
         "loadavg": os.getloadavg()[0],
-        "peak_rss": _vm("VmHWM"),
+        "peak_rss": vm("VmHWM"),
         "base_rss": base_rss,
         "package": str(Path(sys.modules["langchain_session_recall"].__file__ or "").parent),
     }
@@ -443,7 +355,7 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
     from langchain_session_recall import SessionStore
     from langchain_session_recall.recall.transcript import format_transcript
 
-    base_rss = _vm("VmHWM")
+    base_rss = vm("VmHWM")
     store = SessionStore(path)
     conn = sqlite3.connect(read_only_uri(path), uri=True)
     roots = [
@@ -481,7 +393,7 @@ def worker_bm25(path: str, repeats: int) -> dict[str, Any]:
         "build_seconds": build,
         "medians": [statistics.median(t) for t in times],
         "cpu_medians": [statistics.median(t) for t in cpu],
-        "peak_rss": _vm("VmHWM"),
+        "peak_rss": vm("VmHWM"),
         "base_rss": base_rss,
     }
 
