@@ -37,7 +37,12 @@ from typing import Literal
 
 from langchain_session_recall.recall import tags
 from langchain_session_recall.recall.model import ShownMessage, Window, shown_window
-from langchain_session_recall.recall.transcript import EARLIER_MARKER, LATER_MARKER, Transcript
+from langchain_session_recall.recall.transcript import (
+    EARLIER_MARKER,
+    LATER_MARKER,
+    Transcript,
+    session_line,
+)
 
 __all__ = [
     "Piece",
@@ -81,7 +86,7 @@ def window_pieces(window: Window, *, ids_shown: bool) -> list[Piece]:
         if previous is not None:
             out.append(Piece(_SEPARATOR))
             if message.session_id != previous.session_id:
-                out.append(Piece(f"--- session {message.session_id} ---", "session"))
+                out.append(Piece(session_line(message.session_id), "session"))
                 out.append(Piece(_SEPARATOR))
         ident = message.id if ids_shown else None
         tag = tags.tag(message.label, ident, message.call)
@@ -156,7 +161,7 @@ def window_messages(window: Window) -> list[ShownMessage]:
     for i, message in enumerate(shown):
         text = message.text
         if i + 1 < len(shown) and shown[i + 1].session_id != message.session_id:
-            text += f"\n\n--- session {shown[i + 1].session_id} ---"
+            text += _SEPARATOR + session_line(shown[i + 1].session_id)
         elif i + 1 == len(shown):
             text += window.trailing + (LATER_MARKER if window.elided_after else "")
         out.append(dataclasses.replace(message, text=text.strip()))
@@ -222,7 +227,7 @@ def _lead(window: Window) -> list[Piece]:
     shows the one before its first message) as a piece of its own."""
     if not window.messages:
         return [Piece(window.lead)]
-    line = f"--- session {window.messages[0].session_id} ---"
+    line = session_line(window.messages[0].session_id)
     before, found, after = window.lead.rpartition(line)
     if not found or after != _SEPARATOR or (before and not before.endswith(_SEPARATOR)):
         return [Piece(window.lead)]

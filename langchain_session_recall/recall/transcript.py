@@ -26,6 +26,7 @@ __all__ = [
     "format_transcript",
     "format_when",
     "match_position",
+    "session_line",
     "term_pattern",
     "window_bounds",
 ]
@@ -88,6 +89,17 @@ def _parts(
     return [(role, "", content, ())]
 
 
+def session_line(session_id: str) -> str:
+    """The line a transcript shows where its chain moves into another session (a sub-agent,
+    a continuation): the one writer of that line.
+
+    Example:
+        >>> session_line("child")
+        '--- session child ---'
+    """
+    return f"--- session {session_id} ---"
+
+
 def format_transcript(
     messages: Iterable[StoredMessage],
     *,
@@ -117,7 +129,7 @@ def format_transcript(
     current = root_id
     for message in messages:
         if current is not None and message.session_id != current:
-            parts.append(f"--- session {message.session_id} ---")
+            parts.append(session_line(message.session_id))
             length += len(parts[-1]) + 2
         current = message.session_id
         offsets[message.id] = length
