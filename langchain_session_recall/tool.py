@@ -191,10 +191,11 @@ def _checked_query(query: str | None) -> tuple[str, ParsedQuery | None, tuple[st
     text = bound_query(raw)
     if not text.strip():
         return "", None, ()
-    # the notices are of what the model sent (a query cut to its first 2,000 characters)
-    notices = parse_query(raw).notices if text != raw else ()
+    # the notices (and an error) are of what the model sent: a query cut to its first 2,000
+    # characters is parsed as sent too, first
+    sent = parse_query(raw) if text != raw else None
     parsed = parse_query(text)
-    return text, parsed, notices if text != raw else parsed.notices
+    return text, parsed, (sent or parsed).notices
 
 
 class SessionSearchTool(BaseTool):

@@ -431,7 +431,7 @@ def _link_continuations(store: SessionBackend, parsed: Mapping[str, ImportSessio
         and moved_from.end_reason == "continued"
     }
     roots = [s for s in parsed.values() if s.parent_session_id is None]
-    known = store.read_import_states(_CONTINUED) if roots else {}
+    known = store.read_import_states(_CONTINUED) if roots or found else {}
     for session in roots:
         parent = known.get(f"{_CONTINUED}{session.id}")
         if parent and parent != session.id:
