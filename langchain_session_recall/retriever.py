@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.callbacks import (
@@ -23,7 +22,7 @@ from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.query import bound_query
-from langchain_session_recall.core.redaction import SecretPattern, redact_secrets
+from langchain_session_recall.core.redaction import SecretPattern, SecretRedactor
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
@@ -219,10 +218,8 @@ class SessionRecallRetriever(BaseRetriever):
     def _as_tuple(cls, value: Any) -> tuple[str, ...]:
         return (value,) if isinstance(value, str) else tuple(value or ())
 
-    def _redactor(self) -> Callable[[str], str] | None:
-        if not self.redact:
-            return None
-        return functools.partial(redact_secrets, patterns=self.secret_patterns)
+    def _redactor(self) -> SecretRedactor | None:
+        return SecretRedactor(self.secret_patterns) if self.redact else None
 
     # ------------------------------------------------------------------ entry points
 

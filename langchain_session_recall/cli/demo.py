@@ -20,7 +20,7 @@ from langchain_session_recall.cli.state import (
     pass_state,
     plural,
 )
-from langchain_session_recall.core.redaction import redact_secrets
+from langchain_session_recall.core.redaction import SecretRedactor
 from langchain_session_recall.recall.build import recall
 from langchain_session_recall.search.request import SearchRequest
 
@@ -74,10 +74,10 @@ def demo(
         max_chars = chars or (DEMO_PANEL_CHARS if not as_json else None)
         queries = [query] if query else list(DEMO_QUERIES)
         searches = [
-            (q, recall(store, SearchRequest(q, k=k, max_chars=max_chars), redact=redact_secrets))
+            (q, recall(store, SearchRequest(q, k=k, max_chars=max_chars), redact=SecretRedactor()))
             for q in queries
         ]
-        latest = recall(store, SearchRequest(k=k), redact=redact_secrets)
+        latest = recall(store, SearchRequest(k=k), redact=SecretRedactor())
     if as_json:
         state.json(
             {

@@ -28,7 +28,7 @@ from langchain_session_recall.cli.state import (
     open_db,
     pass_state,
 )
-from langchain_session_recall.core.redaction import redact_secrets
+from langchain_session_recall.core.redaction import SecretRedactor
 from langchain_session_recall.errors import InvalidArgumentError, MissingFeatureError
 from langchain_session_recall.recall.build import Result, recall
 from langchain_session_recall.search.request import SearchRequest
@@ -186,7 +186,7 @@ def _results(
     """What ``request`` finds, and how it was searched: lexically as ``recall`` does, or
     hybrid through the retriever (the one place a question is embedded and blended in)."""
     if embeddings is None:
-        return recall(store, request, redact=redact_secrets), "lexical"
+        return recall(store, request, redact=SecretRedactor()), "lexical"
     from langchain_session_recall.retriever import SessionRecallRetriever
 
     request.parse()  # "?!" is a usage error here, as in a lexical search (parsed once)
@@ -274,7 +274,7 @@ def recent(
             agent=agent,
             collapse_automation=not all_runs,
         )
-        results = recall(store, request, redact=redact_secrets)
+        results = recall(store, request, redact=SecretRedactor())
     if as_json:
         state.json(json_results(results))
     else:

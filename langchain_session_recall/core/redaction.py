@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
     "DEFAULT_SECRET_PATTERNS",
     "SecretPattern",
+    "SecretRedactor",
     "describe_error",
     "match_shown_id",
     "redact_secrets",
@@ -555,6 +558,11 @@ def redact_secrets(text: str, patterns: Sequence[SecretPattern] | None = None) -
         >>> redact_secrets("mysql -u root --password hunter22")
         'mysql -u root --password [REDACTED]'
     """
+    return _redact(text, patterns, None)
+
+
+def _redact(text: str, patterns: Sequence[SecretPattern] | None, tally: list[int] | None) -> str:
+    """:func:`redact_secrets`; with ``tally``, ``tally[0]`` grows by the secrets replaced."""
     if patterns is None or patterns is DEFAULT_SECRET_PATTERNS:
         rules, scan = DEFAULT_SECRET_PATTERNS, _DEFAULT_SCAN
     else:
@@ -571,10 +579,62 @@ def redact_secrets(text: str, patterns: Sequence[SecretPattern] | None = None) -
                     return text  # no rule has a hint here: nothing to do
             if present is not None and index not in present:
                 continue  # no hint of this rule in the text: _apply would change nothing
-        redacted = _apply(rule, text, lowered, scan.needs[index])
+        redacted = _apply(rule, text, lowered, scan.needs[index], tally)
         if redacted is not text:
             text, lowered = redacted, None
     return text
+
+
+@dataclass(frozen=True)
+class SecretRedactor:
+    """:func:`redact_secrets` with its rules bound: a ``str -> str`` callable that can also
+    count what it replaces (:meth:`counted`) and names its rules (:attr:`rules_id`).
+
+    The retriever redacts its results with one and records ``rules_id`` and the count in
+    the result's data, so the summarizer, given a result of the same rules whose text is
+    as built, sends it as it is instead of redacting it again (it redacts any other text).
+
+    Example:
+        >>> redact = SecretRedactor()
+        >>> redact.counted("token=hunter22hunter22 and OPENAI_API_KEY=[REDACTED:openai_key]")
+        ('token=[REDACTED] and OPENAI_API_KEY=[REDACTED:openai_key]', 1)
+        >>> redact.rules_id == SecretRedactor(DEFAULT_SECRET_PATTERNS).rules_id
+        True
+    """
+
+    patterns: tuple[SecretPattern, ...] = DEFAULT_SECRET_PATTERNS
+    rules_id: str = field(init=False, repr=False, compare=False)
+    """A digest of the rules (regexes, flags, replacements, hints): equal ids redact alike."""
+
+    def __init__(self, patterns: Sequence[SecretPattern] | None = None) -> None:
+        rules = DEFAULT_SECRET_PATTERNS if patterns is None else tuple(patterns)
+        object.__setattr__(self, "patterns", rules)
+        object.__setattr__(self, "rules_id", _rules_id(rules))
+
+    def __call__(self, text: str) -> str:
+        return _redact(text, self.patterns, None)
+
+    def counted(self, text: str) -> tuple[str, int]:
+        """``text`` redacted, and how many secrets were replaced (a match its rule leaves as
+        it was, as in text already redacted, is not one)."""
+        tally = [0]
+        return _redact(text, self.patterns, tally), tally[0]
+
+
+@functools.lru_cache(maxsize=32)
+def _rules_id(rules: tuple[SecretPattern, ...]) -> str:
+    digest = hashlib.sha256()
+    for rule in rules:
+        replacement = rule.replacement
+        if callable(replacement):
+            # a function of ours is the same in every process; another's is known by identity
+            # (an id that cannot match in another process only costs a second redaction)
+            module = getattr(replacement, "__module__", "")
+            name = f"{module}.{getattr(replacement, '__qualname__', type(replacement).__name__)}"
+            replacement = name if module == __name__ else f"{name}@{id(replacement):x}"
+        seen = (rule.name, rule.pattern.pattern, rule.pattern.flags, replacement, rule.hints)
+        digest.update(repr((*seen, rule.whole_text)).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
 
 
 def describe_error(exc: BaseException, limit: int = 500) -> str:
@@ -623,14 +683,20 @@ def match_shown_id(
 _MARKER = re.compile(r"\[REDACTED[^\]]*\]")
 
 
-def _apply(rule: SecretPattern, text: str, lowered: str | None, needs: tuple[str, ...] = ()) -> str:
+def _apply(
+    rule: SecretPattern,
+    text: str,
+    lowered: str | None,
+    needs: tuple[str, ...] = (),
+    tally: list[int] | None = None,
+) -> str:
     """One rule on ``text`` (``lowered``: ``text.lower()``): on the lines holding a hint, or on
     all of it (see :class:`SecretPattern`); ``text`` itself when no hint occurs. ``needs``:
     text every match of the rule's regex holds (see ``_NEEDS``); where none of it is, the
-    regex is not run."""
+    regex is not run; ``tally[0]`` grows by the secrets replaced."""
     if not rule.hints or lowered is None or len(lowered) != len(text):
         # no hints, or lower() changed lengths ("İ"): offsets would not match
-        return _sub(rule, text, needs)
+        return _sub(rule, text, needs, tally)
     lines: dict[int, int] = {}  # start -> end of each line holding a hint
     for hint in rule.hints:
         hay = lowered if hint.islower() else text
@@ -644,20 +710,32 @@ def _apply(rule: SecretPattern, text: str, lowered: str | None, needs: tuple[str
     if not lines:
         return text
     if rule.whole_text:
-        return _sub(rule, text, needs)
+        return _sub(rule, text, needs, tally)
     parts, done = [], 0
     for start in sorted(lines):
         end = lines[start]
-        parts += [text[done:start], _sub(rule, text[start:end], needs)]
+        parts += [text[done:start], _sub(rule, text[start:end], needs, tally)]
         done = end
     parts.append(text[done:])
     redacted = "".join(parts)
     return text if redacted == text else redacted
 
 
-def _sub(rule: SecretPattern, text: str, needs: tuple[str, ...]) -> str:
+def _sub(
+    rule: SecretPattern, text: str, needs: tuple[str, ...], tally: list[int] | None = None
+) -> str:
     """``rule.pattern.sub`` on ``text``; ``text`` itself when it holds none of ``needs`` (the
-    regex could not match it)."""
+    regex could not match it). With ``tally``, ``tally[0]`` grows by the matches replaced by
+    other text."""
     if needs and not any(need in text for need in needs):
         return text
-    return rule.pattern.sub(rule.replacement, text)
+    if tally is None:
+        return rule.pattern.sub(rule.replacement, text)
+    replacement = rule.replacement
+
+    def counted(match: re.Match[str]) -> str:
+        out = replacement(match) if callable(replacement) else match.expand(replacement)
+        tally[0] += out != match.group(0)
+        return out
+
+    return rule.pattern.sub(counted, text)

@@ -18,6 +18,7 @@ from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.headers import session_header
 from langchain_session_recall.core.query import bound_query, highlight_words
+from langchain_session_recall.core.redaction import SecretRedactor
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.recall import render
@@ -32,7 +33,7 @@ from langchain_session_recall.recall.metadata import (
     SearchMetadata,
     TimeHintMetadata,
 )
-from langchain_session_recall.recall.model import recalled_session, shown_window
+from langchain_session_recall.recall.model import Window, recalled_session, shown_window
 from langchain_session_recall.recall.tool_calls import redact_tool_calls
 from langchain_session_recall.recall.transcript import (
     Transcript,
@@ -199,6 +200,8 @@ class _SearchResult:
             last_message_id=max((m.id for m in stored), default=0),
             ids_shown=self.show_message_ids,
             windows=[window],
+            redacted_by=view.rules_id,
+            secrets_redacted=view.secrets_in(window),
         )
         outcome = self.outcome
         metadata: SearchMetadata = {
@@ -308,23 +311,36 @@ def _surviving(ranked: RankedSession, evidence: Evidence, words: dict[str, str])
 class _RedactedView:
     """A chain's messages with redaction applied to those asked for, the rest as stored: a
     result shows a window of its transcript, and only the messages in (or next to) it need
-    the work redaction costs."""
+    the work redaction costs. With a :class:`SecretRedactor` it also counts the secrets
+    replaced in each message (the rules' id and the count go into the result's data, so the
+    summarizer need not redact it again)."""
 
     def __init__(self, stored: list[StoredMessage], redact: Callable[[str], str] | None) -> None:
         self.stored = stored
-        self.redact = redact
-        self.ids = _memo(redact)
+        self.tally = _Tally(redact) if isinstance(redact, SecretRedactor) else None
+        self.redact = self.tally or redact
+        self.rules_id = redact.rules_id if isinstance(redact, SecretRedactor) else None
+        self.ids = _memo(self.redact)
         self.done: dict[int, StoredMessage] = {}
+        self.secrets: dict[int, int] = {}
 
     def with_redacted(self, wanted: Iterable[int]) -> list[StoredMessage]:
         """The messages, those in ``wanted`` (ids) redacted too."""
         if self.redact is None or self.ids is None:
             return self.stored
         wanted = set(wanted) - self.done.keys()
+        tally = self.tally
         for message in self.stored:
             if message.id in wanted:
+                before = tally.count if tally is not None else 0
                 self.done[message.id] = _redact_message(message, self.redact, self.ids)
+                if tally is not None and tally.count > before:
+                    self.secrets[message.id] = tally.count - before
         return [self.done.get(m.id, m) for m in self.stored]
+
+    def secrets_in(self, window: Window) -> int:
+        """Secrets replaced in the messages ``window`` shows (whole or in part)."""
+        return sum(self.secrets.get(i, 0) for i in {m.id for m in window.messages})
 
     def unredacted_near(self, transcript: Transcript, start: int, end: int) -> set[int]:
         """The ids of messages not yet redacted whose text, or the ``--- session`` line before
@@ -340,6 +356,19 @@ class _RedactedView:
             for (mid, _), lo, hi in zip(order, edges, after, strict=True)
             if lo <= end and hi >= start and mid not in self.done
         }
+
+
+class _Tally:
+    """A :class:`SecretRedactor` as a ``str -> str`` that adds up the secrets it replaced."""
+
+    def __init__(self, redactor: SecretRedactor) -> None:
+        self.redactor = redactor
+        self.count = 0
+
+    def __call__(self, text: str) -> str:
+        out, found = self.redactor.counted(text)
+        self.count += found
+        return out
 
 
 def redact_messages(

@@ -105,6 +105,11 @@ class RecalledSession:
     last_message_id: int = 0
     ids_shown: bool = False
     windows: tuple[Window, ...] = field(default_factory=tuple)
+    redacted_by: str | None = None
+    """The :attr:`~langchain_session_recall.core.redaction.SecretRedactor.rules_id` of the
+    rules that redacted the text shown; ``None``: not redacted, or by another function."""
+    secrets_redacted: int = 0
+    """Secrets those rules replaced in the messages shown."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (tuples, dicts, strings, numbers): what metadata carries; the same dict as
@@ -165,8 +170,11 @@ def recalled_session(
     last_message_id: int,
     ids_shown: bool,
     windows: Sequence[Window],
+    redacted_by: str | None = None,
+    secrets_redacted: int = 0,
 ) -> RecalledSession:
-    """A :class:`RecalledSession` of ``session`` (the root) with its windows."""
+    """A :class:`RecalledSession` of ``session`` (the root) with its windows, redacted by the
+    rules ``redacted_by`` names (``secrets_redacted`` replaced in what they show)."""
     return RecalledSession(
         session_id=root_id,
         title=title,
@@ -177,6 +185,8 @@ def recalled_session(
         last_message_id=last_message_id,
         ids_shown=ids_shown,
         windows=tuple(windows),
+        redacted_by=redacted_by,
+        secrets_redacted=secrets_redacted,
     )
 
 

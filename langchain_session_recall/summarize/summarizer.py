@@ -54,6 +54,7 @@ from typing_extensions import Self, override
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.redaction import (
     SecretPattern,
+    SecretRedactor,
     describe_error,
     match_shown_id,
     redact_secrets,
@@ -61,7 +62,7 @@ from langchain_session_recall.core.redaction import (
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
 from langchain_session_recall.recall.model import RecalledSession, ShownMessage
-from langchain_session_recall.recall.render import parse_transcript, window_messages
+from langchain_session_recall.recall.render import parse_transcript, window_messages, window_text
 from langchain_session_recall.summarize.budget import RECAP_KEY
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -380,10 +381,7 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         for doc in docs:
             meta = doc.metadata
             query = query_override if query_override is not None else str(meta.get("query") or "")
-            transcript = self._redact(doc.page_content)[0]
-            # the retriever redacts too (idempotent): count the markers, not the new ones
-            redactions = transcript.count("[REDACTED") if self.redact else 0
-            plan = _Plan(doc, query, transcript, *self._shown(doc, transcript), redactions)
+            plan = _Plan(doc, query, *self._read(doc))
             plans.append(plan)
             if meta.get("mode") == "recent":
                 plan.result = doc
@@ -412,22 +410,36 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                     )
         return plans
 
-    def _shown(self, doc: Document, transcript: str) -> tuple[list[ShownMessage], bool]:
-        """The messages of ``doc`` and whether its text shows their ids: from the search result
-        it carries, else (a Document made elsewhere) read from the tags of its redacted
-        ``transcript`` (the ids a tag shows)."""
+    def _read(self, doc: Document) -> tuple[str, list[ShownMessage], bool, int]:
+        """``doc``'s transcript, its messages, whether its text shows their ids, and the
+        secrets redacted in it: a search result redacted by the same rules, whose text is
+        still what the search built, as it is (redaction is applied once, where the result
+        is built); any other Document redacted here, its messages read from the result it
+        carries or else from the tags of its text."""
         recalled = RecalledSession.from_metadata(doc.metadata)
         if recalled is None:
-            return parse_transcript(transcript), True
-        shown = (m for w in recalled.windows for m in window_messages(w))
+            transcript, found = self._redact(doc.page_content)
+            return transcript, parse_transcript(transcript), True, found
+        shown = [m for w in recalled.windows for m in window_messages(w)]
+        redactor = self._redactor
+        if redactor is None:
+            return doc.page_content, shown, recalled.ids_shown, 0
+        if recalled.redacted_by == redactor.rules_id and _as_built(recalled, doc.page_content):
+            return doc.page_content, shown, recalled.ids_shown, recalled.secrets_redacted
+        transcript, found = self._redact(doc.page_content)
+        if recalled.redacted_by is not None:
+            found += recalled.secrets_redacted  # what the search's own rules replaced
         redacted = [dataclasses.replace(m, text=self._redact(m.text)[0]) for m in shown]
-        return redacted, recalled.ids_shown
+        return transcript, redacted, recalled.ids_shown, found
+
+    @property
+    def _redactor(self) -> SecretRedactor | None:
+        return SecretRedactor(self.secret_patterns) if self.redact else None
 
     def _redact(self, text: str) -> tuple[str, int]:
-        if not self.redact:
-            return text, 0
-        cleaned = redact_secrets(text, self.secret_patterns)
-        return cleaned, cleaned.count("[REDACTED") - text.count("[REDACTED")
+        """``text`` redacted by the summarizer's rules, and the secrets replaced."""
+        redactor = self._redactor
+        return (text, 0) if redactor is None else redactor.counted(text)
 
     def _cache_for(self, doc: Document) -> SummaryCache | None:
         if self.cache is False or self.cache is None:
@@ -936,6 +948,14 @@ def _has_attr(obj: Any, name: str) -> bool:
             return True
         obj = getattr(obj, "bound", None)
     return False
+
+
+def _as_built(recalled: RecalledSession, text: str) -> bool:
+    """Whether ``text`` is what the search rendered of ``recalled`` (a Document's text a caller
+    changed is redacted again)."""
+    if len(recalled.windows) != 1:
+        return False
+    return window_text(recalled.windows[0], ids_shown=recalled.ids_shown) == text
 
 
 def _grounding_metadata(

@@ -23,6 +23,7 @@ EXPECTED_ALL = [
     "RecentSession",
     "RefusedEncodingError",
     "SecretPattern",
+    "SecretRedactor",
     "Session",
     "SessionBackend",
     "SessionChatMessageHistory",
