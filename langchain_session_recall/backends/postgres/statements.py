@@ -104,6 +104,10 @@ def match_query(
         f"FROM (SELECT to_tsquery('{TS_CONFIG}', %(tsquery)s) AS q) q "
         f"CROSS JOIN LATERAL ({newest}) w"
     )
+    # as a subquery, fenced (OFFSET 0): each row's relevance computed once and its tsvector
+    # left behind, instead of ts_rank_cd in every sort key above and the tsvector carried
+    # through each sort (the same rows, 7% less server time over the 100-query mix at 200k)
+    fenced = f"{ranked} OFFSET 0"
     if per_session:
         flag = "PARTITION BY r.source = ANY(%(automation)s) " if automation else ""
         numbered = (
@@ -111,7 +115,7 @@ def match_query(
             "(PARTITION BY r.session_id ORDER BY r.relevance DESC, r.id) AS nth, "
             f"row_number() OVER ({flag}ORDER BY r.relevance DESC, r.id) AS place, "
             "max(r.relevance) OVER (PARTITION BY r.session_id) AS best "
-            f"FROM ({ranked}) r"
+            f"FROM ({fenced}) r"
         )
         keep = "x.nth <= %(per_session)s"
         if seated:
@@ -131,7 +135,7 @@ def match_query(
     sql = (
         f"SELECT {_HIT_COLUMNS} FROM ("
         "SELECT r.*, row_number() OVER (PARTITION BY r.source = ANY(%(automation)s) "
-        f"ORDER BY r.relevance DESC, r.id) AS n FROM ({ranked}) r"
+        f"ORDER BY r.relevance DESC, r.id) AS n FROM ({fenced}) r"
         ") x WHERE x.n <= %(limit)s ORDER BY x.relevance DESC, x.id"
     )
     return sql, params
