@@ -4,10 +4,11 @@ Claude Code sessions reach thousands of messages, and tool outputs of 100 KB; a 
 shows 8,000 characters of one. This script builds two stores in the same run:
 
 * **long**: 200 short sessions and 3 long ones (``--messages`` each, 3,000 by default: user
-  questions, assistant replies, ``write_file`` calls with 4 KB of arguments, tool outputs of
-  2 KB and, one in ten, of 100 KB), the query's rare word in the middle of each long one;
+  questions, a secret in some, assistant replies, ``write_file`` calls with 4 KB of
+  arguments, tool outputs of 2 KB and, one in ten, of 100 KB; and a sub-agent of 400 messages
+  in the middle), the query's rare word in the middle of each long one;
 * **short** (the baseline): the same, each long session cut to the 40 messages around that
-  word, so the three results show the same kind of window.
+  word (its sub-agent to 40), so the three results show the same kind of window.
 
 and times ``SessionRecallRetriever(store=..., k=3).invoke(query)`` on each (CPU seconds,
 ``time.process_time``, beside wall clock; the best and the median of ``--repeats``,
@@ -91,7 +92,10 @@ def _long_messages(rnd: random.Random, n: int) -> list[dict[str, Any]]:
         kind = i % 4
         if kind == 0:
             rare = " the quokka zebrafish case" if i == n // 2 else ""
-            out.append({"role": "user", "content": _text(rnd, 30) + rare})
+            key = (
+                f" export OPENAI_API_KEY=sk-{i:04d}abcdefghijklmnopqrstuvwx" if i % 52 == 0 else ""
+            )
+            out.append({"role": "user", "content": _text(rnd, 30) + rare + key})
         elif kind == 1:
             args = {"path": f"src/m{i}.py", "content": _text(rnd, 600)}
             call = {"id": f"c{i}", "name": "write_file", "args": args}
@@ -137,6 +141,12 @@ def build(path: Path, messages: int, *, cut: bool) -> SessionStore:
                 chain = chain[middle - _AROUND : middle + _AROUND]
             for i in range(0, len(chain), 500):
                 store.add_messages(sid, chain[i : i + 500])
+            # a sub-agent whose messages fall among its parent's (a "--- session" line each way)
+            sub = _long_messages(rnd, 40 if cut else 400)
+            for t, message in enumerate(sub):
+                message["timestamp"] = 1_700_000_000.0 + messages // 2 + 3 + t * 0.001
+            store.add_session(f"{sid}-sub", parent_session_id=sid, started_at=1_700_000_000.0)
+            store.add_messages(f"{sid}-sub", sub)
     return store
 
 

@@ -9,7 +9,9 @@ root), on the same database, then ``compare`` the two files::
         [--ignore store_id --ignore recall.windows.lead]
 
 Without ``--db`` the demo store is searched (a fresh in-memory build); with it (a perf corpus
-from ``benchmarks/perf/run.py``, opened read-only) the 100 queries of the perf mix. Each query
+from ``benchmarks/perf/run.py``, opened read-only) the 100 queries of the perf mix, or those
+``--queries`` names: the ``QUERIES`` of a Python file (``benchmarks/long_sessions.py``, whose
+``--keep`` writes a store of long sessions). Each query
 is searched at ``k=5``, with and without message ids, at two window sizes. ``compare`` prints
 every Document that differs (``page_content``, or a metadata key, ``--ignore`` leaving out
 dotted keys that a change adds on purpose) and exits 1 when one does.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import runpy
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks" / "perf")]
 
 
-def _queries(db: str | None) -> tuple[Any, list[str]]:
+def _queries(db: str | None, queries: Path | None = None) -> tuple[Any, list[str]]:
     from langchain_session_recall import SessionStore
     from langchain_session_recall.demo import build_demo_store
 
@@ -36,22 +39,25 @@ def _queries(db: str | None) -> tuple[Any, list[str]]:
         titles = [r.title for r in store.recent_sessions(limit=200) if r.title]
         extra = ["error", "deploy script", "docker", "test", "部署", "fix the bug", "rename photos"]
         return store, [" ".join(t.split()[:3]) for t in titles] + extra
+    store = SessionStore(db, read_only=True)
+    if queries is not None:
+        return store, list(runpy.run_path(str(queries))["QUERIES"])
     import corpus
 
-    return SessionStore(db, read_only=True), [q for _, q in corpus.QUERIES]
+    return store, [q for _, q in corpus.QUERIES]
 
 
-def dump(db: str | None, out: Path) -> None:
+def dump(db: str | None, out: Path, queries: Path | None = None) -> None:
     from langchain_session_recall import SessionRecallRetriever
 
-    store, queries = _queries(db)
+    store, searched = _queries(db, queries)
     rows: dict[str, Any] = {}
     for ids in (False, True):
         for chars in (1_200, 8_000):
             retriever = SessionRecallRetriever(
                 store=store, k=5, show_message_ids=ids, max_chars=chars, now=1_767_225_600.0
             )
-            for query in queries:
+            for query in searched:
                 key = f"ids={ids} chars={chars} q={query!r}"
                 rows[key] = [(d.page_content, d.metadata) for d in retriever.invoke(query)]
     out.write_bytes(pickle.dumps(rows))
@@ -113,13 +119,14 @@ def main() -> int:
     d = sub.add_parser("dump")
     d.add_argument("--db", help="a perf corpus database (default: the demo store)")
     d.add_argument("--out", type=Path, required=True)
+    d.add_argument("--queries", type=Path, help="a Python file whose QUERIES to search (--db)")
     c = sub.add_parser("compare")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     c.add_argument("--ignore", action="append", default=[], help="a dotted metadata key")
     args = parser.parse_args()
     if args.command == "dump":
-        dump(args.db, args.out)
+        dump(args.db, args.out, args.queries)
         return 0
     return compare(args.before, args.after, args.ignore)
 

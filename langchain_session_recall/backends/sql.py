@@ -197,6 +197,24 @@ def chain_messages(d: Dialect) -> tuple[str, dict[str, Any]]:
     return sql, {"clip": TOOL_CLIP_MARKER}
 
 
+def chain_outline(d: Dialect) -> str:
+    """``(id, session_id)`` of the visible messages of several sessions (``ids``), in the
+    order of :func:`chain_messages`: a chain's order without its text."""
+    return (
+        f"SELECT m.id, m.session_id FROM messages m WHERE {d.member('m.session_id', 'ids')} "
+        f"AND {d.visibility} ORDER BY m.timestamp, m.id"
+    )
+
+
+def messages_by_id(d: Dialect) -> tuple[str, dict[str, Any]]:
+    """Visible messages by id (``ids``), tool output clipped as :func:`chain_messages` clips
+    it, in no order."""
+    sql = (
+        f"{_message_select(d, clip_tools=True)} WHERE {d.member('m.id', 'ids')} AND {d.visibility}"
+    )
+    return sql, {"clip": TOOL_CLIP_MARKER}
+
+
 def session_owner(d: Dialect) -> str:
     return f"SELECT {d.session_column('user_id')} FROM sessions s WHERE s.id = {d.param('id')}"
 

@@ -22,6 +22,7 @@ from langchain_session_recall.core.redaction import SecretRedactor
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.recall import render
+from langchain_session_recall.recall.chain_part import ChainChangedError, ChainPart, window_fits
 from langchain_session_recall.recall.evidence import (
     MORE_TERMS,
     Evidence,
@@ -40,8 +41,8 @@ from langchain_session_recall.recall.transcript import (
     format_transcript,
     format_when,
     match_position,
+    part_window_bounds,
     term_pattern,
-    window_bounds,
 )
 from langchain_session_recall.search.blend import DenseSearch
 from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
@@ -158,46 +159,56 @@ class _SearchResult:
 
     def __call__(self, ranked: RankedSession, session: Session) -> Result | None:
         """The session's result; ``None`` when redaction removed all its evidence."""
+        try:
+            part = self._chain_part(ranked)
+            return self._result(ranked, session, part)
+        except ChainChangedError:  # a message deleted between two reads: read it whole
+            whole = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
+            return self._result(ranked, session, ChainPart.of(whole))
+
+    def _chain_part(self, ranked: RankedSession) -> ChainPart:
+        """The chain's order, and the messages around its matches read (all of them when the
+        whole transcript is shown)."""
+        order = self.store.chain_outline(ranked.root_id, user_id=self.user_id)
+        index = {mid: i for i, (mid, _) in enumerate(order)}
+        around = sorted(index[m] for m in ranked.message_ids if m in index)
+        read = self.store.chain_messages_by_id
+        return ChainPart(order, read, around=around, whole=self.max_chars is None)
+
+    def _result(self, ranked: RankedSession, session: Session, part: ChainPart) -> Result | None:
         clean = _memo(self.redact)
-        stored = self.store.chain_messages(ranked.root_id, user_id=self.user_id)
-        view = _RedactedView(stored, self.redact)
+        stored = part.messages()  # the matched messages are in the run
+        view = _RedactedView(part, self.redact)
         messages = view.with_redacted(ranked.message_ids)  # what evidence needs: the matches
         shown = redact_session(session, clean)  # identifiers too: a key in an id or a source
+        evidence: Evidence | None = None
         if self.words:  # redaction is on, and the query searched words (not "NOT x" alone)
             evidence = self._evidence(
                 ranked, stored, messages, (session.title, shown.title), session.started_at
             )
             if not evidence.found:
                 self.dropped += 1
+                self.seen |= evidence.seen
                 return None
             ranked = _surviving(ranked, evidence, self.words)
         root_id = _clean(ranked.root_id, clean) or ranked.root_id
         while True:  # only the messages the window shows are redacted (issue 31 item 2)
-            transcript = format_transcript(
-                messages, show_ids=self.show_message_ids, root_id=root_id
-            )
+            transcript, start, end = self._placed(ranked, part, view, root_id)
             text = transcript.text
-            starts = sorted(set(transcript.offsets.values()))
-            ends = dict(itertools.pairwise([*starts, len(text)]))  # no messages: no starts
-            offsets = transcript.offsets
-            matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
-            spans = [(s, ends[s]) for s in matched]
-            width = self.max_chars and self.max_chars // 2
-            best = offsets.get(ranked.message_ids[0]) if ranked.message_ids else None
-            centre = match_position(text, spans, self.pattern, width, best)
-            start, end = window_bounds(text, centre, self.max_chars)
             if not (missing := view.unredacted_near(transcript, start, end)):
                 break
-            before, messages = messages, view.with_redacted(missing)
-            if all(a is b for a, b in zip(before, messages, strict=True)):
+            before = view.with_redacted(())
+            if all(a is b for a, b in zip(before, view.with_redacted(missing), strict=True)):
                 break  # redaction changed none of them: the same transcript, the same window
+        if evidence is not None:
+            self.seen |= evidence.seen
         title = shown.title
         window = shown_window(text, transcript.parts, start, end)
         recalled = recalled_session(
             root_id,
             shown,
             title=title,
-            last_message_id=max((m.id for m in stored), default=0),
+            last_message_id=max((mid for mid, _ in part.order), default=0),
             ids_shown=self.show_message_ids,
             windows=[window],
             redacted_by=view.rules_id,
@@ -235,6 +246,37 @@ class _SearchResult:
         content = render.window_text(window, ids_shown=self.show_message_ids)
         return Result(page_content=content, metadata=dict(metadata))
 
+    def _placed(
+        self, ranked: RankedSession, part: ChainPart, view: _RedactedView, root_id: str
+    ) -> tuple[Transcript, int, int]:
+        """The transcript of the run of the chain the window needs, and the window's bounds in
+        it: the run grows until the window placed on it is the whole transcript's (the
+        transcript of the run is that of the whole chain, cut where the run is)."""
+        while True:
+            messages = view.with_redacted(())
+            before = view.session_before()
+            transcript = format_transcript(
+                messages,
+                show_ids=self.show_message_ids,
+                root_id=root_id if before is None else before,
+            )
+            text = transcript.text
+            starts = sorted(set(transcript.offsets.values()))
+            ends = dict(itertools.pairwise([*starts, len(text)]))  # no messages: no starts
+            offsets = transcript.offsets
+            matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
+            spans = [(s, ends[s]) for s in matched]
+            width = self.max_chars and self.max_chars // 2
+            best = offsets.get(ranked.message_ids[0]) if ranked.message_ids else None
+            centre = match_position(text, spans, self.pattern, width, best)
+            head, tail = part.head, part.tail
+            bounds = part_window_bounds(text, centre, self.max_chars, head=head, tail=tail)
+            if bounds is not None and window_fits(
+                transcript, *bounds, matched, head=head, tail=tail
+            ):
+                return transcript, *bounds
+            part.grow()
+
     def _evidence(
         self,
         ranked: RankedSession,
@@ -264,7 +306,6 @@ class _SearchResult:
         )
         if not evidence.found and ranked.signals and ranked.signals.get("dense", 0.0) > 0:
             evidence = dataclasses.replace(evidence, found=True)  # its dense half found it
-        self.seen |= evidence.seen
         return evidence
 
     def finish(self, results: list[Result]) -> list[Result]:
@@ -309,14 +350,14 @@ def _surviving(ranked: RankedSession, evidence: Evidence, words: dict[str, str])
 
 
 class _RedactedView:
-    """A chain's messages with redaction applied to those asked for, the rest as stored: a
-    result shows a window of its transcript, and only the messages in (or next to) it need
-    the work redaction costs. With a :class:`SecretRedactor` it also counts the secrets
-    replaced in each message (the rules' id and the count go into the result's data, so the
-    summarizer need not redact it again)."""
+    """The run of a chain's messages a window is placed on (:class:`ChainPart`), with
+    redaction applied to those asked for, the rest as stored: a result shows a window of its
+    transcript, and only the messages in (or next to) it need the work redaction costs. With a
+    :class:`SecretRedactor` it also counts the secrets replaced in each message (the rules' id
+    and the count go into the result's data, so the summarizer need not redact it again)."""
 
-    def __init__(self, stored: list[StoredMessage], redact: Callable[[str], str] | None) -> None:
-        self.stored = stored
+    def __init__(self, part: ChainPart, redact: Callable[[str], str] | None) -> None:
+        self.part = part
         self.tally = _Tally(redact) if isinstance(redact, SecretRedactor) else None
         self.redact = self.tally or redact
         self.rules_id = redact.rules_id if isinstance(redact, SecretRedactor) else None
@@ -325,18 +366,24 @@ class _RedactedView:
         self.secrets: dict[int, int] = {}
 
     def with_redacted(self, wanted: Iterable[int]) -> list[StoredMessage]:
-        """The messages, those in ``wanted`` (ids) redacted too."""
+        """The run's messages, those in ``wanted`` (ids, all in the run) redacted too."""
+        stored = self.part.messages()
         if self.redact is None or self.ids is None:
-            return self.stored
+            return stored
         wanted = set(wanted) - self.done.keys()
         tally = self.tally
-        for message in self.stored:
+        for message in stored:
             if message.id in wanted:
                 before = tally.count if tally is not None else 0
                 self.done[message.id] = _redact_message(message, self.redact, self.ids)
                 if tally is not None and tally.count > before:
                     self.secrets[message.id] = tally.count - before
-        return [self.done.get(m.id, m) for m in self.stored]
+        return [self.done.get(m.id, m) for m in stored]
+
+    def session_before(self) -> str | None:
+        """The session of the message before the run, as the transcript compares it (never
+        redacted: a message outside the run was never near a window)."""
+        return self.part.session_before()
 
     def secrets_in(self, window: Window) -> int:
         """Secrets replaced in the messages ``window`` shows (whole or in part)."""

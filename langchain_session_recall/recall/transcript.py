@@ -26,6 +26,7 @@ __all__ = [
     "format_transcript",
     "format_when",
     "match_position",
+    "part_window_bounds",
     "session_line",
     "term_pattern",
     "window_bounds",
@@ -162,7 +163,56 @@ def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, i
     start = max(0, center - max_chars // 2)
     end = min(len(text), start + max_chars)
     start = max(0, end - max_chars)
-    slack = max_chars // 4
+    return _line_cuts(text, center, start, end, max_chars // 4)
+
+
+def part_window_bounds(
+    text: str, center: int, max_chars: int | None, *, head: bool, tail: bool
+) -> tuple[int, int] | None:
+    """:func:`window_bounds` of a transcript of which ``text`` is a part, in the part's
+    offsets: ``head``/``tail``, the part starts/ends where the transcript does. ``None`` when
+    the part cannot tell: the window (or the character before or after it, which places its
+    cuts) reaches past a side of the part that is not the transcript's, or whether the
+    transcript is cut at all depends on what lies outside the part.
+
+    Example:
+        >>> text = "\\n".join(f"line {i}" for i in range(100))
+        >>> window_bounds(text, 300, 100) == part_window_bounds(text, 300, 100, head=True,
+        ...                                                     tail=True)
+        True
+        >>> window_bounds(text, 300, 100)[0] - 70 == part_window_bounds(
+        ...     text[70:], 230, 100, head=False, tail=True)[0]
+        True
+        >>> part_window_bounds(text[70:], 30, 100, head=False, tail=True) is None
+        True
+    """
+    if head and tail:
+        return window_bounds(text, center, max_chars)
+    if max_chars is None or len(text) <= max_chars or not 0 <= center <= len(text):
+        return None
+    # The transcript is longer than the part, so longer than max_chars: it is cut, and its
+    # clamps (at 0, at its end) act only on a side that is the part's own.
+    start = center - max_chars // 2
+    if head:
+        start = max(0, start)
+    elif start < 1:
+        return None
+    end = start + max_chars
+    if tail:
+        end = min(len(text), end)
+    elif end >= len(text):
+        return None
+    start = end - max_chars
+    if head:
+        start = max(0, start)
+    elif start < 1:
+        return None
+    return _line_cuts(text, center, start, end, max_chars // 4)
+
+
+def _line_cuts(text: str, center: int, start: int, end: int, slack: int) -> tuple[int, int]:
+    """``(start, end)`` moved to the nearest line break within ``slack`` (never past
+    ``center``)."""
     if start > 0 and text[start - 1] != "\n":
         brk = text.find("\n", start, min(center, start + slack))
         start = brk + 1 if brk >= 0 else start

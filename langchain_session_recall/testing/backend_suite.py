@@ -478,6 +478,27 @@ class SessionBackendTests:
         assert store.get_messages("kid")[0].content == long_tool  # and only here
         assert store.chain_messages("ghost") == []
 
+    def test_chain_outline_and_messages_by_id_read_chain_messages(
+        self, store: SessionBackend
+    ) -> None:
+        # A search reads a chain's order first, then the messages its window needs (issue 33).
+        store.add_session("root", started_at=1.0, user_id="alice")
+        store.add_session("kid", parent_session_id="root", started_at=2.0, user_id="alice")
+        store.add_session("other", parent_session_id="root", started_at=2.0, user_id="bob")
+        long_tool = "A" * 300 + "B" * 10_000 + "C" * 300
+        store.add_messages("root", [{"role": "user", "content": "run it", "timestamp": 3.0}])
+        store.add_messages("kid", [{"role": "tool", "content": long_tool, "timestamp": 2.0}])
+        store.add_messages("other", [{"role": "user", "content": "bob's", "timestamp": 2.5}])
+        for user in (None, "alice"):
+            chain = store.chain_messages("root", user_id=user)
+            order = store.chain_outline("root", user_id=user)
+            assert order == [(m.id, m.session_id) for m in chain]
+            by_id = store.chain_messages_by_id([mid for mid, _ in reversed(order)])
+            assert sorted(by_id, key=lambda m: m.id) == sorted(chain, key=lambda m: m.id)
+        assert [s for _, s in store.chain_outline("root", user_id="alice")] == ["kid", "root"]
+        assert store.chain_outline("ghost") == [] and store.chain_messages_by_id([]) == []
+        assert store.chain_messages_by_id([10_000]) == []  # gone: missing, no error
+
     def test_an_id_holding_nul_matches_nothing(self, store: SessionBackend) -> None:
         # Our ids never hold NUL (add_session refuses them); looking one up must neither find
         # another session ("a\x00" is not "a") nor fail the query.

@@ -96,3 +96,26 @@ class ChainReads(SessionReads):
         with self._read() as conn:
             rows = conn.execute(statement, {**params, "ids": d.array(ids)}).fetchall()
         return [message_of(r) for r in rows]
+
+    def chain_outline(self, root_id: str, *, user_id: str | None = None) -> list[tuple[int, str]]:
+        """``(message id, session id)`` of each message :meth:`chain_messages` returns, in its
+        order, without reading their text: a search places its window on this first and reads
+        only the messages the window needs (:meth:`chain_messages_by_id`)."""
+        ids = self.chain(root_id, user_id=user_id)
+        if not ids:
+            return []
+        d = self.dialect
+        with self._read() as conn:
+            rows = conn.execute(sql.chain_outline(d), {"ids": d.array(ids)}).fetchall()
+        return [(int(mid), str(sid)) for mid, sid in rows]
+
+    def chain_messages_by_id(self, message_ids: Sequence[int]) -> list[StoredMessage]:
+        """The visible messages of ``message_ids`` as :meth:`chain_messages` returns them (tool
+        output clipped), in no order; a message deleted meanwhile is missing."""
+        if not message_ids:
+            return []
+        d = self.dialect
+        statement, params = sql.messages_by_id(d)
+        with self._read() as conn:
+            rows = conn.execute(statement, {**params, "ids": d.array(list(message_ids))})
+            return [message_of(r) for r in rows.fetchall()]
