@@ -714,7 +714,8 @@ class SqliteSessionStore(SessionBackend):
         return ids
 
     def _insert_ledger(self, conn: sqlite3.Connection, rows: Sequence[LedgerRow]) -> None:
-        # A statement per hundred rows, not per row: a third of the ledger's cost, measured.
+        # A statement per hundred rows, not one per row: a quarter less of what the ledger
+        # adds to a bulk write (43k -> 32k instructions a message, callgrind).
         _insert_many(conn, st.INSERT_LEDGER, rows, st.INSERT_LEDGER_TAIL)
 
     def _put_header(self, conn: sqlite3.Connection, session_id: str, header: str) -> None:
