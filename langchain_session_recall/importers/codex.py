@@ -19,7 +19,6 @@ The record shapes follow openai/codex: ``codex-rs/protocol/src/protocol.rs`` (``
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from collections import Counter
@@ -35,6 +34,7 @@ from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
     BadEntry,
     bounded_lines,
+    decode_json,
     identifier,
     json_objects,
 )
@@ -118,7 +118,7 @@ def _text(parts: Any) -> str:
     if not isinstance(parts, list):
         raise BadEntry("message content is not a list")
     return "\n".join(
-        str(p["text"]) for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
     )
 
 
@@ -133,14 +133,14 @@ def _output(value: Any) -> str:
     if isinstance(value, str):
         if value.startswith('{"output"'):
             with contextlib.suppress(ValueError, RecursionError):
-                wrapped = json.loads(value)
+                wrapped = decode_json(value)
                 inner = wrapped.get("output") if isinstance(wrapped, dict) else None
                 if isinstance(inner, str):
                     return inner
         return value
     if isinstance(value, list):
         return _text(value)
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str | list):
+    if isinstance(value, dict) and isinstance(value.get("content"), str | list):
         return _output(value["content"])
     raise BadEntry("tool output is not text")
 
@@ -149,10 +149,10 @@ def _arguments(raw: Any) -> Any:
     """Function-call arguments: Codex keeps them as a JSON string; decoded when it is one."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            return decode_json(raw)
         except ValueError:
             return {"input": raw}
-    return raw if isinstance(raw, Mapping) else {"input": raw}
+    return raw if isinstance(raw, dict) else {"input": raw}
 
 
 def _call(payload: Mapping[str, Any], kind: str, number: int) -> dict[str, Any]:
@@ -240,7 +240,7 @@ class _Rollout:
             BadEntry: the line cannot be imported (nothing of it was taken).
         """
         kind, payload = obj.get("type"), obj.get("payload")
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, dict):  # (decoded JSON: its objects are dicts)
             raise BadEntry("record without a payload object")
         self.moment(obj.get("timestamp"))
         if kind == "session_meta":
@@ -276,17 +276,20 @@ class _Rollout:
         Its time and the shape of its head are checked as for any line; a line cut short (not
         ending in ``}``) is left to the decoder, which reports it."""
         head = _LEFT_OUT.match(line)
-        if head is None or not line.rstrip().endswith("}"):
+        if head is None:
             return False
         stamp, kind, reasoning = head.groups()
-        if kind == "response_item" and not reasoning:
+        if (kind == "response_item" and not reasoning) or not (
+            line.endswith("}\n") or line.rstrip().endswith("}")  # (no copy of a whole line)
+        ):
             return False
-        try:
-            self.moment(stamp)
-        except BadEntry as exc:
-            self.report.skip(str(exc), f"{name}:{number}")
-            return True
-        self.report.ignore("reasoning item" if reasoning else f"{kind} record")
+        if stamp != self.stamp:
+            try:
+                self.moment(stamp)
+            except BadEntry as exc:
+                self.report.skip(str(exc), f"{name}:{number}")
+                return True
+        self.report.ignore("reasoning item" if reasoning else "event_msg record")
         return True
 
     def meta(self, payload: Mapping[str, Any]) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.backends.sqlite.store import SessionStore
 from langchain_session_recall.errors import InvalidMessageError
 from langchain_session_recall.importers.base import (
@@ -103,6 +104,23 @@ def test_import_messages_skips_known_keys_and_is_atomic() -> None:
     assert len(store.import_messages("s", again, source_kind="t")) == 1
     assert [m.content for m in store.get_messages("s")] == ["one", "2", "three"]
     assert store.get_session("s").message_count == 3  # type: ignore[union-attr]
+
+
+def test_a_ledger_batch_longer_than_one_insert_statement_is_kept_whole(
+    backend_store: SessionBackend,
+) -> None:
+    """SQLite writes ledger rows a hundred to a statement: a batch of 250 (three statements,
+    the last one short, one key twice) keeps each key once, and running it again adds
+    nothing, on either backend."""
+    backend_store.add_session("s")
+    pairs = [(f"line-{n}", {"role": "user", "content": f"message {n}"}) for n in range(250)]
+    pairs.append(("line-7", {"role": "user", "content": "line 7 again"}))
+    assert len(backend_store.import_messages("s", pairs, source_kind="t")) == 250
+    assert backend_store.imported_keys("t", "s") == {f"line-{n}" for n in range(250)}
+    assert backend_store.import_messages("s", pairs, source_kind="t") == []
+    assert backend_store.get_session("s").message_count == 250  # type: ignore[union-attr]
+    ids = [m.id for m in backend_store.get_messages("s")]
+    assert len(set(ids)) == 250
 
 
 def test_ledger_keys_are_per_source_kind() -> None:

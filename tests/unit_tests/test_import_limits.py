@@ -225,3 +225,43 @@ def test_import_jsonl_of_a_file_far_over_the_default_cap_reports_it_too_long(
     assert report.messages == 1
     assert report.problems == ["huge.jsonl:2: line too long (over 64 MB)"]
     assert peak < 160 << 20, f"peak {peak:,} bytes: the line was held whole"
+
+
+_JSON_TEXTS = [
+    '{"a": 1}',
+    '{"a": 1}\n',
+    '{"a": 1}\r\n',
+    ' {"a": 1}',
+    '{"a": 1} ',
+    '{"a": 1} x',
+    '{"a": 1}\n\n',
+    '{"a": 1}{"b": 2}',
+    "\ufeff{}",
+    "",
+    "\n",
+    "nope",
+    "[1, 2.5, null, true]",
+    '"text"',
+    "7",
+    '{"a": NaN, "b": -Infinity}',
+    '{"big": 123456789012345678901234567890, "tiny": 5e-324, "huge": 1e400}',
+    '{"a": "\\ud800", "b": "\\ud83d\\ude00", "c": "\\u0000"}',
+    '{"a": 1, "a": 2}',
+    '{"a": [1, 2',
+    "[" * 100_000,
+]
+
+
+@pytest.mark.parametrize("text", _JSON_TEXTS, ids=range(len(_JSON_TEXTS)))
+def test_decode_json_gives_what_json_loads_gives(text: str) -> None:
+    """The line importers' decoder calls json's scanner directly: whatever the text, it
+    returns what ``json.loads`` returns, or raises what it raises (same type, same message)."""
+    from langchain_session_recall.importers.lines import decode_json
+
+    def outcome(decode: Any) -> tuple[str, str]:
+        try:
+            return "value", repr(decode(text))
+        except (ValueError, RecursionError) as exc:
+            return type(exc).__name__, str(exc)
+
+    assert outcome(decode_json) == outcome(json.loads)

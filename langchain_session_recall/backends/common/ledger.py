@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.common.validation import (
@@ -16,6 +17,8 @@ from langchain_session_recall.messages import (
     to_row,
 )
 
+LedgerRow = tuple[str, str, str, int, float]
+"""One ledger row: source kind, external key, session id, message id, import time."""
 _LEDGER_CHUNK = 500  # keys looked up per ledger query
 _IMPORT_STATE = "import_state:"  # prefix of the import state's keys in session_recall_meta
 
@@ -66,22 +69,24 @@ class ImportLedger(SessionWrites):
                     fresh[key] = row
             ids = self._append(conn, session_id, list(fresh.values()))
             if ids:
-                conn.cursor().executemany(
-                    sql.insert_ledger(d),
+                self._insert_ledger(
+                    conn,
                     [
-                        {
-                            "source_kind": source_kind,
-                            "external_key": key,
-                            "session_id": session_id,
-                            "message_id": mid,
-                            "imported_at": now,
-                        }
+                        (source_kind, key, session_id, mid, now)
                         for key, mid in zip(fresh, ids, strict=True)
                     ],
                 )
         if ids:
             self._wrote([session_id], in_block=self._in_block())
         return ids
+
+    def _insert_ledger(self, conn: Any, rows: Sequence[LedgerRow]) -> None:
+        """Insert ledger rows (:data:`LedgerRow`, not empty); a key the ledger holds already
+        is left as it is. A backend with a faster way (a multi-row ``INSERT``) overrides it."""
+        names = ("source_kind", "external_key", "session_id", "message_id", "imported_at")
+        conn.cursor().executemany(
+            sql.insert_ledger(self.dialect), [dict(zip(names, row, strict=True)) for row in rows]
+        )
 
     def imported_keys(
         self, source_kind: str, session_id: str, among: Sequence[str] | None = None

@@ -185,6 +185,12 @@ INSERT_MESSAGES = (
     "timestamp, seq) VALUES "
 )
 INSERT_CJK = "INSERT OR REPLACE INTO messages_cjk (message_id, text) VALUES "
+INSERT_LEDGER = (
+    "INSERT INTO import_ledger (source_kind, external_key, session_id, message_id, "
+    "imported_at) VALUES "
+)
+INSERT_LEDGER_TAIL = " ON CONFLICT DO NOTHING"
+
 ROWS_PER_INSERT = 100
 """Rows per multi-row ``INSERT``: 100 rows of up to 8 values stay under SQLite's oldest
 default limit of 999 bound variables."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
+from langchain_session_recall.backends.common.ledger import LedgerRow
 from langchain_session_recall.backends.common.rows import count_of
 from langchain_session_recall.backends.hits import (
     MATCH_LIMIT,
@@ -177,8 +178,11 @@ def _execute(
     return _again_on_schema_change(lambda: conn.execute(statement, params))
 
 
-def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Insert ``rows`` with multi-row ``INSERT ... VALUES (...), (...)`` statements.
+def _insert_many(
+    conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]], tail: str = ""
+) -> None:
+    """Insert ``rows`` with multi-row ``INSERT ... VALUES (...), (...)`` statements (each
+    ending with ``tail``, e.g. an ``ON CONFLICT`` clause).
 
     Not ``executemany``: each statement that fires an FTS trigger opens a statement journal,
     and FTS5 flushes its pending index data to a new segment at every such savepoint. One
@@ -188,7 +192,8 @@ def _insert_many(conn: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any
     one = "(" + ", ".join("?" * len(rows[0])) + ")"
     for start in range(0, len(rows), st.ROWS_PER_INSERT):
         chunk = rows[start : start + st.ROWS_PER_INSERT]
-        conn.execute(insert + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
+        values = ", ".join([one] * len(chunk))
+        conn.execute(f"{insert}{values}{tail}", [v for row in chunk for v in row])
 
 
 _lenient_text: Callable[[bytes], str] = functools.partial(
@@ -707,6 +712,11 @@ class SqliteSessionStore(SessionBackend):
         if cjk:
             _insert_many(conn, st.INSERT_CJK, cjk)
         return ids
+
+    def _insert_ledger(self, conn: sqlite3.Connection, rows: Sequence[LedgerRow]) -> None:
+        # A statement per hundred rows, not one per row: a quarter less of what the ledger
+        # adds to a bulk write (43k -> 32k instructions a message, callgrind).
+        _insert_many(conn, st.INSERT_LEDGER, rows, st.INSERT_LEDGER_TAIL)
 
     def _put_header(self, conn: sqlite3.Connection, session_id: str, header: str) -> None:
         conn.execute(st.PUT_HEADER, {"id": session_id, "header": header})
