@@ -73,9 +73,10 @@ def _read_chain(
     session_id: str,
     user_id: str | None,
     redact: Callable[[str], str] | None,
-) -> tuple[str, Session, list[StoredMessage]]:
+) -> tuple[str, Session, list[tuple[int, str]]]:
     """The root of ``session_id``'s chain, the session whose head is shown (its fields
-    redacted), and the chain's messages (text and identifiers redacted);
+    redacted), and the chain's order (``(message id, session id)``, no text: the messages
+    themselves are read for the windows shown, :class:`_Chain`);
     :class:`SessionNotFoundError` for another user's session."""
     if not session_id:
         raise InvalidArgumentError(
@@ -88,12 +89,64 @@ def _read_chain(
     if requested is None or (user_id is not None and requested.user_id != user_id):
         shown = redact(session_id) if redact is not None else session_id
         raise SessionNotFoundError(f"no session {shown!r}")
-    messages = [
-        dataclasses.replace(m, content=m.content or "")
-        for m in store.chain_messages(root, user_id=user_id)
-    ]
     head = redact_session(sessions.get(root) or requested, redact)
-    return root, head, redact_messages(messages, redact)
+    return root, head, store.chain_outline(root, user_id=user_id)
+
+
+class _Chain:
+    """A chain's messages by position, read (and redacted) only where the windows show them:
+    the chain's order is read without its text, and a long chain is read around its
+    requested messages, not whole."""
+
+    def __init__(self, order: list[tuple[int, str]], clean: Callable[[str], str]) -> None:
+        self.order = order
+        self.loaded: dict[int, StoredMessage] = {}
+        self.sessions = list(
+            dict.fromkeys(clean(sid) for sid in dict.fromkeys(s for _, s in order))
+        )
+        """The chain's sessions in order, as shown (redacted)."""
+
+    @classmethod
+    def read(
+        cls,
+        store: SessionBackend,
+        order: list[tuple[int, str]],
+        ranges: Sequence[tuple[int, int]],
+        redact: Callable[[str], str] | None,
+    ) -> _Chain | None:
+        """The messages of the positions in ``ranges`` (inclusive) read and redacted; ``None``
+        when one of them was deleted meanwhile."""
+        chain = cls(order, redact or str)
+        wanted = list(dict.fromkeys(order[i][0] for lo, hi in ranges for i in range(lo, hi + 1)))
+        found = {m.id: m for m in store.chain_messages_by_id(wanted)} if wanted else {}
+        if not found.keys() >= set(wanted):
+            return None
+        chain.keep([found[mid] for mid in wanted], redact)
+        return chain
+
+    @classmethod
+    def whole(cls, messages: list[StoredMessage], redact: Callable[[str], str] | None) -> _Chain:
+        """All of a chain's messages, read already."""
+        chain = cls([(m.id, m.session_id) for m in messages], redact or str)
+        chain.keep(messages, redact)
+        return chain
+
+    def keep(self, messages: list[StoredMessage], redact: Callable[[str], str] | None) -> None:
+        plain = [dataclasses.replace(m, content=m.content or "") for m in messages]
+        self.loaded.update((m.id, m) for m in redact_messages(plain, redact))
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def ids(self) -> list[int]:
+        return [mid for mid, _ in self.order]
+
+    def __getitem__(self, index: int) -> StoredMessage:
+        return self.loaded[self.order[index][0]]
+
+    def between(self, low: int, high: int) -> list[StoredMessage]:
+        """The messages at positions ``low`` to ``high`` (inclusive)."""
+        return [self[i] for i in range(low, high + 1)]
 
 
 def _real_id(store: SessionBackend, session_id: str, redact: Callable[[str], str] | None) -> str:
@@ -108,7 +161,7 @@ def _payload(
     session_id: str,
     root: str,
     head: Session,
-    messages: Sequence[StoredMessage],
+    chain: _Chain,
     merged: Sequence[tuple[int, int]],
     clean: Callable[[str], str],
 ) -> dict[str, Any]:
@@ -126,11 +179,11 @@ def _payload(
             for k, v in where_fields(root, head.project, head.git_branch, head.agent).items()
             if v
         },
-        "sessions": list(dict.fromkeys(m.session_id for m in messages)) or [root],
-        "message_count": len(messages),
-        "first_message_id": messages[0].id if messages else None,
-        "last_message_id": messages[-1].id if messages else None,
-        "shown": [{"from": messages[lo].id, "to": messages[hi].id} for lo, hi in merged],
+        "sessions": chain.sessions or [root],
+        "message_count": len(chain),
+        "first_message_id": chain.order[0][0] if chain.order else None,
+        "last_message_id": chain.order[-1][0] if chain.order else None,
+        "shown": [{"from": chain.order[lo][0], "to": chain.order[hi][0]} for lo, hi in merged],
     }
 
 
@@ -140,19 +193,19 @@ def _known(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _anchors(
-    messages: Sequence[StoredMessage], message_ids: Sequence[int], include_start: bool, root: str
+    ids: Sequence[int], message_ids: Sequence[int], include_start: bool, root: str
 ) -> tuple[list[int], list[int], list[int]]:
     """Positions of the requested messages, the ids not found and the ids past the limit;
     :class:`InvalidArgumentError` when none is found and there is no start to show instead."""
-    index = {m.id: i for i, m in enumerate(messages)}
+    index = {mid: i for i, mid in enumerate(ids)}
     wanted = list(dict.fromkeys(int(i) for i in message_ids))
     ignored, wanted = wanted[SHOW_MAX_ANCHORS:], wanted[:SHOW_MAX_ANCHORS]
     unknown = [i for i in wanted if i not in index]
     anchors = [index[i] for i in wanted if i in index]
-    if wanted and not anchors and not include_start and messages:
+    if wanted and not anchors and not include_start and ids:
         raise InvalidArgumentError(
             f"message id(s) {unknown} are not in session {root!r} (its messages are "
-            f"#{messages[0].id} to #{messages[-1].id}); use ids from the [ROLE #id] tags"
+            f"#{ids[0]} to #{ids[-1]}); use ids from the [ROLE #id] tags"
         )
     return anchors, unknown, ignored
 
@@ -215,17 +268,17 @@ def show_session(
     """
     session_id = str(session_id or "").strip()
     clean = redact or (lambda text: text)
-    root, head, messages = _read_chain(store, session_id, user_id, redact)
-    root = clean(root)  # as shown; the messages' session ids are
+    real_root, head, order = _read_chain(store, session_id, user_id, redact)
+    root = clean(real_root)  # as shown; the messages' session ids are
 
     context = _clamp(context, 0, SHOW_MAX_CONTEXT)
     max_chars = _clamp(max_chars, SHOW_MIN_CHARS, SHOW_MAX_CHARS)
-    anchors, unknown, ignored = _anchors(messages, message_ids, include_start, root)
+    chain, anchors, unknown, ignored, start = _read_shown(
+        store, (real_root, root), order, message_ids, include_start, context, user_id, redact
+    )
+    used, merged, transcript, truncated = _fit(chain, anchors, start, context, root, max_chars)
 
-    start = bool(messages) and (include_start or not anchors)
-    used, merged, transcript, truncated = _fit(messages, anchors, start, context, root, max_chars)
-
-    payload = _payload(session_id, root, head, messages, merged, clean)
+    payload = _payload(session_id, root, head, chain, merged, clean)
     payload.update(context=used, truncated=truncated, max_chars=max_chars, transcript=transcript)
     if unknown:
         payload["unknown_message_ids"] = unknown
@@ -233,6 +286,31 @@ def show_session(
         payload["ignored_message_ids"] = ignored
         payload["message"] = f"at most {SHOW_MAX_ANCHORS} message ids per call; ask again"
     return payload
+
+
+def _read_shown(
+    store: SessionBackend,
+    roots: tuple[str, str],
+    order: list[tuple[int, str]],
+    message_ids: Sequence[int],
+    include_start: bool,
+    context: int,
+    user_id: str | None,
+    redact: Callable[[str], str] | None,
+) -> tuple[_Chain, list[int], list[int], list[int], bool]:
+    """The chain with the messages of its widest windows read (a narrower context shows less
+    of them), the requested messages' positions, the ids not found and past the limit, and
+    whether the start is shown. ``roots``: the root's id, and as shown."""
+    real_root, root = roots
+    ids = [mid for mid, _ in order]
+    anchors, unknown, ignored = _anchors(ids, message_ids, include_start, root)
+    start = bool(ids) and (include_start or not anchors)
+    chain = _Chain.read(store, order, _ranges(len(ids), anchors, start, context), redact)
+    if chain is None:  # a message deleted between the two reads: the whole chain, as it is now
+        chain = _Chain.whole(store.chain_messages(real_root, user_id=user_id), redact)
+        anchors, unknown, ignored = _anchors(chain.ids(), message_ids, include_start, root)
+        start = bool(chain.order) and (include_start or not anchors)
+    return chain, anchors, unknown, ignored, start
 
 
 def _ranges(n: int, anchors: list[int], start: bool, context: int) -> list[tuple[int, int]]:
@@ -243,7 +321,7 @@ def _ranges(n: int, anchors: list[int], start: bool, context: int) -> list[tuple
 
 
 def _fit(
-    messages: list[StoredMessage],
+    messages: _Chain,
     anchors: list[int],
     start: bool,
     context: int,
@@ -255,9 +333,9 @@ def _fit(
 
     Returns the context used, the windows, the transcript, and whether anything was cut.
     """
-    if not messages:
+    if not len(messages):
         return context, [], "", False
-    requested = {messages[a].id for a in anchors}
+    requested = {messages.order[a][0] for a in anchors}
     for used in range(context, -1, -1):
         ranges = _ranges(len(messages), anchors, start, used)
         longest = max(_length(messages[i]) for lo, hi in ranges for i in range(lo, hi + 1))
@@ -290,7 +368,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _render(
-    messages: list[StoredMessage],
+    messages: _Chain,
     ranges: list[tuple[int, int]],
     root: str,
     requested: set[int],
@@ -299,7 +377,7 @@ def _render(
     """The windows joined by gap markers; message text clipped to ``clip`` characters (4x
     that for requested messages)."""
     # One session: no session lines. A chain: each window says which session it starts in.
-    chained = any(m.session_id != root for m in messages)
+    chained = any(shown != root for shown in messages.sessions)
     parts: list[str] = []
     previous_high = -1
     for low, high in ranges:
@@ -307,7 +385,7 @@ def _render(
         if hidden:
             parts.append(_omitted(hidden, "earlier " if previous_high < 0 else ""))
         shown = []
-        for m in messages[low : high + 1]:
+        for m in messages.between(low, high):
             limit = clip * (_ANCHOR_WEIGHT if m.id in requested else 1)
             shorten = functools.partial(_clip, limit=limit)
             calls = m.tool_calls and map_arguments(m.tool_calls, shorten)

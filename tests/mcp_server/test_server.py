@@ -140,7 +140,7 @@ async def test_failures_are_tool_errors_and_the_server_keeps_serving(
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise sqlite3.OperationalError("disk I/O error")
 
-        monkeypatch.setattr(demo_store, "chain_messages", broken)
+        monkeypatch.setattr(demo_store, "chain_outline", broken)  # its first read of messages
         crashed = await client.call_tool("session_show", {"session_id": PGBOUNCER})
         assert crashed.isError is True
         error = payload_of(crashed)["error"]
