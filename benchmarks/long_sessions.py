@@ -12,8 +12,9 @@ shows 8,000 characters of one. This script builds two stores in the same run:
 
 and times ``SessionRecallRetriever(store=..., k=3).invoke(query)`` on each (CPU seconds,
 ``time.process_time``, beside wall clock; the best and the median of ``--repeats``,
-interleaved). The ratio long / short is what the length of the sessions costs a search:
-1.0 when the work is proportional to what a result shows.
+interleaved), then ``session_show`` (the MCP tool's function) around the matched message of
+each of the three results (``context=3``, secrets redacted). The ratio long / short is what
+the length of the sessions costs: 1.0 when the work is proportional to what is shown.
 
     python benchmarks/long_sessions.py [--messages 3000] [--repeats 5] [--keep DIR]
 
@@ -24,15 +25,18 @@ interleaved). The ratio long / short is what the length of the sessions costs a 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_session_recall import SessionRecallRetriever, SessionStore
+from langchain_session_recall import SessionRecallRetriever, SessionStore, redact_secrets
+from langchain_session_recall.session_window import show_session
 
 QUERIES = (
     "quokka zebrafish",
@@ -150,11 +154,37 @@ def build(path: Path, messages: int, *, cut: bool) -> SessionStore:
     return store
 
 
-def _timed(retriever: SessionRecallRetriever, query: str) -> tuple[float, float]:
+def _timed(run: Callable[[], object]) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
+    run()
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def _searched(retriever: SessionRecallRetriever, query: str) -> list[tuple[str, int]]:
+    """The three results' sessions and best matched messages (all three the long ones)."""
     docs = retriever.invoke(query)
     assert [d.metadata["session_id"].startswith("long-") for d in docs] == [True] * 3
-    return time.process_time() - cpu, time.perf_counter() - wall
+    return [(d.metadata["session_id"], d.metadata["matched_message_ids"][0]) for d in docs]
+
+
+def _shown(store: SessionStore, found: list[tuple[str, int]]) -> None:
+    for session_id, message_id in found:
+        show_session(store, session_id, message_ids=[message_id], context=3, redact=redact_secrets)
+
+
+def _table(title: str, times: dict[str, list[tuple[float, float]]]) -> None:
+    print(f"\n{title}")
+    print("| store | CPU best | CPU median | wall best | wall median |")
+    print("|---|---:|---:|---:|---:|")
+    for name, rows in times.items():
+        cpu, wall = [r[0] for r in rows], [r[1] for r in rows]
+        print(
+            f"| {name} | {min(cpu) * 1000:,.1f} ms | {statistics.median(cpu) * 1000:,.1f} ms "
+            f"| {min(wall) * 1000:,.1f} ms | {statistics.median(wall) * 1000:,.1f} ms |"
+        )
+    long_cpu = statistics.median(r[0] for r in times["long"])
+    short_cpu = statistics.median(r[0] for r in times["short"])
+    print(f"\nlong / short (CPU, median): {long_cpu / short_cpu:.1f}")
 
 
 def main() -> None:
@@ -173,25 +203,26 @@ def main() -> None:
         print(f"{name}: built in {time.perf_counter() - started:.1f} s")
     query = QUERIES[0]
     retrievers = {n: SessionRecallRetriever(store=s, k=3) for n, s in stores.items()}
-    times: dict[str, list[tuple[float, float]]] = {n: [] for n in stores}
-    for retriever in retrievers.values():
-        _timed(retriever, query)  # warm: caches, compiled patterns
+    found = {n: _searched(r, query) for n, r in retrievers.items()}  # warm: caches, patterns
+    runs: dict[str, dict[str, Callable[[], object]]] = {
+        f"search {query!r}, k=3": {
+            n: functools.partial(_searched, r, query) for n, r in retrievers.items()
+        },
+        "session_show around each result's best match, context 3": {
+            n: functools.partial(_shown, stores[n], found[n]) for n in stores
+        },
+    }
+    for work in runs.values():
+        for run in work.values():
+            run()
+    times = {title: {n: [] for n in stores} for title in runs}
     for _ in range(args.repeats):
-        for name, retriever in retrievers.items():
-            times[name].append(_timed(retriever, query))
-    print(f"\nquery {query!r}, k=3, {args.messages} messages a long session; load average "
-          f"{os.getloadavg()[0]:.1f}")  # fmt: skip
-    print("| store | CPU best | CPU median | wall best | wall median |")
-    print("|---|---:|---:|---:|---:|")
-    for name, rows in times.items():
-        cpu, wall = [r[0] for r in rows], [r[1] for r in rows]
-        print(
-            f"| {name} | {min(cpu) * 1000:,.1f} ms | {statistics.median(cpu) * 1000:,.1f} ms "
-            f"| {min(wall) * 1000:,.1f} ms | {statistics.median(wall) * 1000:,.1f} ms |"
-        )
-    long_cpu = statistics.median(r[0] for r in times["long"])
-    short_cpu = statistics.median(r[0] for r in times["short"])
-    print(f"\nlong / short (CPU, median): {long_cpu / short_cpu:.1f}")
+        for title, work in runs.items():
+            for name, run in work.items():
+                times[title][name].append(_timed(run))
+    print(f"\n{args.messages} messages a long session; load average {os.getloadavg()[0]:.1f}")
+    for title, table in times.items():
+        _table(title, table)
     for store in stores.values():
         store.close()
     if args.keep is None:
