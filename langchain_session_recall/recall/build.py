@@ -171,15 +171,20 @@ class _SearchResult:
         whole transcript is shown)."""
         order = self.store.chain_outline(ranked.root_id, user_id=self.user_id)
         index = {mid: i for i, (mid, _) in enumerate(order)}
-        around = sorted(index[m] for m in ranked.message_ids if m in index)
+        matched = [m for m in ranked.message_ids if m in index]
+        around = sorted(index[m] for m in matched)
+        if matched and matched[0] == ranked.message_ids[0]:
+            # the window holds the best match (match_position's anchor): the run starts around
+            # it alone, the other matches read for their evidence (see _placed)
+            around = [index[matched[0]]]
         read = self.store.chain_messages_by_id
-        return ChainPart(order, read, around=around, whole=self.max_chars is None)
+        return ChainPart(order, read, around=around, whole=self.max_chars is None, also=matched)
 
     def _result(self, ranked: RankedSession, session: Session, part: ChainPart) -> Result | None:
         clean = _memo(self.redact)
-        stored = part.messages()  # the matched messages are in the run
+        stored = part.some(ranked.message_ids)  # the matched messages, wherever they are
         view = _RedactedView(part, self.redact)
-        messages = view.with_redacted(ranked.message_ids)  # what evidence needs: the matches
+        messages = view.redacted(stored)  # what evidence needs: the matches
         shown = redact_session(session, clean)  # identifiers too: a key in an id or a source
         evidence: Evidence | None = None
         if self.words:  # redaction is on, and the query searched words (not "NOT x" alone)
@@ -251,7 +256,13 @@ class _SearchResult:
     ) -> tuple[Transcript, int, int]:
         """The transcript of the run of the chain the window needs, and the window's bounds in
         it: the run grows until the window placed on it is the whole transcript's (the
-        transcript of the run is that of the whole chain, cut where the run is)."""
+        transcript of the run is that of the whole chain, cut where the run is).
+
+        The window holds the best match (``match_position``'s anchor), so only matches within
+        ``width`` characters of it place it: the run must hold the anchor and reach ``width``
+        characters past it on each side that is not the chain's own end."""
+        anchor = ranked.message_ids[0] if ranked.message_ids else None
+        placed_by_anchor = anchor is not None and any(mid == anchor for mid, _ in part.order)
         while True:
             messages = view.with_redacted(())
             before = view.session_before()
@@ -270,6 +281,11 @@ class _SearchResult:
             best = offsets.get(ranked.message_ids[0]) if ranked.message_ids else None
             centre = match_position(text, spans, self.pattern, width, best)
             head, tail = part.head, part.tail
+            if placed_by_anchor and not (head and tail):
+                end_of_best = ends[best] if best is not None else None
+                if not _anchor_reach(len(text), best, end_of_best, width, head=head, tail=tail):
+                    part.grow()  # a match that could share the anchor's run may lie outside
+                    continue
             bounds = part_window_bounds(text, centre, self.max_chars, head=head, tail=tail)
             if bounds is not None and window_fits(
                 transcript, *bounds, matched, head=head, tail=tail
@@ -328,6 +344,26 @@ class _SearchResult:
         return results
 
 
+def _anchor_reach(
+    length: int,
+    best: int | None,
+    best_end: int | None,
+    width: int | None,
+    *,
+    head: bool,
+    tail: bool,
+) -> bool:
+    """Whether a run of a chain (its transcript ``length`` long) holds the best match, at
+    ``best``..``best_end``, and every match that could share a ``width``-character run of
+    matches with it (``match_position``): ``width`` characters on each side of it, where the
+    run does not end with the chain (``head``/``tail``)."""
+    if width is None:
+        return True
+    if best is None or best_end is None:
+        return False
+    return (head or best >= width) and (tail or length - best_end >= width)
+
+
 def _said(expansions: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """The words searched instead of a query's terms as metadata says them: ``{"c*": "config,
     cach"}`` (text at the edge; the search keeps them as tuples)."""
@@ -371,19 +407,30 @@ class _RedactedView:
         if self.redact is None or self.ids is None:
             return stored
         wanted = set(wanted) - self.done.keys()
-        tally = self.tally
-        for message in stored:
-            if message.id in wanted:
-                before = tally.count if tally is not None else 0
-                self.done[message.id] = _redact_message(message, self.redact, self.ids)
-                if tally is not None and tally.count > before:
-                    self.secrets[message.id] = tally.count - before
+        self._redact_all([m for m in stored if m.id in wanted])
         return [self.done.get(m.id, m) for m in stored]
 
+    def _redact_all(self, messages: list[StoredMessage]) -> None:
+        assert self.redact is not None and self.ids is not None
+        tally = self.tally
+        for message in messages:
+            before = tally.count if tally is not None else 0
+            self.done[message.id] = _redact_message(message, self.redact, self.ids)
+            if tally is not None and tally.count > before:
+                self.secrets[message.id] = tally.count - before
+
+    def redacted(self, messages: list[StoredMessage]) -> list[StoredMessage]:
+        """``messages`` (of the chain, in chain order) redacted, wherever they are."""
+        if self.redact is not None and self.ids is not None:
+            self._redact_all([m for m in messages if m.id not in self.done])
+        return [self.done.get(m.id, m) for m in messages]
+
     def session_before(self) -> str | None:
-        """The session of the message before the run, as the transcript compares it (never
-        redacted: a message outside the run was never near a window)."""
-        return self.part.session_before()
+        """The session of the message before the run, as the transcript compares it:
+        redacted when that message was (a match outside the run), else as stored (a message
+        outside the run was never near a window)."""
+        before = self.part.message_before()
+        return self.done[before].session_id if before in self.done else self.part.session_before()
 
     def secrets_in(self, window: Window) -> int:
         """Secrets replaced in the messages ``window`` shows (whole or in part)."""

@@ -47,13 +47,16 @@ class ChainPart:
         *,
         around: Sequence[int] = (),
         whole: bool = False,
+        also: Sequence[int] = (),
     ) -> None:
-        """``read``: the messages of some ids (any order); ``around``: the indexes of the
-        matched messages in ``order`` (the run starts around them, at the chain's start without
-        them); ``whole``: the run is the whole chain from the start."""
+        """``read``: the messages of some ids (any order); ``around``: the indexes in ``order``
+        the run starts around (at the chain's start without them); ``whole``: the run is the
+        whole chain from the start; ``also``: ids of messages read too, wherever they are
+        (:meth:`some`)."""
         self.order = list(order)
         self.read = read
         self.loaded: dict[int, StoredMessage] = {}
+        self.also = list(also)
         if whole:
             self.start, self.stop = 0, len(self.order)
         elif around:
@@ -91,13 +94,24 @@ class ChainPart:
         """The run's messages as stored, in chain order."""
         return [self.loaded[mid] for mid, _ in self.order[self.start : self.stop]]
 
+    def some(self, ids: Sequence[int]) -> list[StoredMessage]:
+        """The messages of ``ids`` read so far (the run's, and those asked for with ``also``),
+        in chain order."""
+        wanted = set(ids)
+        return [self.loaded[mid] for mid, _ in self.order if mid in wanted and mid in self.loaded]
+
+    def message_before(self) -> int | None:
+        """The id of the message before the run (``None`` at the chain's start)."""
+        return self.order[self.start - 1][0] if self.start > 0 else None
+
     def session_before(self) -> str | None:
         """The session of the message before the run (``None`` at the chain's start): where a
         ``--- session`` line goes at the run's first message."""
         return self.order[self.start - 1][1] if self.start > 0 else None
 
     def _load(self) -> None:
-        wanted = [mid for mid, _ in self.order[self.start : self.stop] if mid not in self.loaded]
+        run = [mid for mid, _ in self.order[self.start : self.stop]]
+        wanted = [mid for mid in dict.fromkeys([*run, *self.also]) if mid not in self.loaded]
         if not wanted:
             return
         found = {m.id: m for m in self.read(wanted)}

@@ -174,3 +174,37 @@ def test_a_window_placed_on_a_part_is_the_whole_texts(
         assert placed == (start - low, end - low)
     if head and tail:
         assert placed == window_bounds(text, centre, max_chars)
+
+
+def test_matches_spread_over_a_long_chain_read_the_window_of_the_best_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window holds the best match (match_position's anchor): matches further than its
+    # reach cannot place it, so only they are read (for their evidence), not all between.
+    with SessionStore(tmp_path / "long.db") as store:
+        store.add_session("long", started_at=0.0)
+        messages = [{"role": "user", "content": f"step {i} " + "x" * 200} for i in range(2_000)]
+        for i in range(0, 2_000, 20):
+            messages[i]["content"] += " deploy"
+        messages[1_001]["content"] += " deploy zebrafish"
+        store.add_messages("long", [{**m, "timestamp": float(i)} for i, m in enumerate(messages)])
+        read: list[int] = []
+        by_id = store.chain_messages_by_id
+
+        def counted(ids: Any) -> Any:
+            read.extend(ids)
+            return by_id(ids)
+
+        def search() -> Any:
+            (result,) = search_results(
+                store, "deploy zebrafish", k=1, max_chars=8_000, redact=redact_secrets
+            )
+            return result
+
+        monkeypatch.setattr(store, "chain_messages_by_id", counted)
+        part = search()
+        assert "zebrafish" in part.page_content and len(part.metadata["matched_message_ids"]) > 20
+        assert 0 < len(set(read)) < 300  # its window (about 40) and the matches, not 2,000
+        monkeypatch.setattr(build._SearchResult, "_chain_part", _whole)
+        whole = search()
+        assert (part.page_content, part.metadata) == (whole.page_content, whole.metadata)
