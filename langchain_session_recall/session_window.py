@@ -19,6 +19,7 @@ from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.errors import InvalidArgumentError, SessionNotFoundError
 from langchain_session_recall.models import Session, StoredMessage
 from langchain_session_recall.recall.build import redact_messages, redact_session
+from langchain_session_recall.recall.chain_part import ChainChangedError, read_all
 from langchain_session_recall.recall.tool_calls import map_arguments, parse_tool_calls
 from langchain_session_recall.recall.transcript import format_transcript, format_when
 
@@ -118,8 +119,9 @@ class _Chain:
         when one of them was deleted meanwhile."""
         chain = cls(order, redact or str)
         wanted = list(dict.fromkeys(order[i][0] for lo, hi in ranges for i in range(lo, hi + 1)))
-        found = {m.id: m for m in store.chain_messages_by_id(wanted)} if wanted else {}
-        if not found.keys() >= set(wanted):
+        try:
+            found = read_all(store.chain_messages_by_id, wanted)
+        except ChainChangedError:
             return None
         chain.keep([found[mid] for mid in wanted], redact)
         return chain

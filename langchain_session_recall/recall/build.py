@@ -278,7 +278,7 @@ class _SearchResult:
             matched = sorted({offsets[m] for m in ranked.message_ids if m in offsets})
             spans = [(s, ends[s]) for s in matched]
             width = self.max_chars and self.max_chars // 2
-            best = offsets.get(ranked.message_ids[0]) if ranked.message_ids else None
+            best = offsets.get(anchor) if anchor is not None else None
             centre = match_position(text, spans, self.pattern, width, best)
             head, tail = part.head, part.tail
             if placed_by_anchor and not (head and tail):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.recall.transcript import Transcript
 
-__all__ = ["ChainChangedError", "ChainPart", "window_fits"]
+__all__ = ["ChainChangedError", "ChainPart", "read_all", "window_fits"]
 
 FIRST_MARGIN = 8
 """Messages read on each side of the matches at first (the run then doubles as needed)."""
@@ -114,10 +114,19 @@ class ChainPart:
         wanted = [mid for mid in dict.fromkeys([*run, *self.also]) if mid not in self.loaded]
         if not wanted:
             return
-        found = {m.id: m for m in self.read(wanted)}
-        if len(found.keys() & set(wanted)) != len(wanted):
-            raise ChainChangedError(f"{len(wanted) - len(found)} message(s) gone")
-        self.loaded.update(found)
+        self.loaded.update(read_all(self.read, wanted))
+
+
+def read_all(
+    read: Callable[[Sequence[int]], list[StoredMessage]], ids: Sequence[int]
+) -> dict[int, StoredMessage]:
+    """The messages of ``ids`` (``read``: e.g. ``store.chain_messages_by_id``), by id;
+    :class:`ChainChangedError` when one of them is gone (deleted since the chain's order was
+    read)."""
+    found = {m.id: m for m in read(ids)} if ids else {}
+    if not found.keys() >= set(ids):
+        raise ChainChangedError(f"{len(set(ids) - found.keys())} message(s) gone")
+    return found
 
 
 def window_fits(

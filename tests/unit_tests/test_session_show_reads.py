@@ -14,17 +14,15 @@ import pytest
 from langchain_session_recall import SessionStore
 from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.session_window import show_session
+from tests.chain_reads import add_long_chain, count_reads
 
 KEY = "sk-" + "abcdefghij" * 4
 
 
 def _long_store(path: Path) -> SessionStore:
     store = SessionStore(path)
-    store.add_session("long", started_at=0.0)
+    add_long_chain(store, "long", {1_000: f" my key {KEY}"})
     store.add_session("child", parent_session_id="long", started_at=10.0)
-    messages = [{"role": "user", "content": f"step {i} " + "x" * 200} for i in range(2_000)]
-    messages[1_000]["content"] += f" my key {KEY}"
-    store.add_messages("long", [{**m, "timestamp": float(i)} for i, m in enumerate(messages)])
     store.add_messages(
         "child",
         [{"role": "assistant", "content": f"sub step {i}", "timestamp": 999.5} for i in range(3)],
@@ -53,18 +51,7 @@ def test_a_show_reads_the_messages_its_windows_show(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: dict[str, Any]
 ) -> None:
     with _long_store(tmp_path / "long.db") as store:
-        read: list[int] = []
-        by_id = store.chain_messages_by_id
-
-        def counted(ids: Any) -> Any:
-            read.extend(ids)
-            return by_id(ids)
-
-        def refused(*_: Any, **__: Any) -> Any:
-            raise AssertionError("the whole chain was read")
-
-        monkeypatch.setattr(store, "chain_messages_by_id", counted)
-        monkeypatch.setattr(store, "chain_messages", refused)
+        read = count_reads(monkeypatch, store, refuse_whole=True)
         shown = show_session(store, "long", redact=redact_secrets, **args)
         assert 0 < len(read) <= 6 * 21
         assert shown["message_count"] == 2_003

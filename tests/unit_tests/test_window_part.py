@@ -26,6 +26,7 @@ from langchain_session_recall.recall import build, chain_part
 from langchain_session_recall.recall.build import search_results
 from langchain_session_recall.recall.chain_part import ChainPart
 from langchain_session_recall.recall.transcript import part_window_bounds, window_bounds
+from tests.chain_reads import add_long_chain, count_reads
 
 _WORDS = [
     "cache",
@@ -128,27 +129,13 @@ def test_results_are_those_of_the_whole_chain(
     assert all(part.values())
 
 
-def test_a_search_reads_the_messages_near_its_match(tmp_path: Path) -> None:
+def test_a_search_reads_the_messages_near_its_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with SessionStore(tmp_path / "long.db") as store:
-        store.add_session("long", started_at=0.0)
-        messages = [{"role": "user", "content": f"step {i} " + "x" * 200} for i in range(2_000)]
-        messages[1_000]["content"] += " zebrafish"
-        store.add_messages("long", [{**m, "timestamp": float(i)} for i, m in enumerate(messages)])
-        read: list[int] = []
-        whole = store.chain_messages
-        by_id = store.chain_messages_by_id
-
-        def counted(ids: Any) -> Any:
-            read.extend(ids)
-            return by_id(ids)
-
-        def refused(*args: Any, **kwargs: Any) -> Any:
-            raise AssertionError("the whole chain was read")
-
-        store.chain_messages_by_id = counted  # type: ignore[method-assign]
-        store.chain_messages = refused  # type: ignore[method-assign]
+        add_long_chain(store, "long", {1_000: " zebrafish"})
+        read = count_reads(monkeypatch, store, refuse_whole=True)
         (result,) = search_results(store, "zebrafish", k=1, max_chars=8_000)
-        store.chain_messages = whole  # type: ignore[method-assign]
         assert "zebrafish" in result.page_content and result.metadata["truncated"]
         assert 0 < len(read) < 100  # a window of 8,000 characters holds about 40 of them
 
@@ -182,18 +169,8 @@ def test_matches_spread_over_a_long_chain_read_the_window_of_the_best_one(
     # The window holds the best match (match_position's anchor): matches further than its
     # reach cannot place it, so only they are read (for their evidence), not all between.
     with SessionStore(tmp_path / "long.db") as store:
-        store.add_session("long", started_at=0.0)
-        messages = [{"role": "user", "content": f"step {i} " + "x" * 200} for i in range(2_000)]
-        for i in range(0, 2_000, 20):
-            messages[i]["content"] += " deploy"
-        messages[1_001]["content"] += " deploy zebrafish"
-        store.add_messages("long", [{**m, "timestamp": float(i)} for i, m in enumerate(messages)])
-        read: list[int] = []
-        by_id = store.chain_messages_by_id
-
-        def counted(ids: Any) -> Any:
-            read.extend(ids)
-            return by_id(ids)
+        words = {i: " deploy" for i in range(0, 2_000, 20)}
+        add_long_chain(store, "long", {**words, 1_001: " deploy zebrafish"})
 
         def search() -> Any:
             (result,) = search_results(
@@ -201,7 +178,7 @@ def test_matches_spread_over_a_long_chain_read_the_window_of_the_best_one(
             )
             return result
 
-        monkeypatch.setattr(store, "chain_messages_by_id", counted)
+        read = count_reads(monkeypatch, store)
         part = search()
         assert "zebrafish" in part.page_content and len(part.metadata["matched_message_ids"]) > 20
         assert 0 < len(set(read)) < 300  # its window (about 40) and the matches, not 2,000
