@@ -490,21 +490,39 @@ class _Names:
     first needs one (not at all by an import that needs none).
 
     ``points_hold_them``: a thread read from its resume point keeps the name it was given
-    there, without the index being read: for an import of some rollouts only, the index as
-    the last import read it (``sync``: it has not changed, else the whole home is read).
+    there, without the index being read, when that point was saved with a name from an index
+    (:meth:`hold`): for an import of some rollouts only, the index as the last import read it
+    (``sync``: it has not changed, else the whole home is read). A point saved where no index
+    was read (an import of one rollout file, or of a folder without one) names nothing: its
+    thread is named from the index.
     """
 
     def __init__(self, home: Path, report: ImportReport, *, points_hold_them: bool) -> None:
         self.home, self.report, self.points_hold_them = home, report, points_hold_them
         self.names: dict[str, str] | None = None
+        self.indexed = False  # the names were read from an index
+        self.held: set[str] = set()  # threads whose resume point holds an index's name
+
+    def hold(self, state: Mapping[str, Any]) -> None:
+        """Note a resume point's thread as named by an index when its point says so."""
+        if state.get("named"):
+            self.held.add(str(state["thread"]))
 
     def of(self, thread: ImportSession) -> str | None:
         """The name ``thread`` is to have."""
-        if self.points_hold_them and thread.resumed:
+        if self.points_hold_them and thread.resumed and thread.id in self.held:
             return thread.title
         if self.names is None:
-            self.names = _thread_names(self.home, self.report) if self.home.is_dir() else {}
+            index = self.home / "session_index.jsonl"
+            self.indexed = self.home.is_dir() and index.is_file()
+            self.names = _thread_names(self.home, self.report) if self.indexed else {}
         return self.names.get(thread.id)
+
+    def named(self, thread: ImportSession) -> bool:
+        """Whether the name :meth:`of` gave ``thread`` came from an index (to keep in its
+        resume point)."""
+        held = self.points_hold_them and thread.resumed and thread.id in self.held
+        return held or (self.names is not None and self.indexed)
 
 
 def _merge(into: ImportSession, more: ImportSession) -> None:
@@ -620,6 +638,8 @@ class _Reading:
                 default_time=_mtime(file),
             )
         resumed = point.state if point is not None else None
+        if resumed is not None:
+            self.names.hold(resumed)
         recall = stored_call_names(self.store, str(resumed["thread"])) if resumed else None
         rollout = _Rollout(report, _default_id(file), resumed, recall)
         cursor.before_partial = rollout.keep_state
@@ -627,6 +647,7 @@ class _Reading:
         state = rollout.saved or rollout.state()
         thread = rollout.finish(_mtime(file))
         state["title"] = self.names.of(thread)
+        state["named"] = self.names.named(thread)
         self.points.record_rollout(file, fh, cursor, state, before=point, root=root)
         return thread
 
@@ -646,6 +667,7 @@ def _read_threads(
     for _, parent, files in order:
         thread: ImportSession | None = None
         if len(files) == 1 and (still := reading.points.still.get(Path(files[0]))):
+            reading.names.hold(still.state)
             thread = _Rollout(report, "", still.state).finish(0.0)  # (nothing new: not read)
         opened = open_files(_to_read(files, reading), named=home, report=report, strict=strict)
         for file, fh in opened:
@@ -660,8 +682,8 @@ def _read_threads(
         name = reading.names.of(thread)
         if thread.resumed and not thread.messages and name == thread.title:
             continue
-        if thread.title != name and len(files) == 1:
-            reading.points.rename(Path(files[0]), name)  # (given once)
+        if thread.title != name and len(files) == 1:  # (given once)
+            reading.points.rename(Path(files[0]), name, named=reading.names.named(thread))
         thread.title = name
         yield thread
 

@@ -66,13 +66,13 @@ class RolloutPoints(FilePoints):
         key = self.record(file, fh, cursor, state)
         self.threads[key] = (str(state["thread"]), root)
 
-    def rename(self, file: Path, title: str | None) -> None:
-        """Note the name the thread of ``file`` is given now, in its new point, or in its
-        old one when the file was not read (nothing new)."""
+    def rename(self, file: Path, title: str | None, *, named: bool) -> None:
+        """Note the name the thread of ``file`` is given now (``named``: by an index), in its
+        new point, or in its old one when the file was not read (nothing new)."""
         key = resume_key(KIND, file)
         point = self.after.get(key) or self.still.get(file)
         if point is not None:
-            point.state["title"] = title
+            point.state["title"], point.state["named"] = title, named
             self.after[key] = point
 
     def keeping(self, sessions: Iterable[ImportSession]) -> Iterator[ImportSession]:

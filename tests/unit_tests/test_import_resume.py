@@ -357,6 +357,13 @@ def _codex_home(tmp_path: Path, *absent: Path) -> tuple[Path, Path]:
     return tmp_path / "home", codex
 
 
+def _fresh_messages(store_factory: StoreFactory, home: Path) -> list[Any]:
+    """The main thread's messages as one ``import auto`` of ``home`` as it is now gives them."""
+    fresh = store_factory.open("fresh")
+    import_auto(fresh, home)
+    return list(fresh.get_messages(MAIN_ID))
+
+
 def _synced_as_fresh(store_factory: StoreFactory, store: SessionBackend, home: Path) -> None:
     """``store`` (synced) holds what one ``import auto`` of ``home`` as it is now gives."""
     fresh = store_factory.open("fresh")
@@ -414,6 +421,26 @@ def test_sync_names_a_new_thread_whose_name_came_first(
     fork = store.get_session(FORK_ID)
     assert fork is not None and fork.title == "Stream uploads in parts"
     _synced_as_fresh(store_factory, store, home)
+
+
+def test_sync_names_a_thread_whose_point_an_import_of_its_file_alone_saved(
+    store_factory: StoreFactory, tmp_path: Path
+) -> None:
+    """A rollout imported alone (``import codex --resume FILE``: no index read, no name)
+    between two ``sync`` runs: when it grows, the next ``sync`` names it from the home's index
+    (unchanged since the last ``sync``), as one ``import auto`` of the home does. Its point
+    held no name before, and the thread stayed unnamed on every later append."""
+    home, codex = _codex_home(tmp_path, MAIN)
+    store = store_factory.open("synced")
+    sync(store, home)
+    shutil.copy2(HOME / MAIN, codex / MAIN)
+    import_codex(store, codex / MAIN, resume=True)
+    assert store.get_session(MAIN_ID).title is None  # type: ignore[union-attr]
+    _append(codex / MAIN, "and the nightly build?")
+    sync(store, home)
+    main = store.get_session(MAIN_ID)
+    assert main is not None and main.title == "Upload test times out on CI"
+    assert len(store.get_messages(MAIN_ID)) == len(_fresh_messages(store_factory, home))
 
 
 def test_sync_of_appended_rollouts_does_not_read_the_thread_names(
