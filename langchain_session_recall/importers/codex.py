@@ -770,14 +770,10 @@ def import_codex(
     listed in ``report.forgotten`` unless ``reimport``.
 
     ``workers``: the processes the import runs in. ``1``: this one alone. ``N`` > 1: this
-    one writes (lineage, the ledger, the store) while ``N - 1`` worker processes read and
-    parse the rollouts ahead of it (:mod:`~langchain_session_recall.importers.codex_pipe`);
-    the result is the same. ``None`` (default): a worker when this process may use more than
-    one core and there are at least 32 MB of rollouts to read, else none. A worker is
-    started with ``spawn``: a script that imports with one guards its top level (``if
-    __name__ == "__main__":``), as for any ``multiprocessing`` use. A worker that stops
-    (killed) raises :class:`~langchain_session_recall.errors.ImportWorkerError`: the groups
-    written before stay, and a re-run adds the rest.
+    one writes while ``N - 1`` worker processes (``spawn``: guard a script's top level with
+    ``if __name__ == "__main__":``) read and parse the rollouts, with the same result
+    (:mod:`~langchain_session_recall.importers.codex_pipe`). ``None`` (default): a worker
+    when this process may use more than one core and 32 MB or more are to be read.
 
     ``files``: only these rollouts of the Codex home ``path``, the others as the last import
     left them (what ``sync`` reads when only they changed). A thread's parent is found among
@@ -812,13 +808,32 @@ def import_codex(
     points = RolloutPoints(store, rollouts, enabled=resume and not reimport)
     names = _Names(home, report, points_hold_them=files is not None and points.enabled)
     reading = _Reading(store, points, max_line_bytes, names, strict=files is not None)
+    _import_threads(store, rollouts, home, report, reading, workers, show_progress, reimport)
+    if points.enabled:
+        points.save(store)
+    return report
+
+
+def _import_threads(
+    store: SessionBackend,
+    rollouts: Sequence[Path],
+    home: Path,
+    report: ImportReport,
+    reading: _Reading,
+    workers: int | None,
+    show_progress: bool | None,
+    reimport: bool,
+) -> None:
+    """The threads of ``rollouts`` put in order, read (here, or by worker processes) and
+    written, a group at a time."""
     order, children = _threads_in_order(rollouts, home, store, report, reading)
     with reading_pipe(order, home, report, reading, workers=workers) as reads:
         threads = _read_threads(order, home, report, reading, reads)
         sessions = dropping_copied_history(threads, children, stored_history(store), report)
         write_sessions(
-            store, points.keeping(sessions), report, show_progress=show_progress, reimport=reimport
+            store,
+            reading.points.keeping(sessions),
+            report,
+            show_progress=show_progress,
+            reimport=reimport,
         )
-    if points.enabled:
-        points.save(store)
-    return report

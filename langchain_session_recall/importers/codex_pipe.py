@@ -3,13 +3,14 @@
 The store has one writer: the importing process keeps lineage, the import ledger, the resume
 points and the writes. Reading and parsing the rollouts (about 40% of a serial import's work)
 needs no store, so on a machine with more than one core a worker process does it ahead of
-the writes: the threads, in the order the import writes them, go out in batches (at most
-:data:`BATCH_BYTES` of rollouts or :data:`BATCH_THREADS` threads), at most :data:`AHEAD`
-batches a worker in flight, so memory holds a few batches whatever the import's size. Each
-batch's reads come back in order, with what reading them reported (a report per file, taken
-into the import's report where a serial read would have reported it), and the import goes
-on exactly as if it had read them itself: the same sessions, messages, ledger, resume points
-and report.
+the writes: the threads, in the order the import writes them (but the first
+:data:`HEAD_START_BYTES`, which the importing process reads itself while the worker starts),
+go out in batches (at most :data:`BATCH_BYTES` of rollouts or :data:`BATCH_THREADS`
+threads), at most :data:`AHEAD` batches a worker in flight, so memory holds a few batches
+whatever the import's size. Each batch's reads come back in order, with what reading them
+reported (a report per file, taken into the import's report where a serial read would have
+reported it), and the import goes on exactly as if it had read them itself: the same
+sessions, messages, ledger, resume points and report.
 
 What a worker does not read: a rollout read from its resume point (its calls' names may be
 the store's) is read by the importing process when its turn comes; a small import (under
@@ -51,6 +52,7 @@ __all__ = [
     "AHEAD",
     "BATCH_BYTES",
     "BATCH_THREADS",
+    "HEAD_START_BYTES",
     "PARALLEL_MIN_BYTES",
     "Batch",
     "FileRead",
@@ -73,6 +75,9 @@ BATCH_THREADS = 64
 """Most threads in one batch."""
 AHEAD = 2
 """Batches in flight per worker: one being read while the importing process takes another."""
+HEAD_START_BYTES = 8 * 1024 * 1024
+"""Rollout bytes the importing process reads itself first, while its workers start (about
+what it imports in the half second a worker takes to start)."""
 _KIND = "codex"
 
 
@@ -191,13 +196,16 @@ class Pipe:
         reading: _Reading,
         *,
         processes: int,
+        start: int,
     ) -> None:
         self.home, self.report, self.reading = home, report, reading
         self.processes = processes
         self.executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
             processes, mp_context=multiprocessing.get_context("spawn")
         )
-        self.batches = self._batches(order)
+        self.start = start  # (the threads before it are read here)
+        self.position = 0  # (of the next thread in the import's order)
+        self.batches = self._batches(order[self.start :])
         self.pending: deque[Future[list[ThreadReads]]] = deque()
         self.current: deque[ThreadReads] = deque()
         self.taken = False  # a worker's read was taken into the import
@@ -215,7 +223,8 @@ class Pipe:
         from langchain_session_recall.importers.codex import _read_here
 
         _, parent, files = entry
-        if self.executor is None or not self.for_worker(files):
+        self.position += 1
+        if self.executor is None or self.position <= self.start or not self.for_worker(files):
             return _read_here(files, parent is None, self.home, self.report, self.reading)
         if not self.current:
             try:
@@ -292,6 +301,17 @@ def worker_files(files: Sequence[str], reading: _Reading) -> list[str]:
     return [] if reading.here(to_read) else to_read
 
 
+def _head_start(order: Sequence[_Thread], reading: _Reading) -> int:
+    """How many threads of ``order`` the importing process reads while its workers start:
+    up to :data:`HEAD_START_BYTES` of those a worker would read."""
+    size = 0
+    for n, (_, _, files) in enumerate(order):
+        if size >= HEAD_START_BYTES:
+            return n
+        size += sum(_size(f) for f in worker_files(files, reading))
+    return len(order)
+
+
 def worker_bytes(order: Iterable[_Thread], reading: _Reading, limit: int) -> int:
     """The bytes of rollouts a worker would read (counted up to ``limit``)."""
     total = 0
@@ -314,10 +334,11 @@ def reading_pipe(
     """What reads the threads of ``order``: ``None`` (the importing process, one after the
     other) or the :meth:`Pipe.reads` of worker processes, stopped on the way out."""
     processes = processes_for(workers, lambda limit: worker_bytes(order, reading, limit))
-    if processes == 0 or not any(worker_files(files, reading) for _, _, files in order):
-        yield None
+    start = _head_start(order, reading) if processes else len(order)
+    if not any(worker_files(files, reading) for _, _, files in order[start:]):
+        yield None  # (nothing for a worker: none is started)
         return
-    pipe = Pipe(order, home, report, reading, processes=processes)
+    pipe = Pipe(order, home, report, reading, processes=processes, start=start)
     try:
         yield pipe.reads
     finally:

@@ -67,6 +67,13 @@ def _generated(tmp_path: Path, messages: int = 3_000) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def no_head_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every thread for the worker (none read here while it starts): the fixture home is
+    small."""
+    monkeypatch.setattr(codex_pipe, "HEAD_START_BYTES", 0)
+
+
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of two threads: many batches, the window of batches in flight exercised."""
@@ -128,6 +135,26 @@ def test_resumed_rollouts_are_read_here_and_the_rest_by_the_worker(
     assert reports[0]["messages"] > 0
     assert reports[1] == reports[0]
     assert _content(stores[1]) == _content(stores[0])
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_the_threads_read_here_while_the_worker_starts_change_nothing(
+    store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codex_pipe, "HEAD_START_BYTES", 1024 * 1024)
+    starts: list[int] = []
+    submit = codex_pipe.Pipe._submit
+
+    def noting(pipe: codex_pipe.Pipe) -> None:
+        starts.append(pipe.start)
+        submit(pipe)
+
+    monkeypatch.setattr(codex_pipe.Pipe, "_submit", noting)
+    home = _generated(tmp_path)
+    (report, content), (report2, content2) = _both(store_factory, home)
+    assert 0 < starts[0] < report["sessions"]  # some threads read here, the others not
+    assert report2 == report
+    assert content2 == content
 
 
 def _dying_read(batch: Batch) -> list[ThreadReads]:
