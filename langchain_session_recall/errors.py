@@ -11,6 +11,7 @@ __all__ = [
     "EmptyQueryError",
     "EmptySummaryError",
     "ImportSourceError",
+    "ImportWorkerError",
     "InvalidArgumentError",
     "InvalidMessageError",
     "InvalidOptionError",
@@ -113,6 +114,12 @@ class StoreUnavailableError(SessionRecallError, ConnectionError):
 
 class ImportSourceError(SessionRecallError):
     """The import source cannot be read at all (missing file, wrong format)."""
+
+
+class ImportWorkerError(SessionRecallError):
+    """A process reading an import's source beside the importing one stopped (killed, out of
+    memory). What the import wrote before stays; running it again adds the rest (``workers=1``
+    reads in the importing process alone)."""
 
 
 class RefusedEncodingError(SessionRecallError, ValueError):

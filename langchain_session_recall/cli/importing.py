@@ -223,6 +223,15 @@ def import_claude_code(state: State, /, path: str, **options: Any) -> int:
 @import_options
 @follow_symlinks_option
 @resume_option
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="processes to import with: 1 reads and writes in this one; N > 1: N - 1 worker "
+    "processes read and parse the rollouts while this one writes (default: a worker when "
+    "there is more than one core and 32 MB or more to read)",
+)
 @pass_state
 def import_codex(state: State, /, path: str, **options: Any) -> int:
     """Codex CLI rollouts (default $CODEX_HOME or ~/.codex), forks and sub-agents as children.

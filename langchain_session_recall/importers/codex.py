@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.importers.base import report_orphans, stored_history, write_sessions
+from langchain_session_recall.importers.codex_pipe import reading_pipe
 from langchain_session_recall.importers.codex_resume import RolloutPoints, stored_call_names
 from langchain_session_recall.importers.lines import (
     MAX_LINE_BYTES,
@@ -45,10 +46,17 @@ from langchain_session_recall.importers.records import (
     order_parents_first,
 )
 from langchain_session_recall.importers.report import ImportReport
+from langchain_session_recall.importers.resume import LineCursor, ResumePoint, point_at
 from langchain_session_recall.importers.sources import open_files, source_files
 from langchain_session_recall.messages import storable_text
 
-__all__ = ["default_codex_home", "import_codex", "parse_codex_lines", "rollout_files"]
+__all__ = [
+    "default_codex_home",
+    "import_codex",
+    "parse_codex_lines",
+    "read_rollout",
+    "rollout_files",
+]
 
 KIND = "codex"
 SOURCE = "codex"
@@ -624,23 +632,30 @@ class _Reading:
         self, file: Path, fh: BinaryIO, report: ImportReport, *, root: bool
     ) -> ImportSession:
         """One rollout read: from where the last import stopped when it was only appended
-        to since, else whole; its new resume point kept (when points are kept)."""
-        name = storable_text(file.name)
+        to since, else whole (:func:`read_rollout`); its new resume point kept (when points
+        are kept)."""
         point = self.points.go_on(file, fh)
-        limit = self.max_line_bytes
-        cursor = self.points.cursor(file, fh, point, report=report, max_line_bytes=limit)
-        if cursor is None:
-            return parse_codex_lines(
-                bounded_lines(fh, name=name, report=report, max_line_bytes=limit),
-                name=name,
-                default_session_id=_default_id(file),
-                report=report,
-                default_time=_mtime(file),
+        if point is None:
+            thread, stop = read_rollout(
+                file,
+                fh,
+                report,
+                keep_point=self.points.enabled,
+                max_line_bytes=self.max_line_bytes,
             )
-        resumed = point.state if point is not None else None
-        if resumed is not None:
-            self.names.hold(resumed)
-        recall = stored_call_names(self.store, str(resumed["thread"])) if resumed else None
+            return self.keep(file, thread, stop, root=root)
+        name = storable_text(file.name)
+        cursor = LineCursor(
+            fh,
+            name=name,
+            report=report,
+            max_line_bytes=self.max_line_bytes,
+            offset=point.offset,
+            line=point.line,
+        )
+        resumed = point.state
+        self.names.hold(resumed)
+        recall = stored_call_names(self.store, str(resumed["thread"]))
         rollout = _Rollout(report, _default_id(file), resumed, recall)
         cursor.before_partial = rollout.keep_state
         _parse(rollout, cursor, name, first=cursor.line + 1)
@@ -648,8 +663,49 @@ class _Reading:
         thread = rollout.finish(_mtime(file))
         state["title"] = self.names.of(thread)
         state["named"] = self.names.named(thread)
-        self.points.record_rollout(file, fh, cursor, state, before=point, root=root)
+        self.points.record_rollout(file, point_at(fh, cursor, state), before=point, root=root)
         return thread
+
+    def keep(
+        self, file: Path, thread: ImportSession, stop: ResumePoint | None, *, root: bool
+    ) -> ImportSession:
+        """``thread``, read whole from ``file`` (here or in a worker process), with where
+        its read stopped (``stop``, when points are kept) kept as the file's new point."""
+        if stop is not None:
+            stop.state["title"] = self.names.of(thread)
+            stop.state["named"] = self.names.named(thread)
+            self.points.record_rollout(file, stop, before=None, root=root)
+        return thread
+
+    def here(self, files: Sequence[str]) -> bool:
+        """Whether the thread of ``files`` is read in this process (it goes on from a resume
+        point: the names of calls answered later are the store's), not in a worker."""
+        return any(Path(f) in self.points.valid for f in files)
+
+
+def read_rollout(
+    file: Path, fh: BinaryIO, report: ImportReport, *, keep_point: bool, max_line_bytes: int
+) -> tuple[ImportSession, ResumePoint | None]:
+    """One rollout read whole (the store is not needed: a worker process reads it), and,
+    when ``keep_point`` and it is a plain ``.jsonl`` file, where its read stopped with the
+    parser's state there (its thread's name is added by the importing process)."""
+    name = storable_text(file.name)
+    if not keep_point or file.suffix != ".jsonl":
+        thread = parse_codex_lines(
+            bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+            name=name,
+            default_session_id=_default_id(file),
+            report=report,
+            default_time=_mtime(file),
+        )
+        return thread, None
+    cursor = LineCursor(fh, name=name, report=report, max_line_bytes=max_line_bytes)
+    rollout = _Rollout(report, _default_id(file))
+    cursor.before_partial = rollout.keep_state
+    _parse(rollout, cursor, name)
+    state = rollout.saved or rollout.state()
+    thread = rollout.finish(_mtime(file))
+    return thread, point_at(fh, cursor, state)
 
 
 def _to_read(files: Sequence[str], reading: _Reading) -> list[Path]:
@@ -657,25 +713,40 @@ def _to_read(files: Sequence[str], reading: _Reading) -> list[Path]:
     return [Path(f) for f in files if Path(f) not in reading.points.still]
 
 
+def _read_here(
+    files: Sequence[str], root: bool, home: Path, report: ImportReport, reading: _Reading
+) -> Iterator[ImportSession]:
+    """The reads of a thread's files, in this process, one at a time."""
+    opened = open_files(_to_read(files, reading), named=home, report=report, strict=reading.strict)
+    for file, fh in opened:
+        yield reading.rollout(file, fh, report, root=root)
+
+
 def _read_threads(
-    order: Iterable[_Thread], home: Path, report: ImportReport, reading: _Reading
+    order: Iterable[_Thread],
+    home: Path,
+    report: ImportReport,
+    reading: _Reading,
+    reads: Callable[[_Thread], Iterable[ImportSession]] | None = None,
 ) -> Iterator[ImportSession]:
     """Each thread read from its files, in ``order``, one at a time: its parent as the order
     says (cut when it was missing), its name from the home's index. A thread resumed with
-    nothing new is passed over, unless it has a name it was not given before."""
-    strict = reading.strict
-    for _, parent, files in order:
+    nothing new is passed over, unless it has a name it was not given before. ``reads``
+    gives the reads of a thread's files (default: read here, one after the other; a
+    :class:`~langchain_session_recall.importers.codex_pipe.Pipe` has them read ahead in
+    worker processes)."""
+    for entry in order:
+        _, parent, files = entry
         thread: ImportSession | None = None
         if len(files) == 1 and (still := reading.points.still.get(Path(files[0]))):
             reading.names.hold(still.state)
             thread = _Rollout(report, "", still.state).finish(0.0)  # (nothing new: not read)
-        opened = open_files(_to_read(files, reading), named=home, report=report, strict=strict)
-        for file, fh in opened:
-            read = reading.rollout(file, fh, report, root=parent is None)
+        read = reads or (lambda e: _read_here(e[2], e[1] is None, home, report, reading))
+        for one in read(entry):
             if thread is None:
-                thread = read
+                thread = one
             else:
-                _merge(thread, read)
+                _merge(thread, one)
         if thread is None:
             continue
         thread.parent_session_id = parent
@@ -698,6 +769,7 @@ def import_codex(
     follow_symlinks: bool = False,
     resume: bool = False,
     files: Iterable[str | os.PathLike[str]] | None = None,
+    workers: int | None = None,
 ) -> ImportReport:
     """Import Codex rollouts into ``store``: a Codex home (default ``$CODEX_HOME`` or
     ``~/.codex``: its ``sessions/`` and ``archived_sessions/``), a directory of rollouts, or
@@ -718,6 +790,12 @@ def import_codex(
 
     A session imported before and forgotten since (``delete_sessions``) is left out and
     listed in ``report.forgotten`` unless ``reimport``.
+
+    ``workers``: the processes the import runs in. ``1``: this one alone. ``N`` > 1: this
+    one writes while ``N - 1`` worker processes (``spawn``: guard a script's top level with
+    ``if __name__ == "__main__":``) read and parse the rollouts, with the same result
+    (:mod:`~langchain_session_recall.importers.codex_pipe`). ``None`` (default): a worker
+    when this process may use more than one core and 32 MB or more are to be read.
 
     ``files``: only these rollouts of the Codex home ``path``, the others as the last import
     left them (what ``sync`` reads when only they changed). A thread's parent is found among
@@ -752,12 +830,32 @@ def import_codex(
     points = RolloutPoints(store, rollouts, enabled=resume and not reimport)
     names = _Names(home, report, points_hold_them=files is not None and points.enabled)
     reading = _Reading(store, points, max_line_bytes, names, strict=files is not None)
-    order, children = _threads_in_order(rollouts, home, store, report, reading)
-    threads = _read_threads(order, home, report, reading)
-    sessions = dropping_copied_history(threads, children, stored_history(store), report)
-    write_sessions(
-        store, points.keeping(sessions), report, show_progress=show_progress, reimport=reimport
-    )
+    _import_threads(store, rollouts, home, report, reading, workers, show_progress, reimport)
     if points.enabled:
         points.save(store)
     return report
+
+
+def _import_threads(
+    store: SessionBackend,
+    rollouts: Sequence[Path],
+    home: Path,
+    report: ImportReport,
+    reading: _Reading,
+    workers: int | None,
+    show_progress: bool | None,
+    reimport: bool,
+) -> None:
+    """The threads of ``rollouts`` put in order, read (here, or by worker processes) and
+    written, a group at a time."""
+    order, children = _threads_in_order(rollouts, home, store, report, reading)
+    with reading_pipe(order, home, report, reading, workers=workers) as reads:
+        threads = _read_threads(order, home, report, reading, reads)
+        sessions = dropping_copied_history(threads, children, stored_history(store), report)
+        write_sessions(
+            store,
+            reading.points.keeping(sessions),
+            report,
+            show_progress=show_progress,
+            reimport=reimport,
+        )

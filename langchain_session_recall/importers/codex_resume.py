@@ -15,16 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.importers.records import ImportSession
-from langchain_session_recall.importers.resume import (
-    FilePoints,
-    LineCursor,
-    ResumePoint,
-    resume_key,
-)
+from langchain_session_recall.importers.resume import FilePoints, ResumePoint, resume_key
 
 __all__ = ["RolloutPoints", "stored_call_names"]
 
@@ -51,19 +45,14 @@ class RolloutPoints(FilePoints):
             self.still.pop(Path(file), None)
 
     def record_rollout(
-        self,
-        file: Path,
-        fh: BinaryIO,
-        cursor: LineCursor,
-        state: dict[str, Any],
-        *,
-        before: ResumePoint | None,
-        root: bool,
+        self, file: Path, point: ResumePoint, *, before: ResumePoint | None, root: bool
     ) -> None:
-        """Keep where the read of ``file`` stopped, with the parser's ``state`` there; whether
-        the thread's copied history is behind it is settled once the import is written."""
+        """Keep where the read of ``file`` stopped (``point``, with the parser's state there);
+        whether the thread's copied history is behind it is settled once the import is
+        written."""
+        state = point.state
         state["settled"] = bool(before is not None and before.state.get("settled"))
-        key = self.record(file, fh, cursor, state)
+        key = self.keep(file, point)
         self.threads[key] = (str(state["thread"]), root)
 
     def rename(self, file: Path, title: str | None, *, named: bool) -> None:

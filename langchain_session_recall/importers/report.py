@@ -66,6 +66,26 @@ class ImportReport:
         if where is not None and len(self.problems) < _MAX_PROBLEMS:
             self.problems.append(f"{where}: {reason}")
 
+    def absorb(self, part: ImportReport) -> None:
+        """Take what ``part`` reported while reading a piece of this import's source
+        elsewhere (a worker process): its skipped and ignored counts, its problems (while
+        there is room), its undated messages; as if each had been reported here, in order.
+
+        Example:
+            >>> r, part = ImportReport("codex"), ImportReport("codex")
+            >>> part.skip("not valid JSON", "r.jsonl:3"); part.ignore("event_msg record")
+            >>> r.absorb(part); r.problems, r.ignored
+            (['r.jsonl:3: not valid JSON'], Counter({'event_msg record': 1}))
+        """
+        for reason, count in part.skipped.items():
+            self.skipped[reason] += count
+        for reason, count in part.ignored.items():
+            self.ignored[reason] += count
+        for how, count in part.undated.items():
+            self.undated[how] += count
+        room = max(0, _MAX_PROBLEMS - len(self.problems))
+        self.problems += part.problems[:room]
+
     @property
     def skipped_total(self) -> int:
         """Items skipped for any reason."""

@@ -36,6 +36,7 @@ __all__ = [
     "LineCursor",
     "ResumePoint",
     "fingerprint",
+    "point_at",
     "resume_key",
     "still_appended",
 ]
@@ -234,6 +235,15 @@ def _whole_json(text: str) -> bool:
     return True
 
 
+def point_at(fh: BinaryIO, cursor: LineCursor, state: dict[str, Any]) -> ResumePoint:
+    """Where the read of the plain file ``fh`` by ``cursor`` stopped, with the parser's
+    ``state`` there (moves the file position)."""
+    info = os.fstat(fh.fileno())
+    digest = fingerprint(fh, cursor.offset)
+    mark = (info.st_size, info.st_mtime_ns)
+    return ResumePoint(cursor.offset, cursor.line, digest, state, mark)
+
+
 _ONE_BY_ONE = 32  # up to this many files, their points are read one by one (else all at once)
 
 
@@ -329,11 +339,13 @@ class FilePoints:
     def record(self, file: Path, fh: BinaryIO, cursor: LineCursor, state: dict[str, Any]) -> str:
         """Keep where the read of ``file`` stopped, with the parser's ``state`` there; returns
         its key."""
+        return self.keep(file, point_at(fh, cursor, state))
+
+    def keep(self, file: Path, point: ResumePoint) -> str:
+        """Keep ``point`` (:func:`point_at`, taken where it was read: a worker process) as
+        where the read of ``file`` stopped; returns its key."""
         key = resume_key(self.kind, file)
-        info = os.fstat(fh.fileno())
-        digest = fingerprint(fh, cursor.offset)
-        mark = (info.st_size, info.st_mtime_ns)
-        self.after[key] = ResumePoint(cursor.offset, cursor.line, digest, state, mark)
+        self.after[key] = point
         return key
 
     def save(self, store: SessionBackend) -> None:

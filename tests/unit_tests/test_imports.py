@@ -6,6 +6,7 @@ EXPECTED_ALL = [
     "EmptyQueryError",
     "EmptySummaryError",
     "ImportSourceError",
+    "ImportWorkerError",
     "InvalidArgumentError",
     "InvalidMessageError",
     "InvalidOptionError",
