@@ -1,5 +1,6 @@
 """Shared fixtures: stores built on real temporary SQLite files, and stores of both backends;
-the ``slow`` marker (skipped unless ``--run-slow`` or ``SESSION_RECALL_RUN_SLOW=1``).
+the ``slow`` marker (skipped unless ``--run-slow`` or ``SESSION_RECALL_RUN_SLOW=1``); the
+reliability suite's figures, summed over pytest-xdist's workers when the run is parallel (``-n``).
 
 ``store`` and ``demo_store`` are SQLite stores (the unit tests). ``backend_store`` and
 ``store_factory`` run a test once per backend, SQLite and PostgreSQL (see ``store_targets.py``:
@@ -9,13 +10,16 @@ it; each gets an empty database of its own, emptied again afterwards).
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pg_support import drop_schema
+from reliability.reliability_support import FIGURES
 from store_targets import BACKENDS, Backend, StoreFactory
 
 from langchain_session_recall import SessionStore
@@ -42,6 +46,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("slow"):
             item.add_marker(skip)
+
+
+_WORKER_FIGURES = "reliability_figures"
+"""Key of a pytest-xdist worker's figures in what it hands back to the controller."""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller reports
+        workeroutput[_WORKER_FIGURES] = dict(FIGURES)
+        return
+    target = os.environ.get("RELIABILITY_REPORT")
+    if target and FIGURES:
+        Path(target).write_text(json.dumps(dict(sorted(FIGURES.items())), indent=2) + "\n")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist's controller: add a finished worker's figures to the run's."""
+    FIGURES.update(getattr(node, "workeroutput", {}).get(_WORKER_FIGURES, {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not FIGURES:
+        return
+    terminalreporter.section("reliability figures")
+    for name in sorted(FIGURES):
+        terminalreporter.write_line(f"{name:45} {FIGURES[name]:>12,}")
 
 
 @pytest.fixture

@@ -1,32 +1,14 @@
-"""Fixtures of the reliability suite, and the report of its figures (see reliability_support)."""
+"""Fixtures of the reliability suite (its figures are reported by ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-from reliability.reliability_support import FIGURES, load_corpus
+from reliability.reliability_support import load_corpus
 from store_targets import BACKENDS, StoreFactory, StoreTarget
 
 from langchain_session_recall.backends import SessionBackend
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not FIGURES:
-        return
-    terminalreporter.section("reliability figures")
-    for name in sorted(FIGURES):
-        terminalreporter.write_line(f"{name:45} {FIGURES[name]:>12,}")
-
-
-def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    target = os.environ.get("RELIABILITY_REPORT")
-    if target and FIGURES:
-        Path(target).write_text(json.dumps(dict(sorted(FIGURES.items())), indent=2) + "\n")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -3,8 +3,9 @@ corpus, and the environment for child processes.
 
 Every test that tries generated cases, injects faults, runs concurrent operations or checks
 messages adds to :data:`FIGURES` with :func:`count`; a test that runs on a store names its
-backend, so each figure is reported per backend (``hostile.cases[postgres]``). ``conftest.py`` prints the totals at the end
-of the run and, when the environment variable ``RELIABILITY_REPORT`` names a file, writes them
+backend, so each figure is reported per backend (``hostile.cases[postgres]``).
+``tests/conftest.py`` prints the totals at the end of the run (summed over pytest-xdist's
+workers) and, when the environment variable ``RELIABILITY_REPORT`` names a file, writes them
 there as JSON (the numbers quoted in ``docs/reliability.md`` come from such a file).
 """
 
