@@ -273,3 +273,62 @@ def test_a_write_the_server_refuses_in_a_block_is_undone_alone(pg, pg_schema: st
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(pg_schema)))
         seqs = conn.execute("SELECT seq FROM messages ORDER BY id").fetchall()
     assert [s for (s,) in seqs] == [0, 1, 2]
+
+
+def test_both_plans_of_a_match_statement_find_the_same_hits(pg) -> None:  # type: ignore[no-untyped-def]
+    """The bitmap plan (chosen per term, ``backends/postgres/plans.py``) and the walk rank the
+    same newest ``rank_window`` matches, filters, seats and automation budget included."""
+    from langchain_session_recall.backends.postgres import statements as st
+    from langchain_session_recall.backends.postgres.schema import rank_weights
+    from langchain_session_recall.models import SearchFilters
+
+    for s in range(12):
+        pg.add_session(f"s{s}", source="cron" if s % 4 == 0 else "cli")
+        pg.add_messages(
+            f"s{s}",
+            [
+                {"role": "user" if n % 2 else "assistant", "content": f"deploy step {n} of {s}"}
+                for n in range(s + 3)
+            ],
+        )
+    params = {
+        "tsquery": "'deploy'",
+        "weights": rank_weights(),
+        "window": 20,
+        "limit": 5,
+        "automation": ["cron"],
+        "per_session": 2,
+        "seats": 4,
+        "auto_seats": 1,
+    }
+    for filters in (
+        SearchFilters(),
+        SearchFilters(role_filter=("user",)),
+        SearchFilters(exclude_sources=("cron",)),
+    ):
+        found = []
+        for bitmap in (False, True):
+            sql, bound = st.match_query(
+                pg.dialect, filters, cjk=False, automation=True, per_session=True, seated=True,
+                bitmap=bitmap,
+            )  # fmt: skip
+            with pg._read() as conn:
+                found.append(conn.execute(sql, {**bound, **params}, prepare=False).fetchall())
+        assert found[0] == found[1]
+        assert found[0]
+
+
+def test_a_rare_term_takes_the_bitmap_and_a_common_one_keeps_the_planners_plan(pg) -> None:  # type: ignore[no-untyped-def]
+    pg.rank_window = 5
+    pg.add_session("s")
+    pg.add_messages(
+        "s",
+        [
+            {"role": "user", "content": f"common word {'rare' if n == 3 else ''}"}
+            for n in range(400)
+        ],
+    )
+    pg.optimize()  # statistics for the planner's estimate
+    with pg._read() as conn:
+        assert pg._bitmap_first(conn, "'rare'")
+        assert not pg._bitmap_first(conn, "'common'")

@@ -60,6 +60,24 @@ class PostgresDialect(Dialect):
         return text.replace("\x00", "") if text else text
 
 
+def _newest(d: PostgresDialect, column: str, where: list[str], *, bitmap: bool) -> str:
+    """The newest ``window`` matches of ``column`` with the filters ``where`` (see
+    :func:`match_query`'s ``bitmap``)."""
+    match = f"{column} @@ q.q"
+    source = "messages m"
+    if bitmap:
+        source = f"(SELECT * FROM messages m WHERE {match} OFFSET 0) m"
+        match = "true"
+    newest = (
+        f"SELECT m.id, m.session_id, m.role, {column} AS v, s.source, m.timestamp, "
+        f"{d.message_column('seq')} AS seq, s.started_at "
+        f"FROM {source} JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {' AND '.join([match, *where])} "
+        "ORDER BY m.id DESC LIMIT %(window)s"
+    )
+    return newest
+
+
 def match_query(
     d: PostgresDialect,
     filters: SearchFilters,
@@ -68,6 +86,7 @@ def match_query(
     automation: bool = False,
     per_session: bool = False,
     seated: bool = False,
+    bitmap: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """Message hits of one tsvector column, best first, every filter inside the query.
 
@@ -87,16 +106,14 @@ def match_query(
     :func:`~langchain_session_recall.backends.hits.best_hits` keeps; with ``seated`` too
     (bound: ``seats``, ``auto_seats``), only those of the best ``seats`` sessions by their best
     match (sessions of ``automation`` sources: ``auto_seats`` of their own).
+
+    ``bitmap``: the matches are read from the GIN index in a fenced subquery (``OFFSET 0``),
+    so the newest ``window`` are sorted out of all of them instead of found by walking the
+    primary key backwards (the choice of ``plans.prefer_bitmap``); the same rows either way.
     """
     column = "m.cjk_tsv" if cjk else "m.tsv"
     where, params = filter_clauses(d, filters)
-    newest = (
-        f"SELECT m.id, m.session_id, m.role, {column} AS v, s.source, m.timestamp, "
-        f"{d.message_column('seq')} AS seq, s.started_at "
-        "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {' AND '.join([f'{column} @@ q.q', *where])} "
-        "ORDER BY m.id DESC LIMIT %(window)s"
-    )
+    newest = _newest(d, column, where, bitmap=bitmap)
     ranked = (
         "SELECT w.id, w.session_id, w.role, "
         "ts_rank_cd(%(weights)s::float4[], w.v, q.q, 1) AS relevance, "

@@ -25,6 +25,7 @@ from langchain_session_recall.backends.common.rows import session_of
 from langchain_session_recall.backends.hits import MATCH_LIMIT, best_hits, budget_automation, seats
 from langchain_session_recall.backends.postgres import statements as st
 from langchain_session_recall.backends.postgres.dsn import normalize_dsn, redact_dsn, scrub
+from langchain_session_recall.backends.postgres.plans import ESTIMATE, estimates, prefer_bitmap
 from langchain_session_recall.backends.postgres.schema import (
     PG_SCHEMA_VERSION,
     ddl_statements,
@@ -428,7 +429,9 @@ class PostgresSessionStore(SessionBackend):
 
         The main column and the CJK bigram column are both queried; a message found by both
         comes back once, with its best relevance. Each ranks only its newest ``rank_window``
-        matches (a word found in more messages is ranked over its newest ones). Messages of
+        matches (a word found in more messages is ranked over its newest ones), found in the
+        main column by the plan :mod:`~langchain_session_recall.backends.postgres.plans`
+        chooses for the term (from an ``EXPLAIN`` of its estimate). Messages of
         ``automation`` sources get a budget of their own
         (:func:`~langchain_session_recall.backends.hits.budget_automation`).
         """
@@ -436,6 +439,7 @@ class PostgresSessionStore(SessionBackend):
         budget = bool(automation) and limit is not None
         with self._read() as conn:
             for cjk in (False, True):
+                tsquery = to_tsquery_text(query, reading, cjk=cjk)
                 statement, params = st.match_query(
                     self.dialect,
                     filters,
@@ -443,9 +447,10 @@ class PostgresSessionStore(SessionBackend):
                     automation=budget,
                     per_session=per_session is not None,
                     seated=sessions is not None,
+                    bitmap=not cjk and self._bitmap_first(conn, tsquery),
                 )
                 params.update(
-                    tsquery=to_tsquery_text(query, reading, cjk=cjk),
+                    tsquery=tsquery,
                     weights=rank_weights(),
                     window=self.rank_window,
                     limit=limit if per_session is None else limit or 0,
@@ -462,6 +467,14 @@ class PostgresSessionStore(SessionBackend):
                     found = budget_automation(found, limit, set(automation))
                 hits += found
         return best_hits(hits, limit, set(automation), per_session, sessions)
+
+    def _bitmap_first(self, conn: psycopg.Connection[Any], tsquery: str) -> bool:
+        """Whether the newest matches of ``tsquery`` in the main column are found faster from
+        the GIN index than by walking the newest messages (:mod:`.plans`), from the planner's
+        own estimate of its matches (one ``EXPLAIN``, nothing run)."""
+        row = conn.execute(ESTIMATE, {"tsquery": tsquery}, prepare=False).fetchone()
+        found = estimates(row[0]) if row else None
+        return found is not None and prefer_bitmap(*found, self.rank_window)
 
     def match_sessions(
         self,
