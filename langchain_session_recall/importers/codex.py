@@ -46,7 +46,12 @@ from langchain_session_recall.importers.records import (
     order_parents_first,
 )
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.importers.resume import LineCursor, ResumePoint, point_at
+from langchain_session_recall.importers.resume import (
+    LineCursor,
+    ResumePoint,
+    line_cursor,
+    point_at,
+)
 from langchain_session_recall.importers.sources import open_files, source_files
 from langchain_session_recall.messages import storable_text
 
@@ -516,9 +521,13 @@ class _Names:
         if state.get("named"):
             self.held.add(str(state["thread"]))
 
+    def _holds(self, thread: ImportSession) -> bool:
+        """Whether ``thread`` keeps the name its resume point holds (an index's)."""
+        return self.points_hold_them and thread.resumed and thread.id in self.held
+
     def of(self, thread: ImportSession) -> str | None:
         """The name ``thread`` is to have."""
-        if self.points_hold_them and thread.resumed and thread.id in self.held:
+        if self._holds(thread):
             return thread.title
         if self.names is None:
             index = self.home / "session_index.jsonl"
@@ -529,8 +538,7 @@ class _Names:
     def named(self, thread: ImportSession) -> bool:
         """Whether the name :meth:`of` gave ``thread`` came from an index (to keep in its
         resume point)."""
-        held = self.points_hold_them and thread.resumed and thread.id in self.held
-        return held or (self.names is not None and self.indexed)
+        return self._holds(thread) or (self.names is not None and self.indexed)
 
 
 def _merge(into: ImportSession, more: ImportSession) -> None:
@@ -635,32 +643,18 @@ class _Reading:
         to since, else whole (:func:`read_rollout`); its new resume point kept (when points
         are kept)."""
         point = self.points.go_on(file, fh)
-        if point is None:
+        limit = self.max_line_bytes
+        cursor = self.points.cursor(file, fh, point, report=report, max_line_bytes=limit)
+        if point is None or cursor is None:
             thread, stop = read_rollout(
-                file,
-                fh,
-                report,
-                keep_point=self.points.enabled,
-                max_line_bytes=self.max_line_bytes,
+                file, fh, report, keep_point=self.points.enabled, max_line_bytes=limit
             )
             return self.keep(file, thread, stop, root=root)
-        name = storable_text(file.name)
-        cursor = LineCursor(
-            fh,
-            name=name,
-            report=report,
-            max_line_bytes=self.max_line_bytes,
-            offset=point.offset,
-            line=point.line,
-        )
         resumed = point.state
         self.names.hold(resumed)
         recall = stored_call_names(self.store, str(resumed["thread"]))
         rollout = _Rollout(report, _default_id(file), resumed, recall)
-        cursor.before_partial = rollout.keep_state
-        _parse(rollout, cursor, name, first=cursor.line + 1)
-        state = rollout.saved or rollout.state()
-        thread = rollout.finish(_mtime(file))
+        thread, state = _read_on(rollout, cursor, file)
         state["title"] = self.names.of(thread)
         state["named"] = self.names.named(thread)
         self.points.record_rollout(file, point_at(fh, cursor, state), before=point, root=root)
@@ -689,23 +683,30 @@ def read_rollout(
     """One rollout read whole (the store is not needed: a worker process reads it), and,
     when ``keep_point`` and it is a plain ``.jsonl`` file, where its read stopped with the
     parser's state there (its thread's name is added by the importing process)."""
-    name = storable_text(file.name)
-    if not keep_point or file.suffix != ".jsonl":
+    limit = max_line_bytes
+    cursor = line_cursor(file, fh, None, keep_point=keep_point, report=report, max_line_bytes=limit)
+    if cursor is None:
+        name = storable_text(file.name)
         thread = parse_codex_lines(
-            bounded_lines(fh, name=name, report=report, max_line_bytes=max_line_bytes),
+            bounded_lines(fh, name=name, report=report, max_line_bytes=limit),
             name=name,
             default_session_id=_default_id(file),
             report=report,
             default_time=_mtime(file),
         )
         return thread, None
-    cursor = LineCursor(fh, name=name, report=report, max_line_bytes=max_line_bytes)
-    rollout = _Rollout(report, _default_id(file))
-    cursor.before_partial = rollout.keep_state
-    _parse(rollout, cursor, name)
-    state = rollout.saved or rollout.state()
-    thread = rollout.finish(_mtime(file))
+    thread, state = _read_on(_Rollout(report, _default_id(file)), cursor, file)
     return thread, point_at(fh, cursor, state)
+
+
+def _read_on(
+    rollout: _Rollout, cursor: LineCursor, file: Path
+) -> tuple[ImportSession, dict[str, Any]]:
+    """``rollout`` filled from the lines of ``cursor`` (from its line on): its thread, and
+    the parser's state where the read stopped (before a last line that may be read again)."""
+    cursor.before_partial = rollout.keep_state
+    _parse(rollout, cursor, cursor.name, first=cursor.line + 1)
+    return rollout.finish(_mtime(file)), rollout.saved or rollout.state()
 
 
 def _to_read(files: Sequence[str], reading: _Reading) -> list[Path]:
@@ -735,13 +736,13 @@ def _read_threads(
     gives the reads of a thread's files (default: read here, one after the other; a
     :class:`~langchain_session_recall.importers.codex_pipe.Pipe` has them read ahead in
     worker processes)."""
+    read = reads or (lambda e: _read_here(e[2], e[1] is None, home, report, reading))
     for entry in order:
         _, parent, files = entry
         thread: ImportSession | None = None
         if len(files) == 1 and (still := reading.points.still.get(Path(files[0]))):
             reading.names.hold(still.state)
             thread = _Rollout(report, "", still.state).finish(0.0)  # (nothing new: not read)
-        read = reads or (lambda e: _read_here(e[2], e[1] is None, home, report, reading))
         for one in read(entry):
             if thread is None:
                 thread = one

@@ -36,6 +36,7 @@ __all__ = [
     "LineCursor",
     "ResumePoint",
     "fingerprint",
+    "line_cursor",
     "point_at",
     "resume_key",
     "still_appended",
@@ -244,6 +245,30 @@ def point_at(fh: BinaryIO, cursor: LineCursor, state: dict[str, Any]) -> ResumeP
     return ResumePoint(cursor.offset, cursor.line, digest, state, mark)
 
 
+def line_cursor(
+    file: Path,
+    fh: BinaryIO,
+    point: ResumePoint | None,
+    *,
+    keep_point: bool,
+    report: ImportReport,
+    max_line_bytes: int,
+) -> LineCursor | None:
+    """A :class:`LineCursor` over ``fh`` from ``point`` (from the start without one) when
+    points are kept (``keep_point``) and ``file`` is a plain ``.jsonl`` file, else ``None``
+    (read it with a plain reader). Needs no store: a worker process reads with it too."""
+    if not keep_point or file.suffix != ".jsonl":
+        return None
+    return LineCursor(
+        fh,
+        name=storable_text(file.name),
+        report=report,
+        max_line_bytes=max_line_bytes,
+        offset=point.offset if point is not None else 0,
+        line=point.line if point is not None else 0,
+    )
+
+
 _ONE_BY_ONE = 32  # up to this many files, their points are read one by one (else all at once)
 
 
@@ -324,16 +349,9 @@ class FilePoints:
         max_line_bytes: int,
     ) -> LineCursor | None:
         """A :class:`LineCursor` over a plain file when points are kept (from ``point``),
-        else ``None`` (read it with a plain reader, as before)."""
-        if not self.enabled or file.suffix != ".jsonl":
-            return None
-        return LineCursor(
-            fh,
-            name=storable_text(file.name),
-            report=report,
-            max_line_bytes=max_line_bytes,
-            offset=point.offset if point is not None else 0,
-            line=point.line if point is not None else 0,
+        else ``None`` (read it with a plain reader, as before): :func:`line_cursor`."""
+        return line_cursor(
+            file, fh, point, keep_point=self.enabled, report=report, max_line_bytes=max_line_bytes
         )
 
     def record(self, file: Path, fh: BinaryIO, cursor: LineCursor, state: dict[str, Any]) -> str:
