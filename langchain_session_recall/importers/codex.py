@@ -671,10 +671,14 @@ class _Reading:
             self.points.record_rollout(file, stop, before=None, root=root)
         return thread
 
-    def here(self, files: Sequence[str]) -> bool:
+    def to_read(self, files: Sequence[str]) -> list[Path]:
+        """The files of a thread to open: not those unchanged since their resume point."""
+        return [Path(f) for f in files if Path(f) not in self.points.still]
+
+    def here(self, files: Iterable[Path]) -> bool:
         """Whether the thread of ``files`` is read in this process (it goes on from a resume
         point: the names of calls answered later are the store's), not in a worker."""
-        return any(Path(f) in self.points.valid for f in files)
+        return any(f in self.points.valid for f in files)
 
 
 def read_rollout(
@@ -709,16 +713,11 @@ def _read_on(
     return rollout.finish(_mtime(file)), rollout.saved or rollout.state()
 
 
-def _to_read(files: Sequence[str], reading: _Reading) -> list[Path]:
-    """The files of a thread to open: not those unchanged since their resume point."""
-    return [Path(f) for f in files if Path(f) not in reading.points.still]
-
-
 def _read_here(
     files: Sequence[str], root: bool, home: Path, report: ImportReport, reading: _Reading
 ) -> Iterator[ImportSession]:
     """The reads of a thread's files, in this process, one at a time."""
-    opened = open_files(_to_read(files, reading), named=home, report=report, strict=reading.strict)
+    opened = open_files(reading.to_read(files), named=home, report=report, strict=reading.strict)
     for file, fh in opened:
         yield reading.rollout(file, fh, report, root=root)
 

@@ -297,26 +297,32 @@ class Pipe:
 def worker_files(files: Sequence[str], reading: _Reading) -> list[str]:
     """The files of a thread a worker reads: those to read (not unchanged since their resume
     point), none when one of them goes on from its resume point (read here)."""
-    to_read = [f for f in files if Path(f) not in reading.points.still]
-    return [] if reading.here(to_read) else to_read
+    to_read = reading.to_read(files)
+    return [] if reading.here(to_read) else [str(f) for f in to_read]
+
+
+def _worker_sizes(order: Iterable[_Thread], reading: _Reading) -> Iterator[int]:
+    """The bytes of rollouts a worker would read for each thread of ``order``, in order."""
+    for _, _, files in order:
+        yield sum(_size(f) for f in worker_files(files, reading))
 
 
 def _head_start(order: Sequence[_Thread], reading: _Reading) -> int:
     """How many threads of ``order`` the importing process reads while its workers start:
     up to :data:`HEAD_START_BYTES` of those a worker would read."""
     size = 0
-    for n, (_, _, files) in enumerate(order):
+    for n, thread_size in enumerate(_worker_sizes(order, reading)):
         if size >= HEAD_START_BYTES:
             return n
-        size += sum(_size(f) for f in worker_files(files, reading))
+        size += thread_size
     return len(order)
 
 
 def worker_bytes(order: Iterable[_Thread], reading: _Reading, limit: int) -> int:
     """The bytes of rollouts a worker would read (counted up to ``limit``)."""
     total = 0
-    for _, _, files in order:
-        total += sum(_size(f) for f in worker_files(files, reading))
+    for thread_size in _worker_sizes(order, reading):
+        total += thread_size
         if total >= limit:
             break
     return total

@@ -68,14 +68,13 @@ def _newest(d: PostgresDialect, column: str, where: list[str], *, bitmap: bool) 
     if bitmap:
         source = f"(SELECT * FROM messages m WHERE {match} OFFSET 0) m"
         match = "true"
-    newest = (
+    return (
         f"SELECT m.id, m.session_id, m.role, {column} AS v, s.source, m.timestamp, "
         f"{d.message_column('seq')} AS seq, s.started_at "
         f"FROM {source} JOIN sessions s ON s.id = m.session_id "
         f"WHERE {' AND '.join([match, *where])} "
         "ORDER BY m.id DESC LIMIT %(window)s"
     )
-    return newest
 
 
 def match_query(
