@@ -1,6 +1,8 @@
 """Shared fixtures: stores built on real temporary SQLite files, and stores of both backends;
 the ``slow`` marker (skipped unless ``--run-slow`` or ``SESSION_RECALL_RUN_SLOW=1``); the
-reliability suite's figures, summed over pytest-xdist's workers when the run is parallel (``-n``).
+reliability suite's figures, summed over pytest-xdist's workers when the run is parallel (``-n``);
+Hypothesis without its per-example deadline (a timing check: speed is measured in benchmarks/,
+and CI runs the tests on busy cores, where a 200 ms deadline fails at random).
 
 ``store`` and ``demo_store`` are SQLite stores (the unit tests). ``backend_store`` and
 ``store_factory`` run a test once per backend, SQLite and PostgreSQL (see ``store_targets.py``:
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from pg_support import drop_schema
 from reliability.reliability_support import FIGURES
 from store_targets import BACKENDS, Backend, StoreFactory
@@ -25,6 +28,9 @@ from store_targets import BACKENDS, Backend, StoreFactory
 from langchain_session_recall import SessionStore
 from langchain_session_recall.backends import SessionBackend
 from langchain_session_recall.demo import load_demo
+
+settings.register_profile("session-recall", deadline=None)
+settings.load_profile("session-recall")
 
 RUN_SLOW = "SESSION_RECALL_RUN_SLOW"
 """Set to 1 to run the tests marked ``slow`` (``.ci/run`` does), as ``--run-slow`` does."""
