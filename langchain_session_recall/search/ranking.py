@@ -263,7 +263,7 @@ def best_window(
         1.0
     """
     total = sum(term_weight.values()) or 1.0
-    mean = total / max(1, len(term_weight))
+    mean = total / max(1, len(term_weight)) or 1.0  # (weights so small it underflows)
     if len(messages) == 1 and not header:  # one message of one term: the window is it
         [(term, ids)] = messages.items()
         if len(ids) == 1:
