@@ -25,8 +25,9 @@ __all__ = [
     "to_row",
 ]
 
-MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any]"
-"""What the stores accept as a message: a LangChain message or a dict (see :func:`to_row`)."""
+MessageLike: TypeAlias = "BaseMessage | Mapping[str, Any] | MessageRow"
+"""What the stores accept as a message: a LangChain message, a dict, or a row :func:`to_row`
+made already (see :func:`to_row`)."""
 
 ROLES = frozenset({"user", "assistant", "tool", "system"})
 """Roles a stored message may have (the Hermes vocabulary)."""
@@ -49,6 +50,22 @@ class MessageRow:
     parts: str | None = None
     """JSON of the message's content list when it holds more than text (an image, audio):
     ``content`` keeps its text (searched), this the whole list (given back as it was)."""
+
+    def __reduce__(self) -> tuple[type[MessageRow], tuple[Any, ...]]:
+        # Pickled as its field values: an import's worker process hands rows over in bulk,
+        # and the default for a frozen slots class pickles several times slower.
+        return (
+            MessageRow,
+            (
+                self.role,
+                self.content,
+                self.timestamp,
+                self.tool_call_id,
+                self.tool_calls,
+                self.tool_name,
+                self.parts,
+            ),
+        )
 
 
 def storable_text(text: str) -> str:
@@ -225,17 +242,20 @@ def _timestamp(value: Any, default: float) -> float:
     return float(value)
 
 
-def to_row(message: BaseMessage | Mapping[str, Any], *, now: float | None = None) -> MessageRow:
+def to_row(message: MessageLike, *, now: float | None = None) -> MessageRow:
     """Convert one message to a row.
 
     Accepts a LangChain ``BaseMessage`` (Human/AI with tool calls/Tool/System) or a dict with
     ``role``, ``content`` and optional ``tool_name``, ``tool_calls``, ``tool_call_id``,
-    ``timestamp``. Raises :class:`InvalidMessageError` on anything else.
+    ``timestamp``; a :class:`MessageRow` (converted before, e.g. by an import's worker
+    process) is returned as it is. Raises :class:`InvalidMessageError` on anything else.
 
     Example:
         >>> to_row({"role": "user", "content": "hi", "timestamp": 1.0}).role
         'user'
     """
+    if type(message) is MessageRow:
+        return message
     default_ts = time.time() if now is None else now
     if _is_langchain_message(message):
         from langchain_core.messages import AIMessage

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from langchain_session_recall.errors import ImportWorkerError, InvalidArgumentError
-from langchain_session_recall.importers.records import ImportSession
+from langchain_session_recall.importers.records import ImportSession, as_rows
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.resume import ResumePoint
 from langchain_session_recall.importers.sources import open_files
@@ -113,7 +113,8 @@ def read_batch(batch: Batch) -> list[ThreadReads]:
     """Read each thread of ``batch`` (in a worker process): each of its files opened as the
     import opens them (:func:`~langchain_session_recall.importers.sources.open_files`) and read
     whole (:func:`~langchain_session_recall.importers.codex.read_rollout`), each with a report
-    of its own."""
+    of its own, its messages already converted to rows
+    (:func:`~langchain_session_recall.importers.records.as_rows`)."""
     from langchain_session_recall.importers.codex import read_rollout
 
     home = Path(batch.home)
@@ -134,6 +135,8 @@ def read_batch(batch: Batch) -> list[ThreadReads]:
                         keep_point=batch.keep_points,
                         max_line_bytes=batch.max_line_bytes,
                     )
+                if read.thread is not None:  # (converted here: less for the writer to do)
+                    read.thread.messages = as_rows(read.thread.messages)
                 reads.append(read)
         except Exception as exc:  # (handed back whole: raised where a serial read raises it)
             done.append(exc)

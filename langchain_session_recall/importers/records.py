@@ -3,17 +3,21 @@ for writing it: parents before children, which fields an import may write."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_session_recall.errors import InvalidMessageError
 from langchain_session_recall.importers.report import ImportReport
-from langchain_session_recall.messages import MessageLike, storable_text
+from langchain_session_recall.messages import MessageLike, storable_text, to_row
 from langchain_session_recall.models import Session
 
 __all__ = [
     "UNDATED",
     "ImportSession",
+    "as_rows",
     "drop_copied_prefix",
     "dropping_copied_history",
     "fields_to_write",
@@ -170,15 +174,46 @@ def fields_to_write(session: ImportSession, existing: Session | None) -> dict[st
     return fields
 
 
+def as_rows(messages: Sequence[tuple[str, MessageLike]]) -> list[tuple[str, MessageLike]]:
+    """``messages`` (key, message) with each dated dict converted to its row
+    (:func:`~langchain_session_recall.messages.to_row`) ahead of the write, e.g. by an import's
+    worker process while the importing one writes; the store takes a row as it is (pure).
+
+    A message ``to_row`` refuses stays as it was, so the write refuses it and reports why as
+    it would have; one without a time (``to_row`` would date it by the clock) or dated by
+    the importer (:data:`UNDATED`, which the write counts) stays too.
+
+    Example:
+        >>> rows = as_rows([("1", {"role": "user", "content": "hi", "timestamp": 5.0}),
+        ...                 ("2", {"role": "robot", "content": "?", "timestamp": 6.0})])
+        >>> [(k, type(m).__name__) for k, m in rows]
+        [('1', 'MessageRow'), ('2', 'dict')]
+    """
+    out: list[tuple[str, MessageLike]] = []
+    for key, message in messages:
+        if (
+            isinstance(message, Mapping)
+            and message.get("timestamp") is not None
+            and UNDATED not in message
+        ):
+            with contextlib.suppress(InvalidMessageError):  # (refused again where written)
+                message = to_row(message)
+        out.append((key, message))
+    return out
+
+
 def _said(message: MessageLike) -> tuple[Any, ...]:
     """What a message says, for comparing a copy with its original (not its time or key):
     role, text, the call it answers and the ids of the calls it makes. A message dict (as
-    importers build them) and a stored message (what a store gives back) compare alike."""
+    importers build them), the row made of it (:func:`~langchain_session_recall.messages.
+    to_row`: its calls as JSON) and a stored message (what a store gives back) compare alike."""
     fields = ("role", "content", "tool_call_id", "tool_calls")
     if isinstance(message, Mapping):
         role, content, answers, calls = (message.get(f) for f in fields)
     else:
         role, content, answers, calls = (getattr(message, f, None) for f in fields)
+    if isinstance(calls, str):
+        calls = json.loads(calls)
     ids = tuple(c.get("id") for c in calls or [] if isinstance(c, Mapping))
     return (role, content, answers, ids)
 
