@@ -792,8 +792,8 @@ def import_codex(
     listed in ``report.forgotten`` unless ``reimport``.
 
     ``workers``: the processes the import runs in. ``1``: this one alone. ``N`` > 1: this
-    one writes while ``N - 1`` worker processes (``spawn``: guard a script's top level with
-    ``if __name__ == "__main__":``) read and parse the rollouts, with the same result
+    one writes while ``N - 1`` worker processes (fresh interpreters, which do not run the
+    calling script again) read and parse the rollouts, with the same result
     (:mod:`~langchain_session_recall.importers.codex_pipe`). ``None`` (default): a worker
     when this process may use more than one core and 32 MB or more are to be read.
 

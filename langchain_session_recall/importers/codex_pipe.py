@@ -17,23 +17,20 @@ the store's) is read by the importing process when its turn comes; a small impor
 :data:`PARALLEL_MIN_BYTES` to read, e.g. a ``sync`` of a few appended rollouts) does not
 start a process at all.
 
-Workers are started with ``spawn``: a fresh interpreter, the same on every platform, safe in
-a process that runs threads (a PostgreSQL pool, :func:`asyncio.to_thread`) or holds an open
-connection, which ``fork`` is not. It costs about half a second (the worker imports the
-package) and, as with any ``spawn``, the script that imports must guard its top level
-(``if __name__ == "__main__":``): a worker that cannot start (such a script) leaves the
+Workers are fresh interpreters (:class:`~langchain_session_recall.importers.worker_process.
+WorkerProcess`), the same on every platform, safe in a process that runs threads (a
+PostgreSQL pool, :func:`asyncio.to_thread`) or holds an open connection, which ``fork`` is not;
+unlike :mod:`multiprocessing`'s ``spawn`` they do not run the importing script again, so a
+script needs no ``if __name__ == "__main__":`` guard. A worker that cannot start leaves the
 import to the importing process alone, with a warning.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +41,7 @@ from langchain_session_recall.importers.records import ImportSession, as_rows
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.resume import ResumePoint
 from langchain_session_recall.importers.sources import open_files
+from langchain_session_recall.importers.worker_process import WorkerProcess, WorkerStopped
 
 if TYPE_CHECKING:
     from langchain_session_recall.importers.codex import _Reading, _Thread
@@ -68,7 +66,8 @@ logger = logging.getLogger(__name__)
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 """Rollout bytes a worker would read below which the default (``workers=None``) reads in the
-importing process: a worker's start (about 0.5 s) costs more than it saves below it."""
+importing process: a worker's start and the hand-over of its reads cost more than they save
+below it."""
 BATCH_BYTES = 4 * 1024 * 1024
 """Most rollout bytes in one batch (a larger thread is a batch of its own)."""
 BATCH_THREADS = 64
@@ -77,7 +76,7 @@ AHEAD = 2
 """Batches in flight per worker: one being read while the importing process takes another."""
 HEAD_START_BYTES = 8 * 1024 * 1024
 """Rollout bytes the importing process reads itself first, while its workers start (about
-what it imports in the half second a worker takes to start)."""
+0.2 s) and read their first batches."""
 _KIND = "codex"
 
 
@@ -203,23 +202,28 @@ class Pipe:
     ) -> None:
         self.home, self.report, self.reading = home, report, reading
         self.processes = processes
-        self.executor: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn")
-        )
+        self.workers: list[WorkerProcess] | None = []
+        try:
+            for _ in range(processes):
+                self.workers.append(WorkerProcess())
+        except WorkerStopped:
+            self.close()
+            raise
         self.start = start  # (the threads before it are read here)
         self.position = 0  # (of the next thread in the import's order)
+        self.submitted = 0
         self.batches = self._batches(order[self.start :])
-        self.pending: deque[Future[list[ThreadReads]]] = deque()
+        self.pending: deque[WorkerProcess] = deque()  # (whose answer comes next)
         self.current: deque[ThreadReads] = deque()
         self.taken = False  # a worker's read was taken into the import
         for _ in range(AHEAD * processes):
             self._submit()
 
     def close(self) -> None:
-        """Stop the workers (a batch being read is finished, the others are dropped)."""
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-            self.executor = None
+        """Stop the workers (batches sent and not taken are dropped)."""
+        for worker in self.workers or []:
+            worker.close()
+        self.workers = None
 
     def reads(self, entry: _Thread) -> Iterable[ImportSession]:
         """The reads of the files of ``entry``, the next thread of the import's order."""
@@ -227,12 +231,12 @@ class Pipe:
 
         _, parent, files = entry
         self.position += 1
-        if self.executor is None or self.position <= self.start or not self.for_worker(files):
+        if self.workers is None or self.position <= self.start or not self.for_worker(files):
             return _read_here(files, parent is None, self.home, self.report, self.reading)
         if not self.current:
             try:
                 self.current.extend(self._next_batch())
-            except BrokenProcessPool as exc:
+            except WorkerStopped as exc:
                 if self.taken:
                     raise ImportWorkerError(f"a Codex import worker stopped: {exc}") from exc
                 logger.warning(
@@ -259,10 +263,10 @@ class Pipe:
     def _next_batch(self) -> list[ThreadReads]:
         if not self.pending:
             raise AssertionError("a thread for a worker, not in any batch")
-        future = self.pending.popleft()
+        worker = self.pending.popleft()
         try:
-            done = future.result()
-        except BrokenProcessPool:
+            done: list[ThreadReads] = worker.result()
+        except WorkerStopped:
             raise
         except Exception as exc:  # (not a read's: those come back as results)
             raise ImportWorkerError(f"a Codex import worker failed: {exc!r}") from exc
@@ -271,8 +275,11 @@ class Pipe:
 
     def _submit(self) -> None:
         batch = next(self.batches, None)
-        if batch is not None and self.executor is not None:
-            self.pending.append(self.executor.submit(read_batch, batch))
+        if batch is not None and self.workers:
+            worker = self.workers[self.submitted % len(self.workers)]
+            worker.submit(read_batch, batch)
+            self.submitted += 1
+            self.pending.append(worker)
 
     def _batches(self, order: Iterable[_Thread]) -> Iterator[Batch]:
         """The threads a worker reads, in order, in batches."""
@@ -347,7 +354,12 @@ def reading_pipe(
     if not any(worker_files(files, reading) for _, _, files in order[start:]):
         yield None  # (nothing for a worker: none is started)
         return
-    pipe = Pipe(order, home, report, reading, processes=processes, start=start)
+    try:
+        pipe = Pipe(order, home, report, reading, processes=processes, start=start)
+    except WorkerStopped as exc:
+        logger.warning("the Codex import's worker process could not start (%s); reading here", exc)
+        yield None
+        return
     try:
         yield pipe.reads
     finally:

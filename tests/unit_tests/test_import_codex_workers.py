@@ -264,7 +264,7 @@ def test_a_small_import_starts_no_process(tmp_path: Path, monkeypatch: pytest.Mo
     def refused(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a worker process was started")
 
-    monkeypatch.setattr(codex_pipe, "ProcessPoolExecutor", refused)
+    monkeypatch.setattr(codex_pipe, "WorkerProcess", refused)
     monkeypatch.setattr(codex_pipe, "_cores", lambda: 8)
     home = tmp_path / "codex"
     shutil.copytree(HOME, home)
@@ -286,3 +286,33 @@ def test_how_many_worker_processes() -> None:
     for wrong in (0, -1):
         with pytest.raises(InvalidArgumentError, match="workers must be at least 1"):
             processes_for(wrong, lambda limit: big)
+
+
+def test_a_script_without_a_main_guard_runs_once_and_its_worker_reads(tmp_path: Path) -> None:
+    """A worker does not run the importing script again: ``spawn`` did (as ``__mp_main__``),
+    so an unguarded script's top level ran twice (its side effects too) and its worker died
+    with a traceback before the import went on without it."""
+    import subprocess
+
+    marker, db = tmp_path / "ran.txt", tmp_path / "store.db"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import logging\n"
+        "from langchain_session_recall import SessionStore\n"
+        "from langchain_session_recall.importers import codex_pipe\n"
+        "from langchain_session_recall.importers.codex import import_codex\n"
+        f"with open({str(marker)!r}, 'a') as f:\n"
+        "    f.write('top level\\n')\n"
+        "codex_pipe.HEAD_START_BYTES = 0\n"
+        "logging.basicConfig()\n"
+        f"report = import_codex(SessionStore({str(db)!r}), {str(HOME)!r}, workers=2)\n"
+        "print(report.messages)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "top level\n"
+    assert "Traceback" not in done.stderr and "could not start" not in done.stderr
+    assert done.stdout.strip() == "20"

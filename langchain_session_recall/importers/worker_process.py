@@ -1,0 +1,151 @@
+"""A worker process for an import: pickled calls in, their results out, in order.
+
+Not :mod:`multiprocessing`'s ``spawn``: it starts a worker by running the caller's main script
+again (as ``__mp_main__``), so a script without an ``if __name__ == "__main__":`` guard runs
+its top level twice, side effects included, and its worker dies with a traceback. A
+:class:`WorkerProcess` is a fresh interpreter (``sys.executable -c``) given the caller's
+``sys.path``, that imports this module alone: each call names its function by module and name
+(pickle), and the worker imports that module when the call comes. Nothing of the caller's
+script runs in it, and it starts in about the time the package takes to import.
+
+The worker answers the calls in the order they came, one at a time; a thread reads the calls
+as they come, so the caller never waits to send one while the worker writes an answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any, BinaryIO
+
+__all__ = ["WorkerProcess", "WorkerStopped", "serve"]
+
+_BOOT = (
+    "import pickle, sys\n"
+    "calls, answers = sys.stdin.buffer, sys.stdout.buffer\n"
+    "sys.stdout = sys.stderr\n"  # (a print in a call must not break the answers)
+    "sys.path[:] = pickle.load(calls)\n"
+    "from langchain_session_recall.importers.worker_process import serve\n"
+    "serve(calls, answers)\n"
+)
+_STOP_WAIT = 10.0  # seconds a worker with nothing left to do gets to exit before it is killed
+
+
+class WorkerStopped(Exception):
+    """The worker process could not start, or ended before it answered a call."""
+
+
+class WorkerProcess:
+    """One worker process: :meth:`submit` a call, :meth:`result` its answer (in order).
+
+    Raises:
+        WorkerStopped: the process cannot start (no Python executable, no resources).
+
+    Example:
+        >>> import operator
+        >>> worker = WorkerProcess()
+        >>> worker.submit(operator.neg, 4)
+        >>> worker.result()
+        -4
+        >>> worker.close()
+    """
+
+    def __init__(self) -> None:
+        if not sys.executable:  # (an embedding application may have none)
+            raise WorkerStopped("no Python executable to start a worker process with")
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+        except OSError as exc:
+            raise WorkerStopped(f"cannot start a worker process: {exc}") from exc
+        self.pending = 0  # calls sent and not yet answered
+        self._send(list(sys.path))
+
+    def submit(self, function: Callable[[Any], Any], argument: Any) -> None:
+        """Send a call (``function`` must be importable by name: a module's top-level
+        function)."""
+        self._send((function, argument))
+        self.pending += 1
+
+    def result(self) -> Any:
+        """The answer to the oldest call not answered yet: its value, or the exception it
+        raised, raised here.
+
+        Raises:
+            WorkerStopped: the process ended first.
+        """
+        answers = self._streams()[1]
+        try:
+            ok, value = pickle.load(answers)
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            code = self._process.poll()
+            raise WorkerStopped(f"the worker process ended (exit code {code})") from exc
+        self.pending -= 1
+        if ok:
+            return value
+        raise value
+
+    def close(self) -> None:
+        """Stop the process: it exits when it has answered what it was sent (it is killed
+        when calls are still pending, or when it does not exit in time)."""
+        calls, answers = self._streams()
+        if self.pending:
+            self._process.kill()
+        with contextlib.suppress(OSError):  # (already gone)
+            calls.close()
+        try:
+            self._process.wait(_STOP_WAIT)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        answers.close()
+
+    def _send(self, payload: Any) -> None:
+        calls = self._streams()[0]
+        try:
+            pickle.dump(payload, calls, protocol=pickle.HIGHEST_PROTOCOL)
+            calls.flush()
+        except (BrokenPipeError, OSError) as exc:
+            code = self._process.poll()
+            raise WorkerStopped(f"the worker process ended (exit code {code})") from exc
+
+    def _streams(self) -> tuple[IO[bytes], IO[bytes]]:
+        calls, answers = self._process.stdin, self._process.stdout
+        if calls is None or answers is None:  # (never: both are pipes)
+            raise WorkerStopped("the worker process has no pipes")
+        return calls, answers
+
+
+def serve(calls: BinaryIO, answers: BinaryIO) -> None:
+    """The worker's loop: answer each call read from ``calls`` on ``answers``, in order,
+    until ``calls`` ends. A call that raises is answered with its exception (or, when that
+    cannot be pickled, a ``RuntimeError`` naming it)."""
+    waiting: queue.SimpleQueue[tuple[Callable[[Any], Any], Any] | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                waiting.put(pickle.load(calls))
+            except Exception:  # (the end of the calls, or the caller gone)
+                waiting.put(None)
+                return
+
+    threading.Thread(target=read, daemon=True).start()
+    while (call := waiting.get()) is not None:
+        function, argument = call
+        try:
+            answer: tuple[bool, Any] = (True, function(argument))
+        except Exception as exc:
+            answer = (False, exc)
+        try:
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            data = pickle.dumps((False, RuntimeError(repr(answer[1]))))
+        answers.write(data)
+        answers.flush()
