@@ -48,6 +48,7 @@ __all__ = [
     "QUERY_LIMITS",
     "STOP_WORDS",
     "ParsedQuery",
+    "SearchedQuery",
     "Term",
     "bound_query",
     "closest_words",
@@ -59,6 +60,7 @@ __all__ = [
     "query_echo",
     "query_segments",
     "search_terms",
+    "searched_query",
     "separate_cjk_words",
 ]
 
@@ -634,6 +636,36 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
             out.setdefault(sub, None)
     terms = tuple(out)[:limit]
     return terms or query.relaxed[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchedQuery:
+    """A query as one search reads it, made once (:func:`searched_query`) before the search
+    starts and carried down: every stage below takes what it needs from here, none reads the query
+    again."""
+
+    query: ParsedQuery
+    """The parse, its prefixes searched as their completions (:func:`complete_prefixes`)."""
+    completed: dict[str, tuple[str, ...]]
+    """Each prefix searched as only some of its completions, and those it was searched as."""
+    terms: tuple[Term, ...]
+    """The terms matched one by one (:func:`search_terms`, up to :data:`MAX_QUERY_TERMS`)."""
+    text: str
+    """The query as it is embedded, reranked and shown (:func:`bound_query`)."""
+
+
+def searched_query(parsed: ParsedQuery, completions: Completions) -> SearchedQuery:
+    """``parsed`` (a parse of its ``source``) as one search reads it: its prefixes completed by
+    ``completions`` (the store's), its search terms, its bounded text.
+
+    Example:
+        >>> searched = searched_query(parse_query("fix the CORS error"), lambda prefix, limit: None)
+        >>> [t.tokens for t in searched.terms], searched.text, searched.completed
+        ([('fix',), ('CORS',), ('error',)], 'fix the CORS error', {})
+    """
+    query, completed = complete_prefixes(parsed, completions)
+    terms = search_terms(query, limit=MAX_QUERY_TERMS)
+    return SearchedQuery(query, completed, terms, bound_query(parsed.source))
 
 
 def highlight_words(

@@ -17,7 +17,7 @@ from typing import Any, overload
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.headers import session_header
-from langchain_session_recall.core.query import bound_query, highlight_words
+from langchain_session_recall.core.query import SearchedQuery, highlight_words
 from langchain_session_recall.core.redaction import SecretRedactor
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.models import Session, StoredMessage
@@ -45,13 +45,14 @@ from langchain_session_recall.recall.transcript import (
     term_pattern,
 )
 from langchain_session_recall.search.blend import DenseSearch
-from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
+from langchain_session_recall.search.pipeline import SearchOutcome, rank_searched
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.search.request import SearchRequest, as_request
 
 __all__ = [
     "Result",
     "recall",
+    "recall_searched",
     "recent_results",
     "redact_messages",
     "redact_session",
@@ -85,9 +86,25 @@ def recall(
         >>> [r.metadata["mode"] for r in recall(store, SearchRequest(""))]
         ['recent']
     """
-    if request.browse:
-        return recent_results(store, request, redact=redact)
-    return search_results(store, request, redact=redact, dense=dense)
+    searched = None if request.browse else request.searched(store.prefix_completions)
+    return recall_searched(store, request, searched, redact=redact, dense=dense)
+
+
+def recall_searched(
+    store: SessionBackend,
+    request: SearchRequest,
+    searched: SearchedQuery | None,
+    *,
+    redact: Callable[[str], str] | None = None,
+    dense: DenseSearch | None = None,
+) -> list[Result]:
+    """:func:`recall` for a request whose query the caller has read
+    (:meth:`~langchain_session_recall.search.request.SearchRequest.searched`; ``None``: a browse):
+    the retriever reads it first, to choose the search's inputs (a hybrid search or not, the
+    text embedded and reranked), and hands it down."""
+    if searched is None:
+        return _recent(store, request, redact)
+    return _found(store, request, searched, redact, dense)
 
 
 def search_results(
@@ -119,9 +136,21 @@ def search_results(
         ['s1']
     """
     request = as_request(request, **changes)
-    outcome = search_sessions(store, request, dense=dense)
+    searched = request.searched(store.prefix_completions)
+    return _found(store, request, searched, redact, dense)
+
+
+def _found(
+    store: SessionBackend,
+    request: SearchRequest,
+    searched: SearchedQuery,
+    redact: Callable[[str], str] | None,
+    dense: DenseSearch | None,
+) -> list[Result]:
+    """The results of a search (see :func:`search_results`)."""
+    outcome = rank_searched(store, request, searched, dense=dense)
     build = _SearchResult(
-        store, request.query, outcome, request.user_id, request.max_chars,
+        store, searched.text, outcome, request.user_id, request.max_chars,
         request.show_message_ids, redact,
     )  # fmt: skip
     results: list[Result] = []
@@ -238,7 +267,7 @@ class _SearchResult:
             "signals": dict(ranked.signals) if ranked.signals is not None else None,
             "query_expansions": _said(outcome.expansions),
             "time_hint": _time_hint(outcome),
-            "query": _clean(bound_query(self.query), self.redact),
+            "query": _clean(self.query, self.redact),
             "query_reading": outcome.reading,
             "search_mode": outcome.search_mode,
             "sessions_searched": outcome.sessions_searched,
@@ -581,7 +610,13 @@ def recent_results(
         >>> recent_results(store, k=3)[0].page_content
         'CORS'
     """
-    request = as_request(request or SearchRequest(), **changes)
+    return _recent(store, as_request(request or SearchRequest(), **changes), redact)
+
+
+def _recent(
+    store: SessionBackend, request: SearchRequest, redact: Callable[[str], str] | None
+) -> list[Result]:
+    """The results of a browse (see :func:`recent_results`)."""
     current = request.current_session_id
     recent = store.recent_sessions(
         request.k,

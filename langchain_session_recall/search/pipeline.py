@@ -28,12 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_session_recall.core.query import (
-    MAX_QUERY_TERMS,
-    ParsedQuery,
-    complete_prefixes,
-    search_terms,
-)
+from langchain_session_recall.core.query import ParsedQuery, SearchedQuery
 from langchain_session_recall.search.blend import DenseSearch, blend
 from langchain_session_recall.search.candidates import (
     MAX_STORE_QUERIES,
@@ -55,7 +50,7 @@ from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
-__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "search_sessions"]
+__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "rank_searched", "search_sessions"]
 
 QueryReading = Literal["natural", "strict", "relaxed"]
 SearchMode = Literal["lexical", "hybrid"]
@@ -118,10 +113,23 @@ def search_sessions(
         [('s1', ('cors', 'error'))]
     """
     request = as_request(request, **changes)
+    searched = request.searched(backend.prefix_completions)
+    return rank_searched(backend, request, searched, weights=weights, dense=dense)
+
+
+def rank_searched(
+    backend: SessionBackend,
+    request: SearchRequest,
+    searched: SearchedQuery,
+    *,
+    weights: TermWeights | None = None,
+    dense: DenseSearch | None = None,
+) -> SearchOutcome:
+    """:func:`search_sessions` for a request whose query the caller has read
+    (:meth:`~langchain_session_recall.search.request.SearchRequest.read`): the search itself,
+    each stage once."""
     filters = request.filters()
-    # a prefix is searched as the words it most often stands for: its cost is theirs
-    query, completed = complete_prefixes(request.parse(), backend.prefix_completions)
-    terms = search_terms(query, limit=MAX_QUERY_TERMS)
+    query = searched.query
     weights = weights or _DEFAULT_WEIGHTS
     moment = time.time() if request.now is None else request.now
     hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
@@ -135,10 +143,12 @@ def search_sessions(
         ranked = rank_sessions(hits, roots, exclude_roots=exclude) if hits else []
         if ranked:
             return SearchOutcome(
-                query=query, reading="strict", sessions=ranked, expansions=completed
+                query=query, reading="strict", sessions=ranked, expansions=searched.completed
             )
-    expansions = dict(completed)
-    term_hits, header_hits, roots = term_candidates(backend, terms, request, filters, expansions)
+    expansions = dict(searched.completed)
+    term_hits, header_hits, roots = term_candidates(
+        backend, searched.terms, request, filters, expansions
+    )
     ranked = []
     if roots:
         ranked = rank_by_terms(

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from langchain_session_recall.core.query import ParsedQuery, parse_query
+from langchain_session_recall.core.query import (
+    Completions,
+    ParsedQuery,
+    SearchedQuery,
+    parse_query,
+    searched_query,
+)
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.errors import InvalidArgumentError, InvalidOptionError
 from langchain_session_recall.messages import ROLE_ALIASES, ROLES
@@ -257,6 +263,23 @@ class SearchRequest:
             object.__setattr__(self, "parsed", parse_query(self.query))
         assert self.parsed is not None
         return self.parsed
+
+    def searched(self, completions: Completions) -> SearchedQuery:
+        """``query`` as the search reads it
+        (:func:`~langchain_session_recall.core.query.searched_query`): parsed once
+        (:meth:`parse`), its prefixes completed by ``completions`` (the store's
+        ``prefix_completions``). A surface reads it once, at the top, and hands it down.
+
+        Raises:
+            EmptyQueryError: the query holds nothing searchable (``"?"``).
+
+        Example:
+            >>> searched = SearchRequest("deploy*").searched(lambda p, limit: (["deployed"], 1))
+            >>> searched.terms[0].tokens, searched.terms[0].completions
+            (('deploy',), ('deployed',))
+        """
+        parsed = self.parse()
+        return searched_query(parsed, completions)
 
     @property
     def browse(self) -> bool:
