@@ -27,7 +27,7 @@ from langchain_session_recall.core.redaction import SecretPattern, SecretRedacto
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
-from langchain_session_recall.recall.build import Result, recall_searched
+from langchain_session_recall.recall.build import Result, recall_prepared
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.search.blend import (
     DEFAULT_DENSE_CANDIDATES,
@@ -282,17 +282,17 @@ class SessionRecallRetriever(BaseRetriever):
         Then down the pipeline, which reads none of them again."""
         embeddings = self._model(request)
         reranker = None if request.browse else self.reranker
-        wanted = dataclasses.replace(request, k=max(request.k, self.rerank_top_n))
+        wanted = max(request.k, self.rerank_top_n) if reranker is not None else request.k
         redact = self._redactor()
         try:
-            searched = None if request.browse else request.searched(self.store.prefix_completions)
+            prepared = None if request.browse else request.prepare(self.store.prefix_completions)
         except EmptyQueryError as exc:
             # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
             logger.debug("no documents: %s", exc)
             return []
-        if searched is None or not searched.query.relaxed:  # no dense stage to reach
+        if prepared is None or not prepared.query.parsed.relaxed:  # no dense stage to reach
             embeddings = None
-        text = searched.text if searched is not None else ""
+        text = prepared.query.text if prepared is not None else ""
         concurrent = self.embed_concurrently
         with question_vector(embeddings, text, concurrent=concurrent, made=made) as vector:
             dense = None
@@ -302,8 +302,8 @@ class SessionRecallRetriever(BaseRetriever):
                 if index is not self.store.vectors:
                     self._dense_index = index
                 dense = DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
-            results = recall_searched(
-                self.store, wanted if reranker else request, searched, redact=redact, dense=dense
+            results = recall_prepared(
+                self.store, request, prepared, redact=redact, dense=dense, k=wanted
             )
         docs = [_document(r) for r in results]
         if reranker is not None and docs:

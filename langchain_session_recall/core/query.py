@@ -644,7 +644,7 @@ class SearchedQuery:
     starts and carried down: every stage below takes what it needs from here, none reads the query
     again."""
 
-    query: ParsedQuery
+    parsed: ParsedQuery
     """The parse, its prefixes searched as their completions (:func:`complete_prefixes`)."""
     completed: dict[str, tuple[str, ...]]
     """Each prefix searched as only some of its completions, and those it was searched as."""

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_session_recall.core.query import ParsedQuery, SearchedQuery
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.search.blend import DenseSearch, blend
 from langchain_session_recall.search.candidates import (
     MAX_STORE_QUERIES,
@@ -44,13 +44,13 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
-from langchain_session_recall.search.request import SearchRequest, as_request
+from langchain_session_recall.search.request import PreparedSearch, SearchRequest, as_request
 from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint, time_prior
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
-__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "rank_searched", "search_sessions"]
+__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "rank_prepared", "search_sessions"]
 
 QueryReading = Literal["natural", "strict", "relaxed"]
 SearchMode = Literal["lexical", "hybrid"]
@@ -113,14 +113,13 @@ def search_sessions(
         [('s1', ('cors', 'error'))]
     """
     request = as_request(request, **changes)
-    searched = request.searched(backend.prefix_completions)
-    return rank_searched(backend, request, searched, weights=weights, dense=dense)
+    prepared = request.prepare(backend.prefix_completions)
+    return rank_prepared(backend, prepared, weights=weights, dense=dense)
 
 
-def rank_searched(
+def rank_prepared(
     backend: SessionBackend,
-    request: SearchRequest,
-    searched: SearchedQuery,
+    prepared: PreparedSearch,
     *,
     weights: TermWeights | None = None,
     dense: DenseSearch | None = None,
@@ -128,8 +127,8 @@ def rank_searched(
     """:func:`search_sessions` for a request whose query the caller has read
     (:meth:`~langchain_session_recall.search.request.SearchRequest.read`): the search itself,
     each stage once."""
-    filters = request.filters()
-    query = searched.query
+    request, filters = prepared.request, prepared.filters
+    query = prepared.query.parsed
     weights = weights or _DEFAULT_WEIGHTS
     moment = time.time() if request.now is None else request.now
     hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
@@ -143,11 +142,11 @@ def rank_searched(
         ranked = rank_sessions(hits, roots, exclude_roots=exclude) if hits else []
         if ranked:
             return SearchOutcome(
-                query=query, reading="strict", sessions=ranked, expansions=searched.completed
+                query=query, reading="strict", sessions=ranked, expansions=prepared.query.completed
             )
-    expansions = dict(searched.completed)
+    expansions = dict(prepared.query.completed)
     term_hits, header_hits, roots = term_candidates(
-        backend, searched.terms, request, filters, expansions
+        backend, prepared.query.terms, request, filters, expansions
     )
     ranked = []
     if roots:
