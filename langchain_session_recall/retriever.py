@@ -21,12 +21,13 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 from typing_extensions import override
 
 from langchain_session_recall.backends.base import SessionBackend
+from langchain_session_recall.backends.vectors.store import search_index
 from langchain_session_recall.core.query import bound_query
 from langchain_session_recall.core.redaction import SecretPattern, SecretRedactor
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
-from langchain_session_recall.recall.build import Result, recall
+from langchain_session_recall.recall.build import Result, recall_prepared
 from langchain_session_recall.recorder import configured_session
 from langchain_session_recall.search.blend import (
     DEFAULT_DENSE_CANDIDATES,
@@ -36,7 +37,7 @@ from langchain_session_recall.search.blend import (
 from langchain_session_recall.search.question_vector import (
     QuestionVector,
     asearch_with_question_vector,
-    search_with_question_vector,
+    question_vector,
 )
 from langchain_session_recall.search.request import (
     DEFAULT_K,
@@ -250,7 +251,7 @@ class SessionRecallRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         request = self._request(query, kwargs)
-        return self._run(request, self._hybrid_model(request), run_manager)
+        return self._search(request, run_manager)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -261,54 +262,52 @@ class SessionRecallRetriever(BaseRetriever):
         if embeddings is None or not self.embed_concurrently:
             # SQLite calls block: run them in the default executor (each thread has its own
             # connection), as LangChain does for retrievers without native async I/O.
-            return await run_in_executor(None, self._run, request, embeddings, sync_manager)
+            return await run_in_executor(None, self._search, request, sync_manager)
         # the question's aembed_query on the loop, the search in a pool of its own meanwhile
         return await asearch_with_question_vector(
-            lambda vector: self._search(request, self._dense(embeddings, vector), sync_manager),
+            lambda vector: self._search(request, sync_manager, vector),
             embeddings,
             bound_query(request.query),
-        )
-
-    def _run(
-        self,
-        request: SearchRequest,
-        embeddings: Embeddings | None,
-        run_manager: CallbackManagerForRetrieverRun,
-    ) -> list[Document]:
-        """A lexical search, or a hybrid one with the question embedded meanwhile."""
-        if embeddings is None:
-            return self._search(request, None, run_manager)
-        return search_with_question_vector(
-            lambda vector: self._search(request, self._dense(embeddings, vector), run_manager),
-            embeddings,
-            bound_query(request.query),
-            concurrent=self.embed_concurrently,
         )
 
     def _search(
         self,
         request: SearchRequest,
-        dense: DenseSearch | None,
         run_manager: CallbackManagerForRetrieverRun,
+        made: QuestionVector | None = None,
     ) -> list[Document]:
-        """The search itself (blocking): lexical, blended with ``dense`` if given, reranked."""
-        rerank = self.reranker is not None and not request.browse
-        wanted = dataclasses.replace(request, k=max(request.k, self.rerank_top_n))
+        """The search itself (blocking), its inputs chosen first: the query read once (its
+        prefixes completed, the text embedded and reranked), lexical or hybrid (the question
+        embedded while the lexical search runs, or ``made`` by the caller), reranked or not.
+        Then down the pipeline, which reads none of them again."""
+        embeddings = self._model(request)
+        reranker = None if request.browse else self.reranker
+        wanted = max(request.k, self.rerank_top_n) if reranker is not None else request.k
+        redact = self._redactor()
         try:
-            results = recall(
-                self.store, wanted if rerank else request, redact=self._redactor(), dense=dense
-            )
+            prepared = None if request.browse else request.prepare(self.store.prefix_completions)
         except EmptyQueryError as exc:
             # "?", "(", an emoji: no session can match; a chain must not crash on a user's text.
             logger.debug("no documents: %s", exc)
             return []
-        docs = [_document(r) for r in results]
-        if rerank and docs and self.reranker is not None:
-            docs = list(
-                self.reranker.compress_documents(
-                    docs, bound_query(request.query), callbacks=run_manager.get_child()
-                )
+        if prepared is None or not prepared.query.parsed.relaxed:  # no dense stage to reach
+            embeddings = None
+        text = prepared.query.text if prepared is not None else ""
+        concurrent = self.embed_concurrently
+        with question_vector(embeddings, text, concurrent=concurrent, made=made) as vector:
+            dense = None
+            if embeddings is not None and vector is not None:
+                # its index checked: raises if the store's vectors are another model's, or missing
+                index = search_index(self.store, embeddings, self._dense_index)
+                if index is not self.store.vectors:
+                    self._dense_index = index
+                dense = DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
+            results = recall_prepared(
+                self.store, request, prepared, redact=redact, dense=dense, k=wanted
             )
+        docs = [_document(r) for r in results]
+        if reranker is not None and docs:
+            docs = list(reranker.compress_documents(docs, text, callbacks=run_manager.get_child()))
         return docs[: request.k]
 
     @override
@@ -348,7 +347,7 @@ class SessionRecallRetriever(BaseRetriever):
             ['s1']
         """
         noop = CallbackManagerForRetrieverRun.get_noop_manager()
-        return self._run(request, self._hybrid_model(request), noop)
+        return self._search(request, noop)
 
     def search_mode(
         self, query: str | SearchRequest, **options: Any
@@ -371,30 +370,20 @@ class SessionRecallRetriever(BaseRetriever):
         return "hybrid" if self._hybrid_model(request) else "lexical"
 
     def _hybrid_model(self, request: SearchRequest) -> Embeddings | None:
-        """The model of a hybrid search, or ``None`` (lexical: no model, weight 0, a browse,
-        or a search that can use no dense candidate, so its question is never
-        embedded: a role filter, as a window mixes roles; a query of only ``NOT`` terms; one
-        with nothing to search, such as ``"?"``)."""
+        """The model of a hybrid search, or ``None`` (lexical: see :meth:`_model`, or a search
+        that can use no dense candidate, so its question is never embedded: a query of only
+        ``NOT`` terms; one with nothing to search, such as ``"?"``)."""
+        embeddings = self._model(request)
+        return embeddings if embeddings is not None and _may_use_dense(request) else None
+
+    def _model(self, request: SearchRequest) -> Embeddings | None:
+        """The model a hybrid search for ``request`` would embed its question with, as far as
+        the configuration and the request's fields say: ``None`` for no model, weight 0, a
+        browse, or a role filter (a window mixes roles)."""
         embeddings = self.embeddings or self.store.embeddings
         if embeddings is None or self.dense_weight <= 0 or request.browse:
             return None
-        if request.role_filter or not _may_use_dense(request):
-            return None
-        return embeddings
-
-    def _dense(self, embeddings: Embeddings, vector: QuestionVector) -> DenseSearch:
-        """The dense half of a hybrid search (its index checked: raises if the store's vectors
-        are another model's, or missing), ``vector`` the question's (maybe still being made)."""
-        from langchain_session_recall.backends.vectors.identity import embedding_identity
-        from langchain_session_recall.backends.vectors.index import VectorIndex
-
-        index = self.store.vectors
-        if index is None or index.identity != embedding_identity(embeddings):
-            if self._dense_index is None or self._dense_index.embeddings is not embeddings:
-                self._dense_index = VectorIndex.for_search(self.store, embeddings)
-            index = self._dense_index
-        index.check()
-        return DenseSearch(index, vector, self.dense_weight, self.dense_candidates)
+        return None if request.role_filter else embeddings
 
     def _request(self, query: str, options: dict[str, Any]) -> SearchRequest:
         """This retriever's fields, with the per-call ``options`` over them (checked: see

@@ -21,18 +21,21 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from langchain_session_recall.core.cjk import (
+    CJK_CHARS,
+    CJK_PUNCTUATION,
     CJK_RUN,
-    CJK_STOP_BIGRAMS,
-    cut_long_runs,
-    has_cjk,
-    query_segments,
-    separate_cjk_words,
+    HAN,
+    HANGUL,
+    HIRAGANA,
+    KATAKANA,
+    char_class,
 )
 from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_words, edit_distance
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.messages import storable_text
 
 __all__ = [
+    "CJK_STOP_BIGRAMS",
     "MAX_CORRECTIONS",
     "MAX_EXCLUDED_TERMS",
     "MAX_PREFIX_COMPLETIONS",
@@ -45,15 +48,20 @@ __all__ = [
     "QUERY_LIMITS",
     "STOP_WORDS",
     "ParsedQuery",
+    "SearchedQuery",
     "Term",
     "bound_query",
     "closest_words",
     "complete_prefixes",
+    "cut_long_runs",
     "edit_distance",
     "highlight_words",
     "parse_query",
     "query_echo",
+    "query_segments",
     "search_terms",
+    "searched_query",
+    "separate_cjk_words",
 ]
 
 Reading = Literal["strict", "relaxed"]
@@ -120,6 +128,95 @@ STOP_WORDS = frozenset(
     s t d ll m re ve
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
+
+# --------------------------------------------------------------------------- CJK words
+# Chinese and Japanese write no spaces: where a query's CJK text parts into words is decided here,
+# beside the parser, from the one table of what counts as CJK (core/cjk.py).
+
+# A word boundary in a CJK query: CJK punctuation anywhere, and any other punctuation or symbol
+# next to a CJK character ("deploy失败,怎么办"). '*' (a prefix) and '"' (a phrase) stay syntax.
+_SEPARATOR = re.compile(
+    f'[{CJK_PUNCTUATION}]|(?<=[{CJK_CHARS}])[^\\w\\s*"]|[^\\w\\s*"](?=[{CJK_CHARS}])'
+)
+
+
+def separate_cjk_words(text: str) -> str:
+    """``text`` with CJK punctuation (and punctuation touching CJK text) made spaces.
+
+    Chinese and Japanese write no spaces: the punctuation is where a question's words part, so
+    ``失败了，怎么办`` is two words, not the phrase "失败了 怎么办" a hyphen makes of
+    ``docker-compose``.
+
+    Example:
+        >>> separate_cjk_words("数据库迁移失败了，怎么办？ docker-compose deploy失败,怎么办")
+        '数据库迁移失败了 怎么办  docker-compose deploy失败 怎么办'
+    """
+    return _SEPARATOR.sub(" ", text)
+
+
+def cut_long_runs(text: str, max_chars: int) -> str:
+    """``text`` with every CJK run longer than ``max_chars`` cut into pieces of ``max_chars``
+    separated by spaces, each piece starting on the last character of the one before (so every
+    bigram of the run is in a piece).
+
+    A run with no punctuation in it is a sentence or a paragraph, not a word: searched as
+    one token it would match only the same paragraph.
+
+    Example:
+        >>> cut_long_runs("ab数据库迁移", 3)
+        'ab数据库 库迁移'
+    """
+    step = max(1, max_chars - 1)
+
+    def cut(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if len(run) <= max_chars:
+            return run
+        starts = range(0, len(run) - 1, step)
+        return " ".join(run[i : i + max_chars] for i in starts)
+
+    return CJK_RUN.sub(cut, text)
+
+
+# Two-character question and filler words of Chinese recall questions ("上次怎么修改的...").
+_STOP = "怎么 什么 为什 么样 如何 上次 之前 以前 我们 你们 那个 这个 哪个 时候 一下 多少 是不 有没"
+CJK_STOP_BIGRAMS = frozenset([*_STOP.split(), "可以", "能不", "帮我", "请问", "记得"])
+# Chinese function characters that end a word: a run is split there before taking bigrams.
+_ZH_BREAKS = "的了吗呢吧啊是在和把就都也还又与及或"
+# One segment per script: Han, Katakana (with the prolonged sound mark), Hiragana, Hangul,
+# anything else (Latin, digits). Japanese questions glue particles (hiragana) to words.
+_SEGMENT = re.compile(
+    f"([{char_class(HAN)}]+|[{char_class(KATAKANA)}]+|[{char_class(HIRAGANA)}]+"
+    f"|[{char_class(HANGUL)}]+)"
+)
+_HIRAGANA = re.compile(f"[{char_class(HIRAGANA)}]+")
+
+
+def query_segments(token: str) -> list[str]:
+    """Split one query token (CJK glued to Latin) into the parts worth searching.
+
+    Scripts are separated (``youer服务端`` -> ``youer``, ``服务端``; ``キャッシュが効かない`` ->
+    ``キャッシュ``, ``効``), Chinese runs are cut at function characters (``的``, ``了``) and
+    Japanese particles and inflection endings (hiragana next to other scripts) are dropped.
+
+    Example:
+        >>> query_segments("上次修改的youer服务端")
+        ['上次修改', 'youer', '服务端']
+        >>> query_segments("Dockerのキャッシュが効かない")
+        ['Docker', 'キャッシュ', '効']
+    """
+    parts = [p for p in _SEGMENT.split(token) if p]
+    only_hiragana = all(_HIRAGANA.fullmatch(p) for p in parts)
+    out: list[str] = []
+    for part in parts:
+        if _HIRAGANA.fullmatch(part) and not only_hiragana:
+            continue
+        if "\u4e00" <= part[0] <= "\u9fff":
+            out.extend(p for p in re.split(f"[{_ZH_BREAKS}]", part) if p)
+        else:
+            out.append(part)
+    return out
+
 
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
 # A token character is a letter or a digit, as for FTS5's unicode61 tokenizer ('_' splits).
@@ -458,7 +555,7 @@ def complete_prefixes(
         (('deploy',), ('config',), {'dep*': ('deploy',), 'c*': ('config',)})
     """
     terms = [t for _, t in query.strict] + [*query.relaxed, *query.excluded]
-    prefixes = {t.tokens for t in terms if t.prefix and not has_cjk(t.tokens[-1])}
+    prefixes = {t.tokens for t in terms if t.prefix and not CJK_RUN.search(t.tokens[-1])}
     each = max(1, min(MAX_PREFIX_COMPLETIONS, MAX_QUERY_COMPLETIONS // max(1, len(prefixes))))
     found: dict[str, tuple[str, ...]] = {}
     totals: dict[str, int] = {}
@@ -466,7 +563,7 @@ def complete_prefixes(
 
     def complete(term: Term) -> Term:
         last = term.tokens[-1]
-        if not term.prefix or has_cjk(last):
+        if not term.prefix or CJK_RUN.search(last):
             return term
         if last not in found:
             listed = completions(last, each)
@@ -520,7 +617,7 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
     """The terms matched one by one to score sessions by term coverage.
 
     Latin words, phrases and prefixes are the relaxed terms; tokens with CJK text are split
-    into words and bigrams (see :func:`langchain_session_recall.core.cjk.query_segments`), with
+    into words and bigrams (see :func:`langchain_session_recall.core.query.query_segments`), with
     question words such as ``怎么`` dropped. When nothing remains, the relaxed terms are used.
 
     Example:
@@ -532,13 +629,43 @@ def search_terms(query: ParsedQuery, *, limit: int = MAX_SEARCH_TERMS) -> tuple[
     for term in query.relaxed:
         if len(out) >= limit:
             break
-        if term.is_phrase or term.prefix or not has_cjk(term.tokens[0]):
+        if term.is_phrase or term.prefix or not CJK_RUN.search(term.tokens[0]):
             out.setdefault(term, None)
             continue
         for sub in _cjk_terms(term.tokens[0]):
             out.setdefault(sub, None)
     terms = tuple(out)[:limit]
     return terms or query.relaxed[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchedQuery:
+    """A query as one search reads it, made once (:func:`searched_query`) before the search
+    starts and carried down: every stage below takes what it needs from here, none reads the query
+    again."""
+
+    parsed: ParsedQuery
+    """The parse, its prefixes searched as their completions (:func:`complete_prefixes`)."""
+    completed: dict[str, tuple[str, ...]]
+    """Each prefix searched as only some of its completions, and those it was searched as."""
+    terms: tuple[Term, ...]
+    """The terms matched one by one (:func:`search_terms`, up to :data:`MAX_QUERY_TERMS`)."""
+    text: str
+    """The query as it is embedded, reranked and shown (:func:`bound_query`)."""
+
+
+def searched_query(parsed: ParsedQuery, completions: Completions) -> SearchedQuery:
+    """``parsed`` (a parse of its ``source``) as one search reads it: its prefixes completed by
+    ``completions`` (the store's), its search terms, its bounded text.
+
+    Example:
+        >>> searched = searched_query(parse_query("fix the CORS error"), lambda prefix, limit: None)
+        >>> [t.tokens for t in searched.terms], searched.text, searched.completed
+        ([('fix',), ('CORS',), ('error',)], 'fix the CORS error', {})
+    """
+    query, completed = complete_prefixes(parsed, completions)
+    terms = search_terms(query, limit=MAX_QUERY_TERMS)
+    return SearchedQuery(query, completed, terms, bound_query(parsed.source))
 
 
 def highlight_words(

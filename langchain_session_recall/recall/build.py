@@ -17,7 +17,7 @@ from typing import Any, overload
 from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
 from langchain_session_recall.core.headers import session_header
-from langchain_session_recall.core.query import bound_query, highlight_words
+from langchain_session_recall.core.query import highlight_words
 from langchain_session_recall.core.redaction import SecretRedactor
 from langchain_session_recall.core.where import where_fields
 from langchain_session_recall.models import Session, StoredMessage
@@ -45,13 +45,14 @@ from langchain_session_recall.recall.transcript import (
     term_pattern,
 )
 from langchain_session_recall.search.blend import DenseSearch
-from langchain_session_recall.search.pipeline import SearchOutcome, search_sessions
+from langchain_session_recall.search.pipeline import SearchOutcome, rank_prepared
 from langchain_session_recall.search.ranking import RankedSession
-from langchain_session_recall.search.request import SearchRequest, as_request
+from langchain_session_recall.search.request import PreparedSearch, SearchRequest, as_request
 
 __all__ = [
     "Result",
     "recall",
+    "recall_prepared",
     "recent_results",
     "redact_messages",
     "redact_session",
@@ -85,9 +86,27 @@ def recall(
         >>> [r.metadata["mode"] for r in recall(store, SearchRequest(""))]
         ['recent']
     """
-    if request.browse:
-        return recent_results(store, request, redact=redact)
-    return search_results(store, request, redact=redact, dense=dense)
+    prepared = None if request.browse else request.prepare(store.prefix_completions)
+    return recall_prepared(store, request, prepared, redact=redact, dense=dense)
+
+
+def recall_prepared(
+    store: SessionBackend,
+    request: SearchRequest,
+    prepared: PreparedSearch | None,
+    *,
+    redact: Callable[[str], str] | None = None,
+    dense: DenseSearch | None = None,
+    k: int | None = None,
+) -> list[Result]:
+    """:func:`recall` for a request whose query the caller has read
+    (:meth:`~langchain_session_recall.search.request.SearchRequest.prepare`; ``None``: a browse):
+    the retriever reads it first, to choose the search's inputs (a hybrid search or not, the
+    text embedded and reranked), and hands it down. ``k``: how many results to build
+    (``None``: the request's; a retriever with a reranker asks for its ``rerank_top_n``)."""
+    if prepared is None:
+        return _recent(store, request, redact, k)
+    return _found(store, prepared, redact, dense, k)
 
 
 def search_results(
@@ -119,17 +138,32 @@ def search_results(
         ['s1']
     """
     request = as_request(request, **changes)
-    outcome = search_sessions(store, request, dense=dense)
+    prepared = request.prepare(store.prefix_completions)
+    return _found(store, prepared, redact, dense, None)
+
+
+def _found(
+    store: SessionBackend,
+    prepared: PreparedSearch,
+    redact: Callable[[str], str] | None,
+    dense: DenseSearch | None,
+    k: int | None,
+) -> list[Result]:
+    """The results of a search (see :func:`search_results`): ``k`` of them (``None``: the
+    request's)."""
+    request = prepared.request
+    outcome = rank_prepared(store, prepared, dense=dense)
     build = _SearchResult(
-        store, request.query, outcome, request.user_id, request.max_chars,
+        store, prepared.query.text, outcome, request.user_id, request.max_chars,
         request.show_message_ids, redact,
     )  # fmt: skip
     results: list[Result] = []
     ranked, taken = outcome.sessions, 0
     # Past the k-th when a session's only evidence was redacted (see evidence.py): the next one
     # takes its place. Nothing is redacted away on an ordinary search: one pass of k.
-    while len(results) < request.k and taken < len(ranked):
-        chosen = ranked[taken : taken + request.k - len(results)]
+    k = request.k if k is None else k
+    while len(results) < k and taken < len(ranked):
+        chosen = ranked[taken : taken + k - len(results)]
         taken += len(chosen)
         sessions = store.get_sessions(r.root_id for r in chosen)
         for r in chosen:
@@ -238,7 +272,7 @@ class _SearchResult:
             "signals": dict(ranked.signals) if ranked.signals is not None else None,
             "query_expansions": _said(outcome.expansions),
             "time_hint": _time_hint(outcome),
-            "query": _clean(bound_query(self.query), self.redact),
+            "query": _clean(self.query, self.redact),
             "query_reading": outcome.reading,
             "search_mode": outcome.search_mode,
             "sessions_searched": outcome.sessions_searched,
@@ -581,10 +615,20 @@ def recent_results(
         >>> recent_results(store, k=3)[0].page_content
         'CORS'
     """
-    request = as_request(request or SearchRequest(), **changes)
+    return _recent(store, as_request(request or SearchRequest(), **changes), redact, None)
+
+
+def _recent(
+    store: SessionBackend,
+    request: SearchRequest,
+    redact: Callable[[str], str] | None,
+    k: int | None,
+) -> list[Result]:
+    """The results of a browse (see :func:`recent_results`): ``k`` of them (``None``: the
+    request's)."""
     current = request.current_session_id
     recent = store.recent_sessions(
-        request.k,
+        request.k if k is None else k,
         exclude_sources=request.exclude_sources,
         exclude_session_ids=[current] if current else [],
         user_id=request.user_id,

@@ -28,12 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_session_recall.core.query import (
-    MAX_QUERY_TERMS,
-    ParsedQuery,
-    complete_prefixes,
-    search_terms,
-)
+from langchain_session_recall.core.query import ParsedQuery
 from langchain_session_recall.search.blend import DenseSearch, blend
 from langchain_session_recall.search.candidates import (
     MAX_STORE_QUERIES,
@@ -49,13 +44,13 @@ from langchain_session_recall.search.ranking import (
     rank_by_terms,
     rank_sessions,
 )
-from langchain_session_recall.search.request import SearchRequest, as_request
+from langchain_session_recall.search.request import PreparedSearch, SearchRequest, as_request
 from langchain_session_recall.search.time_hints import TimeHint, parse_time_hint, time_prior
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
 
-__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "search_sessions"]
+__all__ = ["MAX_STORE_QUERIES", "SearchOutcome", "rank_prepared", "search_sessions"]
 
 QueryReading = Literal["natural", "strict", "relaxed"]
 SearchMode = Literal["lexical", "hybrid"]
@@ -118,10 +113,22 @@ def search_sessions(
         [('s1', ('cors', 'error'))]
     """
     request = as_request(request, **changes)
-    filters = request.filters()
-    # a prefix is searched as the words it most often stands for: its cost is theirs
-    query, completed = complete_prefixes(request.parse(), backend.prefix_completions)
-    terms = search_terms(query, limit=MAX_QUERY_TERMS)
+    prepared = request.prepare(backend.prefix_completions)
+    return rank_prepared(backend, prepared, weights=weights, dense=dense)
+
+
+def rank_prepared(
+    backend: SessionBackend,
+    prepared: PreparedSearch,
+    *,
+    weights: TermWeights | None = None,
+    dense: DenseSearch | None = None,
+) -> SearchOutcome:
+    """:func:`search_sessions` for a request whose query the caller has read
+    (:meth:`~langchain_session_recall.search.request.SearchRequest.read`): the search itself,
+    each stage once."""
+    request, filters = prepared.request, prepared.filters
+    query = prepared.query.parsed
     weights = weights or _DEFAULT_WEIGHTS
     moment = time.time() if request.now is None else request.now
     hint = parse_time_hint(query.text, now=moment)  # the capped text, never the raw one
@@ -135,10 +142,12 @@ def search_sessions(
         ranked = rank_sessions(hits, roots, exclude_roots=exclude) if hits else []
         if ranked:
             return SearchOutcome(
-                query=query, reading="strict", sessions=ranked, expansions=completed
+                query=query, reading="strict", sessions=ranked, expansions=prepared.query.completed
             )
-    expansions = dict(completed)
-    term_hits, header_hits, roots = term_candidates(backend, terms, request, filters, expansions)
+    expansions = dict(prepared.query.completed)
+    term_hits, header_hits, roots = term_candidates(
+        backend, prepared.query.terms, request, filters, expansions
+    )
     ranked = []
     if roots:
         ranked = rank_by_terms(

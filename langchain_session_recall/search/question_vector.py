@@ -29,16 +29,17 @@ The rules, sync and async alike:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["QuestionVector", "asearch_with_question_vector", "search_with_question_vector"]
+__all__ = ["QuestionVector", "asearch_with_question_vector", "question_vector"]
 
 T = TypeVar("T")
 
@@ -49,36 +50,41 @@ _THREAD_NAME = "session-recall-embed"
 _SEARCH = "session-recall-search"
 
 
-def search_with_question_vector(
-    search: Callable[[QuestionVector], T],
-    embeddings: Embeddings,
+@contextlib.contextmanager
+def question_vector(
+    embeddings: Embeddings | None,
     text: str,
     *,
     concurrent: bool = True,
-) -> T:
-    """``search(vector)`` with ``text`` embedded in a worker thread meanwhile.
-
-    ``vector()`` gives the embedding (waiting for it if need be). Returns or raises once the
-    worker has ended. ``concurrent=False``: embedded in the caller's thread when ``vector`` is
-    first called (the sequential search).
+    made: QuestionVector | None = None,
+) -> Iterator[QuestionVector | None]:
+    """The question's vector for the search the ``with`` block runs, ``text`` embedded in a
+    worker thread meanwhile: ``vector()`` gives it (waiting for it if need be). The block ends
+    only once the worker has. ``concurrent=False``: embedded in the caller's thread when
+    ``vector`` is first called (the sequential search). ``None`` without a model (a lexical
+    search); ``made`` when the caller makes it elsewhere (the async search, on its loop).
 
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
         >>> model = DeterministicFakeEmbedding(size=4)
-        >>> def search(vector):  # the lexical stage would run here, then the dense one
-        ...     return vector() == model.embed_query("deploy failed")
-        >>> search_with_question_vector(search, model, "deploy failed")
+        >>> with question_vector(model, "deploy failed") as vector:
+        ...     # the lexical stage would run here, then the dense one
+        ...     vector() == model.embed_query("deploy failed")
         True
     """
+    if embeddings is None or made is not None:
+        yield made
+        return
     if not concurrent:
-        return search(functools.cache(functools.partial(embeddings.embed_query, text)))
+        yield functools.cache(functools.partial(embeddings.embed_query, text))
+        return
     # one thread per search, joined when the search ends: no shared pool to size or shut
     # down (a thread starts in ~0.1 ms; the embedding it runs takes milliseconds or more)
     with ThreadPoolExecutor(1, thread_name_prefix=_THREAD_NAME) as pool:
         # the caller's context (a tracer's run, callbacks' context variables) goes with it
         future = pool.submit(contextvars.copy_context().run, embeddings.embed_query, text)
         try:
-            return search(future.result)
+            yield future.result
         finally:
             future.cancel()  # not started: never runs; running: the pool's exit waits for it
 
@@ -86,7 +92,7 @@ def search_with_question_vector(
 async def asearch_with_question_vector(
     search: Callable[[QuestionVector], T], embeddings: Embeddings, text: str
 ) -> T:
-    """:func:`search_with_question_vector` for an async search: ``aembed_query`` runs on the
+    """:func:`question_vector` for an async search: ``aembed_query`` runs on the
     event loop while the blocking ``search`` runs in a thread of :func:`_search_pool`.
 
     Example:

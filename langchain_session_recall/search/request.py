@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from langchain_session_recall.core.query import ParsedQuery, parse_query
+from langchain_session_recall.core.query import (
+    Completions,
+    ParsedQuery,
+    SearchedQuery,
+    parse_query,
+    searched_query,
+)
 from langchain_session_recall.core.where import agent_list, project_path
 from langchain_session_recall.errors import InvalidArgumentError, InvalidOptionError
 from langchain_session_recall.messages import ROLE_ALIASES, ROLES
@@ -32,6 +38,7 @@ __all__ = [
     "MIN_MAX_CHARS",
     "ROLE_NAMES",
     "SESSIONS_PER_TERM",
+    "PreparedSearch",
     "SearchRequest",
     "as_request",
     "check_dates",
@@ -258,6 +265,24 @@ class SearchRequest:
         assert self.parsed is not None
         return self.parsed
 
+    def prepare(self, completions: Completions) -> PreparedSearch:
+        """This request as the search reads it, once, at the top: its query read
+        (:func:`~langchain_session_recall.core.query.searched_query`: parsed once by
+        :meth:`parse`, its prefixes completed by ``completions``, the store's
+        ``prefix_completions``) and its store filters. A surface prepares it and hands it down.
+
+        Raises:
+            EmptyQueryError: the query holds nothing searchable (``"?"``).
+
+        Example:
+            >>> prepared = SearchRequest("deploy*").prepare(lambda p, limit: (["deployed"], 1))
+            >>> prepared.query.terms[0].tokens, prepared.query.terms[0].completions
+            (('deploy',), ('deployed',))
+        """
+        filters = self.filters()
+        parsed = self.parse()
+        return PreparedSearch(self, searched_query(parsed, completions), filters)
+
     @property
     def browse(self) -> bool:
         """An empty query lists recent sessions instead of searching."""
@@ -275,6 +300,19 @@ class SearchRequest:
             project=self.project,
             agents=self.agent,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedSearch:
+    """A search request as the search reads it, made once at the top
+    (:meth:`SearchRequest.prepare`) and handed down the pipeline: no stage below reads the
+    query or derives the filters again."""
+
+    request: SearchRequest
+    query: SearchedQuery
+    """The query read once: parsed, prefixes completed, search terms, the bounded text."""
+    filters: SearchFilters
+    """The store-level filters (:meth:`SearchRequest.filters`)."""
 
 
 _FIELDS = frozenset(f.name for f in fields(SearchRequest))

@@ -17,6 +17,7 @@ from hybrid_support import ConceptEmbeddings
 from langchain_core.documents import Document
 from store_targets import StoreFactory
 
+import langchain_session_recall.retriever as retriever_module
 from langchain_session_recall import SessionRecallRetriever
 from langchain_session_recall.backends import SessionBackend
 
@@ -230,19 +231,19 @@ async def test_a_cancelled_async_search_cancels_its_embedding(
     store: SessionBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate, searched = threading.Event(), []
-    dense = SessionRecallRetriever._dense
+    index = retriever_module.search_index
 
-    def held(self: SessionRecallRetriever, *args: Any) -> Any:
+    def held(*args: Any) -> Any:
         """The search thread held where it starts reading the store, until after the
         cancellation (where CI once closed the store under it: a segmentation fault)."""
         searched.append("entered")
         try:
             assert gate.wait(WAIT)
-            return dense(self, *args)
+            return index(*args)
         finally:
             searched.append("left")
 
-    monkeypatch.setattr(SessionRecallRetriever, "_dense", held)
+    monkeypatch.setattr(retriever_module, "search_index", held)
 
     class Hanging(RecordingModel):
         cancelled = False

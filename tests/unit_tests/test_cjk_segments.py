@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_session_recall.core.cjk import CJK_RUN, bigram_text, has_cjk, query_segments
+from langchain_session_recall.core.cjk import CJK_RUN, bigram_text, has_cjk
+from langchain_session_recall.core.query import query_segments
 
 
 def test_bigram_text_separates_latin_glued_to_cjk() -> None:

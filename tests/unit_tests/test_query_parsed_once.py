@@ -71,3 +71,36 @@ def test_a_carried_parse_is_used_and_a_stale_one_dropped() -> None:
     assert changed.parsed is None
     assert [t.tokens for t in changed.parse().relaxed] == [("nginx",)]
     assert SearchRequest("other", parsed=parsed).parsed is None
+
+
+@pytest.mark.parametrize("rerank", [False, True])
+def test_a_search_prepares_its_request_once_at_the_top(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch, rerank: bool
+) -> None:
+    """The retriever prepares the request (query read, prefixes completed by the store) once,
+    and everything below takes what it prepared: the store lists a prefix's completions once,
+    also when a reranker widens the search."""
+    from langchain_core.documents import BaseDocumentCompressor, Document
+
+    class Reverse(BaseDocumentCompressor):
+        def compress_documents(self, documents, query, callbacks=None):  # type: ignore[no-untyped-def]
+            return list(reversed(documents))
+
+    prepared, listed = [], []
+    prepare, completions = SearchRequest.prepare, store.prefix_completions
+
+    def counting_prepare(self: SearchRequest, complete: query_module.Completions) -> object:
+        prepared.append(self.query)
+        return prepare(self, complete)
+
+    def counting_completions(prefix: str, limit: int) -> object:
+        listed.append(prefix)
+        return completions(prefix, limit)
+
+    monkeypatch.setattr(SearchRequest, "prepare", counting_prepare)
+    monkeypatch.setattr(store, "prefix_completions", counting_completions)
+    retriever = SessionRecallRetriever(store=store, reranker=Reverse() if rerank else None, k=1)
+    docs = retriever.invoke("ngin* error")
+    assert [d.id for d in docs] == ["s1"] and isinstance(docs[0], Document)
+    assert prepared == ["ngin* error"]
+    assert listed == ["ngin"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from langchain_session_recall.backends.vectors.index import Progress, VectorIndex
     from langchain_session_recall.backends.vectors.windows import WindowSpec
 
-__all__ = ["StoreVectors"]
+__all__ = ["StoreVectors", "search_index"]
 
 logger = logging.getLogger(__name__)
 
@@ -189,3 +189,29 @@ class StoreVectors:
                 type(exc).__name__,
                 exc,
             )
+
+
+def search_index(
+    store: StoreVectors, embeddings: Embeddings, cached: VectorIndex | None = None
+) -> VectorIndex:
+    """The index a hybrid search with ``embeddings`` reads, checked: the store's own when its
+    vectors are that model's; else ``cached`` (a caller's, from an earlier search) when it was
+    made for the same model object; else one made for it (a store opened without a model, or
+    read-only: :meth:`~langchain_session_recall.backends.vectors.index.VectorIndex.for_search`).
+
+    Raises:
+        NoVectorsError: the store holds no vectors.
+        EmbeddingMismatchError: they were made by another model.
+    """
+    from langchain_session_recall.backends.common.core import StoreCore
+    from langchain_session_recall.backends.vectors.identity import embedding_identity
+    from langchain_session_recall.backends.vectors.index import VectorIndex
+
+    index = store.vectors
+    if index is None or index.identity != embedding_identity(embeddings):
+        if cached is None or cached.embeddings is not embeddings:
+            assert isinstance(store, StoreCore)
+            cached = VectorIndex.for_search(store, embeddings)
+        index = cached
+    index.check()
+    return index
