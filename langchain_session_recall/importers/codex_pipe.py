@@ -201,7 +201,6 @@ class Pipe:
         start: int,
     ) -> None:
         self.home, self.report, self.reading = home, report, reading
-        self.processes = processes
         self.workers: list[WorkerProcess] | None = []
         try:
             for _ in range(processes):

@@ -65,7 +65,11 @@ class WorkerProcess:
         except OSError as exc:
             raise WorkerStopped(f"cannot start a worker process: {exc}") from exc
         self.pending = 0  # calls sent and not yet answered
-        self._send(list(sys.path))
+        try:
+            self._send(list(sys.path))
+        except WorkerStopped:
+            self.close()  # (not left running: the caller gets no worker to close)
+            raise
 
     def submit(self, function: Callable[[Any], Any], argument: Any) -> None:
         """Send a call (``function`` must be importable by name: a module's top-level
@@ -84,8 +88,7 @@ class WorkerProcess:
         try:
             ok, value = pickle.load(answers)
         except (EOFError, OSError, pickle.UnpicklingError) as exc:
-            code = self._process.poll()
-            raise WorkerStopped(f"the worker process ended (exit code {code})") from exc
+            raise self._ended() from exc
         self.pending -= 1
         if ok:
             return value
@@ -111,9 +114,11 @@ class WorkerProcess:
         try:
             pickle.dump(payload, calls, protocol=pickle.HIGHEST_PROTOCOL)
             calls.flush()
-        except (BrokenPipeError, OSError) as exc:
-            code = self._process.poll()
-            raise WorkerStopped(f"the worker process ended (exit code {code})") from exc
+        except OSError as exc:  # (a broken pipe: the process is gone)
+            raise self._ended() from exc
+
+    def _ended(self) -> WorkerStopped:
+        return WorkerStopped(f"the worker process ended (exit code {self._process.poll()})")
 
     def _streams(self) -> tuple[IO[bytes], IO[bytes]]:
         calls, answers = self._process.stdin, self._process.stdout
