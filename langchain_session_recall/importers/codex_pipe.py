@@ -34,17 +34,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from langchain_session_recall.errors import ImportWorkerError, InvalidArgumentError
+from langchain_session_recall.importers.codex_reading import RolloutReading, Thread, read_here
+from langchain_session_recall.importers.codex_rollout import read_rollout
 from langchain_session_recall.importers.records import ImportSession, as_rows
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.importers.resume import ResumePoint
 from langchain_session_recall.importers.sources import open_files
 from langchain_session_recall.importers.worker_process import WorkerProcess, WorkerStopped
-
-if TYPE_CHECKING:
-    from langchain_session_recall.importers.codex import _Reading, _Thread
 
 __all__ = [
     "AHEAD",
@@ -111,11 +109,9 @@ would have)."""
 def read_batch(batch: Batch) -> list[ThreadReads]:
     """Read each thread of ``batch`` (in a worker process): each of its files opened as the
     import opens them (:func:`~langchain_session_recall.importers.sources.open_files`) and read
-    whole (:func:`~langchain_session_recall.importers.codex.read_rollout`), each with a report
-    of its own, its messages already converted to rows
+    whole (:func:`~langchain_session_recall.importers.codex_rollout.read_rollout`), each with a
+    report of its own, its messages already converted to rows
     (:func:`~langchain_session_recall.importers.records.as_rows`)."""
-    from langchain_session_recall.importers.codex import read_rollout
-
     home = Path(batch.home)
     done: list[ThreadReads] = []
     for files in batch.threads:
@@ -192,10 +188,10 @@ class Pipe:
 
     def __init__(
         self,
-        order: Sequence[_Thread],
+        order: Sequence[Thread],
         home: Path,
         report: ImportReport,
-        reading: _Reading,
+        reading: RolloutReading,
         *,
         processes: int,
         start: int,
@@ -224,14 +220,13 @@ class Pipe:
             worker.close()
         self.workers = None
 
-    def reads(self, entry: _Thread) -> Iterable[ImportSession]:
+    def reads(self, entry: Thread) -> Iterable[ImportSession]:
         """The reads of the files of ``entry``, the next thread of the import's order."""
-        from langchain_session_recall.importers.codex import _read_here
 
         _, parent, files = entry
         self.position += 1
         if self.workers is None or self.position <= self.start or not self.for_worker(files):
-            return _read_here(files, parent is None, self.home, self.report, self.reading)
+            return read_here(files, parent is None, self.home, self.report, self.reading)
         if not self.current:
             try:
                 self.current.extend(self._next_batch())
@@ -243,7 +238,7 @@ class Pipe:
                     exc,
                 )
                 self.close()  # (nothing of it was taken: this import reads as a serial one)
-                return _read_here(files, parent is None, self.home, self.report, self.reading)
+                return read_here(files, parent is None, self.home, self.report, self.reading)
         return self._taken(self.current.popleft(), root=parent is None)
 
     def for_worker(self, files: Sequence[str]) -> bool:
@@ -280,7 +275,7 @@ class Pipe:
             self.submitted += 1
             self.pending.append(worker)
 
-    def _batches(self, order: Iterable[_Thread]) -> Iterator[Batch]:
+    def _batches(self, order: Iterable[Thread]) -> Iterator[Batch]:
         """The threads a worker reads, in order, in batches."""
         reading = self.reading
 
@@ -303,20 +298,20 @@ class Pipe:
             yield batch
 
 
-def worker_files(files: Sequence[str], reading: _Reading) -> list[str]:
+def worker_files(files: Sequence[str], reading: RolloutReading) -> list[str]:
     """The files of a thread a worker reads: those to read (not unchanged since their resume
     point), none when one of them goes on from its resume point (read here)."""
     to_read = reading.to_read(files)
     return [] if reading.here(to_read) else [str(f) for f in to_read]
 
 
-def _worker_sizes(order: Iterable[_Thread], reading: _Reading) -> Iterator[int]:
+def _worker_sizes(order: Iterable[Thread], reading: RolloutReading) -> Iterator[int]:
     """The bytes of rollouts a worker would read for each thread of ``order``, in order."""
     for _, _, files in order:
         yield sum(_size(f) for f in worker_files(files, reading))
 
 
-def _head_start(order: Sequence[_Thread], reading: _Reading) -> int:
+def _head_start(order: Sequence[Thread], reading: RolloutReading) -> int:
     """How many threads of ``order`` the importing process reads while its workers start:
     up to :data:`HEAD_START_BYTES` of those a worker would read."""
     size = 0
@@ -327,7 +322,7 @@ def _head_start(order: Sequence[_Thread], reading: _Reading) -> int:
     return len(order)
 
 
-def worker_bytes(order: Iterable[_Thread], reading: _Reading, limit: int) -> int:
+def worker_bytes(order: Iterable[Thread], reading: RolloutReading, limit: int) -> int:
     """The bytes of rollouts a worker would read (counted up to ``limit``)."""
     total = 0
     for thread_size in _worker_sizes(order, reading):
@@ -339,13 +334,13 @@ def worker_bytes(order: Iterable[_Thread], reading: _Reading, limit: int) -> int
 
 @contextmanager
 def reading_pipe(
-    order: Sequence[_Thread],
+    order: Sequence[Thread],
     home: Path,
     report: ImportReport,
-    reading: _Reading,
+    reading: RolloutReading,
     *,
     workers: int | None,
-) -> Iterator[Callable[[_Thread], Iterable[ImportSession]] | None]:
+) -> Iterator[Callable[[Thread], Iterable[ImportSession]] | None]:
     """What reads the threads of ``order``: ``None`` (the importing process, one after the
     other) or the :meth:`Pipe.reads` of worker processes, stopped on the way out."""
     processes = processes_for(workers, lambda limit: worker_bytes(order, reading, limit))

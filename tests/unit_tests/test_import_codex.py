@@ -244,7 +244,7 @@ def test_threads_are_written_while_later_rollouts_are_still_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from langchain_session_recall import SessionStore
-    from langchain_session_recall.importers import codex
+    from langchain_session_recall.importers import codex, codex_rollout
 
     day = tmp_path / "codex" / "sessions" / "2026" / "11" / "20"
     day.mkdir(parents=True)
@@ -255,13 +255,13 @@ def test_threads_are_written_while_later_rollouts_are_still_unread(
         rollout.write_text(template.replace(MAIN, thread))
     store = SessionStore(tmp_path / "r.db")
     held_when_read: list[int] = []
-    parse = codex.parse_codex_lines
+    parse = codex_rollout.parse_codex_lines
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         held_when_read.append(store.stats()["sessions"])
         return parse(*args, **kwargs)
 
-    monkeypatch.setattr(codex, "parse_codex_lines", counting)
+    monkeypatch.setattr(codex_rollout, "parse_codex_lines", counting)
     report = codex.import_codex(store, tmp_path / "codex")
     assert report.sessions == 150
     assert held_when_read[0] == 0 and held_when_read[-1] >= 100  # read as it is written

@@ -28,7 +28,7 @@ from langchain_session_recall.errors import (  # noqa: E402
     ImportWorkerError,
     InvalidArgumentError,
 )
-from langchain_session_recall.importers import codex, codex_pipe  # noqa: E402
+from langchain_session_recall.importers import codex_pipe, codex_reading  # noqa: E402
 from langchain_session_recall.importers.codex import import_codex  # noqa: E402
 from langchain_session_recall.importers.codex_pipe import (  # noqa: E402
     Batch,
@@ -201,7 +201,7 @@ def test_a_read_that_fails_in_the_worker_fails_where_the_serial_read_fails(
     store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = _generated(tmp_path)
-    real = codex.read_rollout
+    real = codex_reading.read_rollout
 
     def failing(file: Path, *args: Any, **kwargs: Any) -> Any:
         if _DIES_ON in file.name:
@@ -210,7 +210,7 @@ def test_a_read_that_fails_in_the_worker_fails_where_the_serial_read_fails(
 
     serial, parallel = store_factory.open("serial"), store_factory.open("parallel")
     with monkeypatch.context() as patch:
-        patch.setattr(codex, "read_rollout", failing)
+        patch.setattr(codex_reading, "read_rollout", failing)
         with pytest.raises(ImportSourceError):
             import_codex(serial, home, workers=1)
     monkeypatch.setattr(codex_pipe, "read_batch", _failing_read)
