@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.importers.codex_resume import RolloutPoints, stored_call_names
 from langchain_session_recall.importers.codex_rollout import (
     Rollout,
@@ -32,6 +31,9 @@ from langchain_session_recall.importers.resume import (
 )
 from langchain_session_recall.importers.sources import open_files
 from langchain_session_recall.messages import storable_text
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
 
 
 def _thread_names(home: Path, report: ImportReport) -> dict[str, str]:

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.importers.records import ImportSession
 from langchain_session_recall.importers.resume import FilePoints, ResumePoint, resume_key
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = ["RolloutPoints", "stored_call_names"]
 

@@ -22,13 +22,15 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from langchain_session_recall.backends.base import SessionBackend
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.importers.lines import MAX_LINE_BYTES, size_text, skip_line
 from langchain_session_recall.importers.report import ImportReport
 from langchain_session_recall.messages import storable_text
+
+if TYPE_CHECKING:
+    from langchain_session_recall.backends.base import SessionBackend
 
 __all__ = [
     "RESUME_PREFIX",
