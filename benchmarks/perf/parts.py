@@ -1,0 +1,127 @@
+"""What a search costs beside the bare query, per query: the bare query, ranking alone, the
+retriever, and the seed's algorithm, timed in turn for each query of the mix.
+
+Usage (from the repository root; ``DB`` is a perf corpus database that
+``benchmarks/perf/run.py`` built into its cache directory; it is copied, never written)::
+
+    python benchmarks/perf/parts.py /work/perfcache/corpus-seed1-200k.db [--repeats 3]
+
+For each of the 100 queries of ``corpus.QUERIES`` the four are timed one after another
+(CPU time of this process, the median of ``--repeats`` after a warm-up), so load moves them
+together. Printed: p50 / p95 over the mix and their ratios to the bare query's, then the
+median per query kind. What it shows (issue 31): the bare query
+(``messages_fts MATCH q ORDER BY rank LIMIT 50``) against ``search_sessions`` (ranking,
+lineage, no text) and ``SessionRecallRetriever(k=3)`` (three redacted Documents); the
+difference of the last two is what building the Documents costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
+
+import corpus  # noqa: E402
+from run import HIT_LIMIT_FLOOR, reference_expression, reference_search  # noqa: E402
+
+from langchain_session_recall import SessionRecallRetriever, SessionStore  # noqa: E402
+from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
+from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
+from langchain_session_recall.search.pipeline import search_sessions  # noqa: E402
+from langchain_session_recall.search.request import SearchRequest  # noqa: E402
+
+BARE = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank, as ``run.py``)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def timers(
+    store: SessionStore, conn: sqlite3.Connection, queries: Sequence[str]
+) -> dict[str, Callable[[int], object]]:
+    """What is timed, by name, each a function of the query's index."""
+    expressions = [reference_expression(q) for q in queries]
+    retriever = SessionRecallRetriever(store=store, k=3)
+
+    def ranking(i: int) -> object:
+        try:
+            return search_sessions(store, SearchRequest(queries[i], k=3))
+        except EmptyQueryError:
+            return None
+
+    return {
+        "bare query": lambda i: conn.execute(BARE, (expressions[i], HIT_LIMIT_FLOOR)).fetchall(),
+        "search_sessions": ranking,
+        "retriever (3 Documents)": lambda i: retriever.invoke(queries[i]),
+        "seed algorithm": lambda i: reference_search(conn, store, expressions[i]),
+    }
+
+
+def per_query_ms(
+    runs: dict[str, Callable[[int], object]], n: int, repeats: int
+) -> dict[str, list[float]]:
+    """Each run's CPU ms per query (median of ``repeats``), the runs interleaved per query."""
+    for i in range(n):
+        for run in runs.values():
+            run(i)  # warm-up
+    samples: dict[str, list[list[float]]] = {name: [[] for _ in range(n)] for name in runs}
+    for _ in range(repeats):
+        for i in range(n):
+            for name, run in runs.items():
+                start = time.process_time()
+                run(i)
+                samples[name][i].append((time.process_time() - start) * 1000)
+    return {name: [statistics.median(s) for s in per] for name, per in samples.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("db", type=Path, help="a perf corpus database (copied, never written)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not args.db.is_file():
+        print(f"no database at {args.db}: build one with python benchmarks/perf/run.py --quick")
+        return 0
+    kinds = [k for k, _ in corpus.QUERIES]
+    queries = [q for _, q in corpus.QUERIES]
+    with tempfile.TemporaryDirectory(prefix="perf-parts-") as tmp:
+        copy = Path(tmp) / "corpus.db"
+        shutil.copy(args.db, copy)
+        store = SessionStore(copy)
+        conn = sqlite3.connect(read_only_uri(copy), uri=True)
+        load = os.getloadavg()[0]
+        ms = per_query_ms(timers(store, conn, queries), len(queries), args.repeats)
+        conn.close()
+        store.close()
+    bare50, bare95 = percentile(ms["bare query"], 0.5), percentile(ms["bare query"], 0.95)
+    print(f"{args.db.name}: CPU ms per query, load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
+    seed50 = percentile(ms["seed algorithm"], 0.5)
+    head = ("p50", "p95", "p50 / bare", "p95 / bare", "p50 / seed")
+    print(f"{'':26s} {head[0]:>8s} {head[1]:>8s}" + "".join(f" {h:>11s}" for h in head[2:]))
+    for name, values in ms.items():
+        p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
+        ratios = (p50 / bare50, p95 / bare95, p50 / seed50)
+        print(f"{name:26s} {p50:8.2f} {p95:8.2f}" + "".join(f" {r:10.2f}x" for r in ratios))
+    print("median per query kind (" + " / ".join(ms) + "):")
+    for kind in sorted(set(kinds)):
+        index = [i for i, k in enumerate(kinds) if k == kind]
+        cells = " / ".join(f"{statistics.median(ms[name][i] for i in index):.1f}" for name in ms)
+        print(f"  {kind:10s} {cells}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
