@@ -1,15 +1,17 @@
 """Candidates: what the store holds for a parsed query, and the chain roots of what it found.
 
-The store-facing stage of :mod:`~langchain_session_recall.search.pipeline`. Every store query of a
-search is asked here, through the :class:`~langchain_session_recall.backends.base.SessionBackend`
-contract, but the dense half's (:mod:`~langchain_session_recall.search.dense`): each search
-term matched alone (``match_messages``; a word that matched nothing is searched as the words
-:mod:`~langchain_session_recall.search.correction` gives instead), session headers
-(``match_sessions``), the sessions a ``NOT`` term leaves out, the recent sessions of a query of
-``NOT`` terms alone, and the chain roots of all of them (``roots_of``: one lineage query per
-set of sessions found; a plain question makes one; a strict reading, ``NOT`` terms, the live
-conversation and the dense half may add one each). Ranking is not done here
-(:mod:`~langchain_session_recall.search.ranking`, :mod:`~langchain_session_recall.search.blend`).
+The store-facing stage of :mod:`~langchain_session_recall.search.pipeline`: the store's full
+text and its chains are asked here, through the
+:class:`~langchain_session_recall.backends.base.SessionBackend` contract: each search term
+matched alone (``match_messages``; a word that matched nothing is searched as the words
+:mod:`~langchain_session_recall.search.correction` gives instead, from the store's
+vocabulary), session headers (``match_sessions``), the sessions a ``NOT`` term leaves out, the
+recent sessions of a query of ``NOT`` terms alone, and the chain roots of all of them
+(``roots_of``: one lineage query per set of sessions found; a plain question makes one; a
+strict reading, ``NOT`` terms, the live conversation and the dense half may add one each).
+The vector index is asked by :mod:`~langchain_session_recall.search.dense`. Ranking is not
+done here (:mod:`~langchain_session_recall.search.ranking`,
+:mod:`~langchain_session_recall.search.blend`).
 """
 
 from __future__ import annotations
