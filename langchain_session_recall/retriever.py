@@ -29,7 +29,7 @@ from langchain_session_recall.dates import to_timestamp
 from langchain_session_recall.errors import EmptyQueryError, InvalidOptionError
 from langchain_session_recall.recall.build import Result, recall_prepared
 from langchain_session_recall.recorder import configured_session
-from langchain_session_recall.search.blend import (
+from langchain_session_recall.search.dense import (
     DEFAULT_DENSE_CANDIDATES,
     DEFAULT_DENSE_WEIGHT,
     DenseSearch,

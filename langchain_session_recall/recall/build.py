@@ -44,7 +44,7 @@ from langchain_session_recall.recall.transcript import (
     part_window_bounds,
     term_pattern,
 )
-from langchain_session_recall.search.blend import DenseSearch
+from langchain_session_recall.search.dense import DenseSearch
 from langchain_session_recall.search.pipeline import SearchOutcome, rank_prepared
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.search.request import PreparedSearch, SearchRequest, as_request

@@ -53,6 +53,7 @@ __all__ = [
     "transcript_pieces",
     "window_messages",
     "window_pieces",
+    "window_reading",
     "window_text",
 ]
 
@@ -92,7 +93,8 @@ def window_pieces(window: Window, *, ids_shown: bool) -> list[Piece]:
         tag = tags.tag(message.label, ident, message.call)
         out.append(Piece(tag, "tag", message.role.upper()))
         if not (i == last and window.last_tag_only):
-            out.append(Piece(_after_tag(message) + message.text))
+            after = tags.after_tag(message.call, bool(message.text or message.cut))
+            out.append(Piece(after + message.text))
         previous = message
     if window.trailing:
         out.append(Piece(window.trailing))
@@ -141,14 +143,33 @@ def text_pieces(text: str) -> list[Piece]:
     return out
 
 
+def window_reading(window: Window, *, ids_shown: bool) -> tuple[str, list[ShownMessage]]:
+    """The text a search shows of ``window`` (:func:`window_text`) and its messages as that
+    text reads them (:func:`window_messages`), from one rendering: what a reader of a search
+    result needs to check its text and read its messages."""
+    pieces = window_pieces(window, ids_shown=ids_shown)
+    bodies: list[list[str]] = []
+    for piece in pieces:
+        if piece.kind == "tag":
+            bodies.append([])
+        elif bodies:
+            bodies[-1].append(piece.text)
+    messages = [
+        dataclasses.replace(message, text="".join(body).strip())
+        for message, body in zip(window.messages, bodies, strict=True)
+    ]
+    return "".join(p.text for p in pieces), messages
+
+
 def window_messages(window: Window) -> list[ShownMessage]:
     """The messages of ``window`` as its rendered text reads them, for the summarizer.
 
     They are the messages :func:`parse_transcript` reads from the window's text (less what a
     tag cannot show: session, tool calls, ``cut``): a message's text runs to the next tag,
     stripped, so it holds the ``--- session <id> ---`` line and the truncation marker that
-    follow it. Unlike a parse, a message whose text looks like a tag (``[USER]: ...`` on a line
-    of its own) stays one message, and its id is known whether the text shows it or not.
+    follow it. Unlike a parse, they are read from the rendering's pieces, not its text: a
+    message whose text looks like a tag (``[USER]: ...`` on a line of its own) stays one
+    message, and its id is known whether the text shows it or not.
 
     Example:
         >>> w = Window((ShownMessage(4, "s", "user", "USER", "hi"),
@@ -156,16 +177,7 @@ def window_messages(window: Window) -> list[ShownMessage]:
         >>> [message_text(m, show_id=True) for m in window_messages(w)]
         ['[USER #4]: hi\\n\\n--- session t ---', '[ASSISTANT #5]: hello']
     """
-    shown = window.messages
-    out = []
-    for i, message in enumerate(shown):
-        text = message.text
-        if i + 1 < len(shown) and shown[i + 1].session_id != message.session_id:
-            text += _SEPARATOR + session_line(shown[i + 1].session_id)
-        elif i + 1 == len(shown):
-            text += window.trailing + (LATER_MARKER if window.elided_after else "")
-        out.append(dataclasses.replace(message, text=text.strip()))
-    return out
+    return window_reading(window, ids_shown=False)[1]
 
 
 def parse_transcript(transcript: str) -> list[ShownMessage]:
@@ -216,10 +228,11 @@ def message_text(message: ShownMessage, text: str | None = None, *, show_id: boo
     """
     body = message.text if text is None else text
     ident = message.id if show_id and message.id_known else None
-    head = tags.tag(message.label, ident, message.call)
-    if message.call:
-        return head + (f"\n{body}" if body else "")
-    return f"{head} {body}"
+    return (
+        tags.tag(message.label, ident, message.call)
+        + tags.after_tag(message.call, bool(body))
+        + body
+    )
 
 
 def _lead(window: Window) -> list[Piece]:
@@ -232,11 +245,3 @@ def _lead(window: Window) -> list[Piece]:
     if not found or after != _SEPARATOR or (before and not before.endswith(_SEPARATOR)):
         return [Piece(window.lead)]
     return [p for p in (Piece(before), Piece(line, "session"), Piece(after)) if p.text]
-
-
-def _after_tag(message: ShownMessage) -> str:
-    """What follows a tag: a space, or a line break before a tool call's arguments (none when
-    the call has no argument below its tag)."""
-    if not message.call:
-        return " "
-    return "\n" if message.text or message.cut else ""

@@ -3,8 +3,9 @@
 A formatted transcript starts each message, and each tool call of an assistant message, with a
 tag at the start of a line: ``[USER]:``, ``[ASSISTANT #43]:`` (message ids shown),
 ``[TOOL:terminal #44]:``, a call's ``[ASSISTANT #43 → write_file(path="a.py")]:``.
-:func:`tag` is the only writer of that form; :data:`TAG` the only pattern that reads it (a
-Document made elsewhere parsed into blocks, the CLI's styling, the recap checks).
+:func:`tag` is the only writer of that form (and :func:`after_tag` of what follows it before
+the text); :data:`TAG` the only pattern that reads it (a Document made elsewhere parsed into
+blocks, the CLI's styling, the recap checks).
 
 Example:
     >>> m = TAG.search("text\\n" + tag("TOOL:terminal", 44) + " ok")
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["INDENTED_TAG", "ROLE_LABELS", "TAG", "tag"]
+__all__ = ["INDENTED_TAG", "ROLE_LABELS", "TAG", "after_tag", "tag"]
 
 ROLE_LABELS = ("USER", "ASSISTANT", "SYSTEM", "TOOL")
 """The roles a tag names (a tool message's label adds its tool: ``TOOL:terminal``)."""
@@ -34,6 +35,19 @@ def tag(label: str, message_id: int | None = None, call: str = "") -> str:
     """
     ident = f" #{message_id}" if message_id is not None else ""
     return f"[{label}{ident}{call}]:"
+
+
+def after_tag(call: str = "", more: bool = True) -> str:
+    """What follows a tag before the text: a space; after a tool call's tag, a line break
+    before its arguments (nothing when ``more`` is False: the call has none below its tag).
+
+    Example:
+        >>> after_tag(), after_tag(' → ls(path=".")'), after_tag(' → ls()', more=False)
+        (' ', '\\n', '')
+    """
+    if not call:
+        return " "
+    return "\n" if more else ""
 
 
 _FORM = (

@@ -13,55 +13,12 @@ throws the scores' sizes away and lowered R@1 by 1-2 points on LoCoMo (issue 25)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
+from langchain_session_recall.search.dense import DenseEvidence
 from langchain_session_recall.search.ranking import RankedSession
 
-if TYPE_CHECKING:
-    from langchain_session_recall.backends.vectors.index import VectorIndex
-
-__all__ = [
-    "DEFAULT_DENSE_CANDIDATES",
-    "DEFAULT_DENSE_WEIGHT",
-    "DenseEvidence",
-    "DenseSearch",
-    "blend",
-]
-
-DEFAULT_DENSE_WEIGHT = 1.0
-"""The dense part's weight (chosen on the LoCoMo development split, ``docs/hybrid.md``)."""
-DEFAULT_DENSE_CANDIDATES = 50
-"""Sessions the dense search adds to the lexical candidates (its most similar ones)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DenseSearch:
-    """The dense half of one hybrid search: the store's index, the query's vector (or a
-    function that gives it, waiting if need be: the retriever embeds the query while the
-    lexical search runs, :mod:`~langchain_session_recall.search.question_vector`), the blend
-    weight and how many of the most similar sessions join the lexical candidates."""
-
-    index: VectorIndex
-    vector: Sequence[float] | Callable[[], Sequence[float]]
-    weight: float = DEFAULT_DENSE_WEIGHT
-    candidates: int = DEFAULT_DENSE_CANDIDATES
-
-    def query_vector(self) -> Sequence[float]:
-        """The query's vector (waiting for it if it is still being made)."""
-        return self.vector() if callable(self.vector) else self.vector
-
-
-@dataclass(frozen=True, slots=True)
-class DenseEvidence:
-    """A root session's dense evidence: the chain member holding its best window, that
-    member's dense score, the window's similarity and message ids, the member's start."""
-
-    session_id: str
-    score: float
-    similarity: float
-    message_ids: tuple[int, ...]
-    started_at: float
+__all__ = ["blend"]
 
 
 def blend(

@@ -1,35 +1,36 @@
 """Candidates: what the store holds for a parsed query, and the chain roots of what it found.
 
-The store-facing stage of :mod:`~langchain_session_recall.search.pipeline`. Every store query of a
-search is asked here, through the :class:`~langchain_session_recall.backends.base.SessionBackend`
-contract: each search term matched alone (``match_messages``, with typo and prefix fallbacks
-through ``vocabulary``), session headers (``match_sessions``), the sessions a ``NOT`` term leaves
-out, the recent sessions of a query of ``NOT`` terms alone, the dense half of a hybrid search, and
-the chain roots of all of them (``parents_of``: one lineage query per set of sessions found;
-a plain question makes one; a strict reading, ``NOT`` terms, the live conversation and the
-dense half may add one each). Ranking is not done here
-(:mod:`~langchain_session_recall.search.ranking`, :mod:`~langchain_session_recall.search.blend`).
+The store-facing stage of :mod:`~langchain_session_recall.search.pipeline`: the store's full
+text and its chains are asked here, through the
+:class:`~langchain_session_recall.backends.base.SessionBackend` contract: each search term
+matched alone (``match_messages``; a word that matched nothing is searched as the words
+:mod:`~langchain_session_recall.search.correction` gives instead, from the store's
+vocabulary), session headers (``match_sessions``), the sessions a ``NOT`` term leaves out, the
+recent sessions of a query of ``NOT`` terms alone, and the chain roots of all of them
+(``roots_of``: one lineage query per set of sessions found; a plain question makes one; a
+strict reading, ``NOT`` terms, the live conversation and the dense half may add one each).
+The vector index is asked by :mod:`~langchain_session_recall.search.dense`. Ranking is not
+done here (:mod:`~langchain_session_recall.search.ranking`,
+:mod:`~langchain_session_recall.search.blend`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from langchain_session_recall.backends.hits import best_hits
 from langchain_session_recall.core.automation import AUTOMATION_SOURCES
-from langchain_session_recall.core.cjk import has_cjk
-from langchain_session_recall.core.lineage import resolve_roots
 from langchain_session_recall.core.query import (
     MAX_EXCLUDED_TERMS,
     MAX_SEARCH_TERMS,
     ParsedQuery,
     Term,
 )
-from langchain_session_recall.core.spelling import MAX_CORRECTIONS, closest_words
+from langchain_session_recall.core.spelling import MAX_CORRECTIONS
 from langchain_session_recall.models import MessageHit, SearchFilters, SessionHit
-from langchain_session_recall.search.blend import DenseEvidence, DenseSearch
+from langchain_session_recall.search.correction import alternatives
 from langchain_session_recall.search.ranking import RankedSession
 from langchain_session_recall.search.request import (
     HIT_LIMIT,
@@ -40,16 +41,13 @@ from langchain_session_recall.search.request import (
 
 if TYPE_CHECKING:
     from langchain_session_recall.backends.base import SessionBackend
-    from langchain_session_recall.backends.vectors.index import DenseResult
 
 __all__ = [
     "EXCLUDED_HIT_LIMIT",
     "MAX_STORE_QUERIES",
-    "dense_evidence",
     "header_hits",
     "leave_out",
     "recent_roots",
-    "roots_of",
     "single_term_query",
     "strict_candidates",
     "term_candidates",
@@ -83,16 +81,6 @@ def single_term_query(term: Term) -> ParsedQuery:
     return ParsedQuery(text=text, strict=((None, term),), relaxed=(term,), explicit=False)
 
 
-def roots_of(
-    backend: SessionBackend, session_ids: Iterable[str], user_id: str | None
-) -> dict[str, str]:
-    """The chain root of each session (one lineage query for all of them; a parent cycle
-    ends at its earliest-started member, which reads their start times)."""
-    ids = list(session_ids)
-    parents = backend.parents_of(list(dict.fromkeys(ids)), user_id=user_id) if ids else {}
-    return resolve_roots(ids, parents, cycle_root=backend.first_started)
-
-
 def leave_out(
     backend: SessionBackend, query: ParsedQuery, request: SearchRequest, filters: SearchFilters
 ) -> tuple[SearchFilters, list[str]]:
@@ -122,7 +110,7 @@ def strict_candidates(
         per_session=request.hits_per_session,
         sessions=request.sessions_per_term,
     )
-    return hits, roots_of(backend, (h.session_id for h in hits), request.user_id)
+    return hits, backend.roots_of((h.session_id for h in hits), user_id=request.user_id)
 
 
 def _excluded_roots(backend: SessionBackend, query: ParsedQuery, user_id: str | None) -> set[str]:
@@ -138,7 +126,7 @@ def _excluded_roots(backend: SessionBackend, query: ParsedQuery, user_id: str | 
         ids += [h.session_id for h in hits]
         headers = backend.match_sessions(single, "relaxed", filters=scope, limit=EXCLUDED_HIT_LIMIT)
         ids += [h.session_id for h in headers]
-    return set(roots_of(backend, ids, user_id).values())
+    return set(backend.roots_of(ids, user_id=user_id).values())
 
 
 def recent_roots(
@@ -157,36 +145,6 @@ def recent_roots(
         agents=filters.agents,
     )
     return [RankedSession(r.id, 0.0, (), (r.id,), r.started_at, coverage=0.0) for r in recent]
-
-
-def dense_evidence(
-    backend: SessionBackend,
-    ranked: Sequence[RankedSession],
-    dense: DenseSearch,
-    filters: SearchFilters,
-    exclude_roots: Sequence[str],
-    user_id: str | None,
-) -> tuple[dict[str, DenseEvidence], DenseResult]:
-    """The dense half of a hybrid search: each root session's best window among the most
-    similar ones (and the lexical candidates). Dense candidates pass the same filters (in the
-    store), are collapsed to their chain roots and lose the current conversation's chain, as
-    lexical ones do."""
-    lexical_sessions = {s for r in ranked for s in (r.root_id, *r.session_ids)}
-    found = dense.index.search(
-        dense.query_vector(), filters=filters, limit=dense.candidates, include=lexical_sessions
-    )
-    roots = roots_of(backend, found.hits, user_id)
-    excluded = set(exclude_roots)
-    best: dict[str, DenseEvidence] = {}
-    for sid, hit in found.hits.items():
-        root = roots.get(sid, sid)
-        if root in excluded:
-            continue
-        if root not in best or hit.score > best[root].score:
-            best[root] = DenseEvidence(
-                sid, hit.score, hit.similarity, hit.message_ids, hit.started_at
-            )
-    return best, found
 
 
 def header_hits(
@@ -228,33 +186,6 @@ def _term_key(term: Term) -> str:
     return " ".join(term.tokens).lower() + ("*" if term.prefix else "")
 
 
-def _prefix_term(term: Term) -> Term | None:
-    """``kube`` -> ``kube*`` for a plain word nothing matched (a partial word)."""
-    word = term.tokens[0]
-    if term.is_phrase or term.prefix or has_cjk(word) or not word.isalpha() or len(word) < 3:
-        return None
-    return Term((word,), prefix=True)
-
-
-def _corrections(backend: SessionBackend, term: Term) -> list[Term]:
-    """The indexed words closest to a misspelt word (index words are often stems).
-
-    A slip in the second letter is not corrected (the candidates would be every indexed word
-    with the same initial); the prefix fallback may still find the word.
-    """
-    word = term.tokens[0]
-    if term.is_phrase or term.prefix or has_cjk(word) or not word.isalpha():
-        return []
-    lower = word.lower()
-    # Candidates share the first two letters, or the first and third (the 2nd and 3rd swapped):
-    # two narrow index ranges instead of every word with the same initial.
-    prefixes = dict.fromkeys([lower[:2], lower[0] + lower[2:3]])
-    # Words only: the index holds secrets' fragments too, and a correction is named to the
-    # caller (``query_expansions``) -- it must never spell out a piece of a key.
-    vocabulary = [e for p in prefixes for e in backend.vocabulary(p) if e[0].isalpha()]
-    return [Term((w,)) for w in closest_words(word, vocabulary)]
-
-
 def _instead(
     backend: SessionBackend,
     term: Term,
@@ -263,18 +194,20 @@ def _instead(
     sessions: int | None,
 ) -> tuple[list[MessageHit], list[str]]:
     """What a term that matched nothing is searched as: the closest indexed words (a typo),
-    else its prefix (a partial word). The hits, and the words searched instead."""
+    else its prefix (a partial word; :mod:`~langchain_session_recall.search.correction`). The
+    hits, and the words searched instead."""
+    instead = alternatives(backend, term)
     hits: list[MessageHit] = []
     used: list[str] = []
-    for correction in _corrections(backend, term):
+    for correction in instead.corrections:
         found = match(correction) or match(replace(correction, prefix=True))
         if found:
             hits.extend(found)
             used.append(_term_key(correction))
     hits = best_hits(hits, per_session=per_session, sessions=sessions)  # a shared message
-    if not hits and (prefix := _prefix_term(term)) is not None:
-        hits = match(prefix)
-        used = [_term_key(prefix)] if hits else []
+    if not hits and instead.prefix is not None:
+        hits = match(instead.prefix)
+        used = [_term_key(instead.prefix)] if hits else []
     return hits, used
 
 
@@ -289,6 +222,7 @@ def term_candidates(
     and header hits (:func:`header_hits`) of each search term, and the chain root of every
     session they name. ``expansions`` receives the words searched instead of a term."""
     limit = request.hit_limit
+    by_header = header_hits(backend, terms, filters=filters, limit=limit)
     by_term = term_hits(
         backend,
         terms,
@@ -298,10 +232,9 @@ def term_candidates(
         sessions=request.sessions_per_term,
         expansions=expansions,
     )
-    by_header = header_hits(backend, terms, filters=filters, limit=limit)
     found = (by_term, by_header)
     ids = [h.session_id for hits_of in found for hits in hits_of.values() for h in hits]
-    return by_term, by_header, roots_of(backend, ids, request.user_id)
+    return by_term, by_header, backend.roots_of(ids, user_id=request.user_id)
 
 
 def term_hits(
@@ -356,6 +289,8 @@ def term_hits(
             sessions=sessions,
         )
 
+    rest = tuple(terms[MAX_SEARCH_TERMS:])
+    together = _together(backend, rest, filters, limit, per_session, sessions) if rest else []
     for term in terms[:MAX_SEARCH_TERMS]:
         hits = match(term)
         used: list[str] = []
@@ -367,9 +302,8 @@ def term_hits(
             expansions[_term_key(term)] = tuple(used)
         if hits:
             out[_term_key(term)] = hits
-    rest = tuple(terms[MAX_SEARCH_TERMS:])
-    if rest and (hits := _together(backend, rest, filters, limit, per_session, sessions)):
-        out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = hits
+    if together:
+        out[f"+{len(rest)} more word{'s' if len(rest) > 1 else ''}"] = together
     return out
 
 

@@ -2,13 +2,16 @@
 
 query text -> parsed query -> message hits -> chain roots (one lineage query per set of
 sessions found) -> ranked sessions. The store is any
-:class:`~langchain_session_recall.backends.base.SessionBackend`; the pipeline asks it for the
-live conversation's chain (``root_of``, ``chain``), and
-:mod:`~langchain_session_recall.search.candidates` asks it everything else (``match_messages``,
-``match_sessions``, ``parents_of``, ``vocabulary``). One pass, each stage once: the request and
-its filters, the query read (:mod:`~langchain_session_recall.core.query`), the time it names
-(:mod:`~langchain_session_recall.search.time_hints`), candidates, ranking
-(:mod:`~langchain_session_recall.search.ranking`), the dense blend
+:class:`~langchain_session_recall.backends.base.SessionBackend`, asked by the stages:
+:mod:`~langchain_session_recall.search.candidates` its full text, its chains and the live
+conversation's (``match_messages``, ``match_sessions``, ``parents_of``, ``root_of``,
+``chain``), :mod:`~langchain_session_recall.search.correction` its vocabulary (for a word that
+matched nothing), :mod:`~langchain_session_recall.search.dense` its vector index. One pass,
+each stage once, in this order: the request, its filters and its query, read by the caller
+(:meth:`~langchain_session_recall.search.request.SearchRequest.prepare`), the time the query
+names (:mod:`~langchain_session_recall.search.time_hints`), candidates, ranking
+(:mod:`~langchain_session_recall.search.ranking`), then for a hybrid search the dense half
+(:mod:`~langchain_session_recall.search.dense`) and the blend
 (:mod:`~langchain_session_recall.search.blend`).
 
 * Syntax the user wrote on purpose (quotes, ``AND``, ``NOT``, ``deploy*``) is honoured first:
@@ -29,15 +32,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_session_recall.core.query import ParsedQuery
-from langchain_session_recall.search.blend import DenseSearch, blend
+from langchain_session_recall.search.blend import blend
 from langchain_session_recall.search.candidates import (
     MAX_STORE_QUERIES,
-    dense_evidence,
     leave_out,
     recent_roots,
     strict_candidates,
     term_candidates,
 )
+from langchain_session_recall.search.dense import DenseSearch, dense_evidence
 from langchain_session_recall.search.ranking import (
     RankedSession,
     TermWeights,

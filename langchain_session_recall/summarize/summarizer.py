@@ -61,8 +61,8 @@ from langchain_session_recall.core.redaction import (
 )
 from langchain_session_recall.errors import InvalidOptionError
 from langchain_session_recall.models import CachedSummary, CacheStatus
-from langchain_session_recall.recall.model import RecalledSession, ShownMessage
-from langchain_session_recall.recall.render import parse_transcript, window_messages, window_text
+from langchain_session_recall.recall.model import ShownMessage
+from langchain_session_recall.recall.reading import read_document
 from langchain_session_recall.summarize.budget import RECAP_KEY
 from langchain_session_recall.summarize.cache import (
     InMemorySummaryCache,
@@ -381,7 +381,8 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
         for doc in docs:
             meta = doc.metadata
             query = query_override if query_override is not None else str(meta.get("query") or "")
-            plan = _Plan(doc, query, *self._read(doc))
+            read = read_document(doc.page_content, meta, self._redactor)
+            plan = _Plan(doc, query, read.transcript, read.shown, read.ids_shown, read.redactions)
             plans.append(plan)
             if meta.get("mode") == "recent":
                 plan.result = doc
@@ -409,28 +410,6 @@ class SessionSummarizer(RunnableSerializable[Any, list[Document]]):
                         plan, cached.summary, cached.reasons or ("rejected",), cached=True
                     )
         return plans
-
-    def _read(self, doc: Document) -> tuple[str, list[ShownMessage], bool, int]:
-        """``doc``'s transcript, its messages, whether its text shows their ids, and the
-        secrets redacted in it: a search result redacted by the same rules, whose text is
-        still what the search built, as it is (redaction is applied once, where the result
-        is built); any other Document redacted here, its messages read from the result it
-        carries or else from the tags of its text."""
-        recalled = RecalledSession.from_metadata(doc.metadata)
-        if recalled is None:
-            transcript, found = self._redact(doc.page_content)
-            return transcript, parse_transcript(transcript), True, found
-        shown = [m for w in recalled.windows for m in window_messages(w)]
-        redactor = self._redactor
-        if redactor is None:
-            return doc.page_content, shown, recalled.ids_shown, 0
-        if recalled.redacted_by == redactor.rules_id and _as_built(recalled, doc.page_content):
-            return doc.page_content, shown, recalled.ids_shown, recalled.secrets_redacted
-        transcript, found = self._redact(doc.page_content)
-        if recalled.redacted_by is not None:
-            found += recalled.secrets_redacted  # what the search's own rules replaced
-        redacted = [dataclasses.replace(m, text=self._redact(m.text)[0]) for m in shown]
-        return transcript, redacted, recalled.ids_shown, found
 
     @property
     def _redactor(self) -> SecretRedactor | None:
@@ -948,14 +927,6 @@ def _has_attr(obj: Any, name: str) -> bool:
             return True
         obj = getattr(obj, "bound", None)
     return False
-
-
-def _as_built(recalled: RecalledSession, text: str) -> bool:
-    """Whether ``text`` is what the search rendered of ``recalled`` (a Document's text a caller
-    changed is redacted again)."""
-    if len(recalled.windows) != 1:
-        return False
-    return window_text(recalled.windows[0], ids_shown=recalled.ids_shown) == text
 
 
 def _grounding_metadata(

@@ -531,6 +531,12 @@ class SessionBackendTests:
             "other": None,
         }
         assert store.first_started(["leaf", "mid", "other"]) == "mid"
+        assert store.roots_of(["leaf", "other", "leaf", "ghost"]) == {
+            "leaf": "root",
+            "other": "other",
+            "ghost": "ghost",
+        }
+        assert store.roots_of([]) == {}
         assert store.parents_of([]) == {} and store.chain("ghost") == []
         assert store.lineage("ghost") == ["ghost"] and store.root_of("ghost") == "ghost"
 
@@ -546,6 +552,7 @@ class SessionBackendTests:
         self.set_parent_directly(store, "c-mike", "c-alpha")
         members = ("c-alpha", "c-zulu", "c-mike", "below")
         assert {store.root_of(sid) for sid in members} == {"c-zulu"}  # its oldest member
+        assert set(store.roots_of(members).values()) == {"c-zulu"}
         assert store.lineage("below") == ["below", "c-mike", "c-alpha", "c-zulu"]
         chain = store.chain("c-zulu")
         assert chain[0] == "c-zulu" and sorted(chain) == sorted(members)
@@ -1084,6 +1091,8 @@ class SessionBackendTests:
         assert store.root_of("alice-2", user_id="alice") == "alice-2"
         assert store.root_of("bob-sub", user_id="bob") == "bob-sub"
         assert store.root_of("alice-2") == "alice-1"
+        assert store.roots_of(["alice-2"], user_id="alice") == {"alice-2": "alice-2"}
+        assert store.roots_of(["alice-2"]) == {"alice-2": "alice-1"}
         assert [r.id for r in store.recent_sessions(10, user_id="alice")] == ["alice-1"]
         found = _match(store, "budget", filters=SearchFilters(user_id="alice"))
         assert _sessions(found) == {"alice-1", "alice-2"}

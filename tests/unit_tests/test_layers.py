@@ -111,7 +111,9 @@ JOINED_BY = {
     # the stages of a search never import the pipeline that runs them in order
     "search.pipeline": (
         "search.candidates",
+        "search.correction",
         "search.ranking",
+        "search.dense",
         "search.blend",
         "search.time_hints",
         "search.request",

@@ -16,6 +16,7 @@ from langchain_session_recall.core.lineage import (
     lineage_path,
     oldest,
     resolve_root,
+    resolve_roots,
 )
 from langchain_session_recall.models import (
     StoredMessage,
@@ -48,6 +49,23 @@ class ChainReads(SessionReads):
         by another client: its :meth:`first_started` member)."""
         parents = self.parents_of([session_id], user_id=user_id)
         return resolve_root(session_id, parents, cycle_root=self.first_started)
+
+    def roots_of(self, session_ids: Iterable[str], *, user_id: str | None = None) -> dict[str, str]:
+        """``{session: root of its chain}`` for the given sessions (a search's candidates),
+        read in one lineage query (none for no sessions); ``user_id`` as :meth:`parents_of`
+        takes it, a parent cycle as :meth:`root_of` ends it.
+
+        Example:
+            >>> from langchain_session_recall import SessionStore
+            >>> store = SessionStore(":memory:")
+            >>> _ = store.add_session("a")
+            >>> _ = store.add_session("b", parent_session_id="a")
+            >>> store.roots_of(["b", "a", "b"])
+            {'b': 'a', 'a': 'a'}
+        """
+        ids = list(dict.fromkeys(session_ids))
+        parents = self.parents_of(ids, user_id=user_id)
+        return resolve_roots(ids, parents, cycle_root=self.first_started)
 
     def first_started(self, session_ids: Sequence[str]) -> str:
         """The session of ``session_ids`` that started first (then the smallest id): the root
