@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore, redact_secrets
-from langchain_session_recall.session_window import show_session
+from langchain_session_recall.recall.show import show_session
 
 COMMON = "deploy error nginx"
 """Words the long sessions hold from end to end: their matches spread over the whole chain."""

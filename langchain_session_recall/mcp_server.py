@@ -5,7 +5,7 @@ Two tools, both read-only:
 * ``session_search``: the LangChain tool of :mod:`langchain_session_recall.tool`, served as is
   (same arguments, limits, behaviour and JSON; the recaps carry message ids, ``[USER #42]``).
 * ``session_show``: one session's transcript around given message ids, bounded in size
-  (:func:`~langchain_session_recall.session_window.show_session`).
+  (:func:`~langchain_session_recall.recall.show.show_session`).
 
 Failures come back as MCP tool errors (``isError``) whose text is the JSON
 ``{"success": false, "error": "... <what to do>"}``; the server keeps running.
@@ -54,13 +54,13 @@ from langchain_session_recall.errors import (
     SessionRecallError,
 )
 from langchain_session_recall.messages import storable_text
-from langchain_session_recall.retriever import SessionRecallRetriever
-from langchain_session_recall.search.request import DEFAULT_K
-from langchain_session_recall.session_window import (
+from langchain_session_recall.recall.show import (
     SHOW_DEFAULT_CHARS,
     SHOW_DEFAULT_CONTEXT,
     show_session,
 )
+from langchain_session_recall.retriever import SessionRecallRetriever
+from langchain_session_recall.search.request import DEFAULT_K
 from langchain_session_recall.summarize.chat_model import chat_model_from_env
 from langchain_session_recall.tool import (
     SESSION_SEARCH_DESCRIPTION,

@@ -11,6 +11,7 @@ from langchain_session_recall.core.cjk import CJK_RANGES
 from langchain_session_recall.core.text import clip_tool_output
 from langchain_session_recall.models import StoredMessage
 from langchain_session_recall.recall import tags
+from langchain_session_recall.recall.excerpt import Anchor, place
 from langchain_session_recall.recall.tool_calls import (
     call_body,
     call_tag,
@@ -159,11 +160,14 @@ def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, i
     """
     if max_chars is None or len(text) <= max_chars:
         return 0, len(text)
-    center = min(max(center, 0), len(text))
-    start = max(0, center - max_chars // 2)
-    end = min(len(text), start + max_chars)
-    start = max(0, end - max_chars)
-    return _line_cuts(text, center, start, end, max_chars // 4)
+    start, end = place(_window_anchor(text, center, max_chars), 0, len(text))
+    return _line_cuts(text, min(max(center, 0), len(text)), start, end, max_chars // 4)
+
+
+def _window_anchor(text: str, center: int, max_chars: int) -> Anchor:
+    """A search's window as an excerpt's anchor: ``max_chars`` characters of the transcript,
+    half of them before ``center``, sliding inward at its ends (:mod:`.excerpt`)."""
+    return Anchor(min(max(center, 0), len(text)), max_chars // 2, max_chars, slide=True)
 
 
 def part_window_bounds(
@@ -191,21 +195,11 @@ def part_window_bounds(
     if max_chars is None or len(text) <= max_chars or not 0 <= center <= len(text):
         return None
     # The transcript is longer than the part, so longer than max_chars: it is cut, and its
-    # clamps (at 0, at its end) act only on a side that is the part's own.
-    start = center - max_chars // 2
-    if head:
-        start = max(0, start)
-    elif start < 1:
-        return None
-    end = start + max_chars
-    if tail:
-        end = min(len(text), end)
-    elif end >= len(text):
-        return None
-    start = end - max_chars
-    if head:
-        start = max(0, start)
-    elif start < 1:
+    # ends bound the window only on a side that is the part's own; on another the window must
+    # stay inside the part (with a character to spare: it places the cut).
+    start, end = place(_window_anchor(text, center, max_chars), 0 if head else None,
+                       len(text) if tail else None)  # fmt: skip
+    if (not head and start < 1) or (not tail and end >= len(text)):
         return None
     return _line_cuts(text, center, start, end, max_chars // 4)
 

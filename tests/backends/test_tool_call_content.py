@@ -20,7 +20,7 @@ from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
 from langchain_session_recall.core.query import parse_query
 from langchain_session_recall.core.redaction import redact_secrets
 from langchain_session_recall.recall.build import search_results
-from langchain_session_recall.session_window import show_session
+from langchain_session_recall.recall.show import show_session
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

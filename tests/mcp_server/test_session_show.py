@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langchain_session_recall import SessionNotFoundError, SessionStore
-from langchain_session_recall.session_window import (
+from langchain_session_recall.recall.show import (
     SHOW_MAX_ANCHORS,
     SHOW_MAX_CHARS,
     SHOW_MIN_CHARS,

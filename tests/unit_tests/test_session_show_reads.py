@@ -13,7 +13,7 @@ import pytest
 
 from langchain_session_recall import SessionStore
 from langchain_session_recall.core.redaction import redact_secrets
-from langchain_session_recall.session_window import show_session
+from langchain_session_recall.recall.show import show_session
 from tests.chain_reads import add_long_chain, count_reads
 
 KEY = "sk-" + "abcdefghij" * 4
@@ -77,3 +77,15 @@ def test_a_message_deleted_meanwhile_makes_it_read_the_chain_as_it_is(
         shown = show_session(store, "long", message_ids=[1_000, 1_002], context=1)
         assert shown["message_count"] == 2_002
         assert "step 999 " in shown["transcript"] and "step 1001 " in shown["transcript"]
+
+
+def test_the_old_import_path_is_the_same_function() -> None:
+    """``session_window`` moved under ``recall/`` (``recall/show.py``); outside code that
+    imports it from its old path gets the same function and bounds."""
+    from langchain_session_recall import session_window
+    from langchain_session_recall.recall import show
+
+    assert session_window.show_session is show.show_session
+    assert {name: getattr(session_window, name) for name in session_window.__all__} == {
+        name: getattr(show, name) for name in session_window.__all__
+    }
