@@ -1,19 +1,11 @@
 """Import Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``).
 
-A rollout is one thread: JSON lines ``{timestamp, type, payload}``. ``session_meta`` names the
-thread (``id``, ``forked_from_id``, ``cwd``, ``git``, and in ``source`` the parent thread of a
-sub-agent); ``turn_context`` carries the model; ``response_item`` lines are the conversation:
-``message`` (role and content parts), ``function_call`` / ``custom_tool_call`` /
-``local_shell_call`` / ``web_search_call`` and the ``*_output`` items answering them by
-``call_id``. Reasoning, compaction summaries and ``event_msg`` lines (which repeat the messages
-for the UI) are left out. A fork or a sub-agent is a file of its own: it becomes a child
-session of the thread it came from, without the history it copied from it. Each message is
-keyed by thread id and line number, so a rollout that grew (or was compressed to ``.zst``, or
-moved to ``archived_sessions/``) adds only its new lines.
-
-The record shapes follow openai/codex: ``codex-rs/protocol/src/protocol.rs`` (``RolloutItem``,
-``SessionMetaLine``, ``SessionSource``, ``SubAgentSource``) and
-``codex-rs/protocol/src/models.rs`` (``ResponseItem``, ``FunctionCallOutputPayload``).
+A rollout is one thread; a fork or a sub-agent is a file of its own and becomes a child session
+of the thread it came from, without the history it copied from it. What a rollout holds and
+what is kept of it: :mod:`~langchain_session_recall.importers.codex_rollout` (one rollout read,
+no store); how an import reads (resume points, names):
+:mod:`~langchain_session_recall.importers.codex_reading`. Here the rollouts are found, their
+threads ordered parents first, and written a group at a time.
 """
 
 from __future__ import annotations
