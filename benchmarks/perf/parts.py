@@ -6,10 +6,11 @@ Usage (from the repository root; ``DB`` is a perf corpus database that
 
     python benchmarks/perf/parts.py /work/perfcache/corpus-seed1-200k.db [--repeats 3]
 
-For each of the 100 queries of ``corpus.QUERIES`` the four are timed one after another
-(CPU time of this process, the median of ``--repeats`` after a warm-up), so load moves them
-together. Printed: p50 / p95 over the mix and their ratios to the bare query's, then the
-median per query kind. What it shows (issue 31): the bare query
+For each of the 100 queries of ``corpus.QUERIES`` the four are timed one after another, their
+order rotated each pass (``timing.interleave``, as ``run.py`` times ours, the floor and the
+reference), so load moves them together; CPU time of this process, the median of
+``--repeats`` per query. Printed: p50 (the median) / p95 over the mix as ``run.py`` takes
+them, their ratios to the bare query's and to the seed's, then the median per query kind. What it shows (issue 31): the bare query
 (``messages_fts MATCH q ORDER BY rank LIMIT 50``) against ``search_sessions`` (ranking,
 lineage, no text) and ``SessionRecallRetriever(k=3)`` (three redacted Documents); the
 difference of the last two is what building the Documents costs.
@@ -24,7 +25,6 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,21 +32,20 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
 
 import corpus  # noqa: E402
-from run import HIT_LIMIT_FLOOR, reference_expression, reference_search  # noqa: E402
+from run import (  # noqa: E402
+    FLOOR_SQL,
+    HIT_LIMIT_FLOOR,
+    percentile,
+    reference_expression,
+    reference_search,
+)
+from timing import interleave  # noqa: E402
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore  # noqa: E402
 from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
 from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
 from langchain_session_recall.search.pipeline import search_sessions  # noqa: E402
 from langchain_session_recall.search.request import SearchRequest  # noqa: E402
-
-BARE = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of ``values`` (nearest rank, as ``run.py``)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def timers(
@@ -63,28 +62,13 @@ def timers(
             return None
 
     return {
-        "bare query": lambda i: conn.execute(BARE, (expressions[i], HIT_LIMIT_FLOOR)).fetchall(),
+        "bare query": lambda i: conn.execute(
+            FLOOR_SQL, (expressions[i], HIT_LIMIT_FLOOR)
+        ).fetchall(),
         "search_sessions": ranking,
         "retriever (3 Documents)": lambda i: retriever.invoke(queries[i]),
         "seed algorithm": lambda i: reference_search(conn, store, expressions[i]),
     }
-
-
-def per_query_ms(
-    runs: dict[str, Callable[[int], object]], n: int, repeats: int
-) -> dict[str, list[float]]:
-    """Each run's CPU ms per query (median of ``repeats``), the runs interleaved per query."""
-    for i in range(n):
-        for run in runs.values():
-            run(i)  # warm-up
-    samples: dict[str, list[list[float]]] = {name: [[] for _ in range(n)] for name in runs}
-    for _ in range(repeats):
-        for i in range(n):
-            for name, run in runs.items():
-                start = time.process_time()
-                run(i)
-                samples[name][i].append((time.process_time() - start) * 1000)
-    return {name: [statistics.median(s) for s in per] for name, per in samples.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,18 +87,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = SessionStore(copy)
         conn = sqlite3.connect(read_only_uri(copy), uri=True)
         load = os.getloadavg()[0]
-        ms = per_query_ms(timers(store, conn, queries), len(queries), args.repeats)
+        timed = interleave(timers(store, conn, queries), len(queries), args.repeats)
         conn.close()
         store.close()
-    bare50, bare95 = percentile(ms["bare query"], 0.5), percentile(ms["bare query"], 0.95)
+    ms = {name: [t * 1000 for t in per] for name, per in timed["cpu_medians"].items()}
+    p50 = {name: statistics.median(v) for name, v in ms.items()}
+    p95 = {name: percentile(v, 0.95) for name, v in ms.items()}
+    bare, seed = "bare query", "seed algorithm"
     print(f"{args.db.name}: CPU ms per query, load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
-    seed50 = percentile(ms["seed algorithm"], 0.5)
     head = ("p50", "p95", "p50 / bare", "p95 / bare", "p50 / seed")
     print(f"{'':26s} {head[0]:>8s} {head[1]:>8s}" + "".join(f" {h:>11s}" for h in head[2:]))
-    for name, values in ms.items():
-        p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
-        ratios = (p50 / bare50, p95 / bare95, p50 / seed50)
-        print(f"{name:26s} {p50:8.2f} {p95:8.2f}" + "".join(f" {r:10.2f}x" for r in ratios))
+    for name in ms:
+        ratios = (p50[name] / p50[bare], p95[name] / p95[bare], p50[name] / p50[seed])
+        print(
+            f"{name:26s} {p50[name]:8.2f} {p95[name]:8.2f}"
+            + "".join(f" {r:10.2f}x" for r in ratios)
+        )
     print("median per query kind (" + " / ".join(ms) + "):")
     for kind in sorted(set(kinds)):
         index = [i for i, k in enumerate(kinds) if k == kind]

@@ -55,6 +55,8 @@ from timing import (  # noqa: E402  (what both backends' workers share)
 
 REFERENCE_LIMIT = 50
 HIT_LIMIT_FLOOR = REFERENCE_LIMIT  # the floor: asking the index, nothing ranked (issue 31)
+FLOOR_SQL = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
+"""The bare query (the floor): the index asked once, ``HIT_LIMIT_FLOOR`` row ids by rank."""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -74,7 +76,9 @@ def _parse_size(text: str) -> int:
     return int(float(text.rstrip("km")) * mult)
 
 
-def _pct(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (the nearest rank; a p95 here, the median is
+    ``statistics.median``)."""
     ordered = sorted(values)
     idx = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
     return ordered[idx]
@@ -319,13 +323,12 @@ def worker_search(path: str, repeats: int, only_ours: bool) -> dict[str, Any]:
     queries = [q for _, q in corpus.QUERIES]
     exprs = [reference_expression(q) for q in queries]
     conn = sqlite3.connect(read_only_uri(path), uri=True)
-    floor_sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"
 
     def ours(i: int) -> int:
         return len(retriever.invoke(queries[i]))
 
     def floor(i: int) -> int:
-        return len(conn.execute(floor_sql, (exprs[i], HIT_LIMIT_FLOOR)).fetchall())
+        return len(conn.execute(FLOOR_SQL, (exprs[i], HIT_LIMIT_FLOOR)).fetchall())
 
     def reference(i: int) -> int:
         return reference_search(conn, store, exprs[i])
@@ -717,14 +720,14 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     out = {}
     cpu_out = {}
     for algo, vals in s.items():
-        out[algo] = {"p50": statistics.median(vals), "p95": _pct(vals, 0.95)}
+        out[algo] = {"p50": statistics.median(vals), "p95": percentile(vals, 0.95)}
         cvals = res["search"]["cpu_medians"][algo]
-        cpu_out[algo] = {"p50": statistics.median(cvals), "p95": _pct(cvals, 0.95)}
+        cpu_out[algo] = {"p50": statistics.median(cvals), "p95": percentile(cvals, 0.95)}
     if "bm25" in res:
         vals = res["bm25"]["medians"]
-        out["bm25"] = {"p50": statistics.median(vals), "p95": _pct(vals, 0.95)}
+        out["bm25"] = {"p50": statistics.median(vals), "p95": percentile(vals, 0.95)}
         cvals = res["bm25"]["cpu_medians"]
-        cpu_out["bm25"] = {"p50": statistics.median(cvals), "p95": _pct(cvals, 0.95)}
+        cpu_out["bm25"] = {"p50": statistics.median(cvals), "p95": percentile(cvals, 0.95)}
     kinds = res["search"]["kinds"]
     per_kind = {}
     for kind in dict.fromkeys(kinds):
