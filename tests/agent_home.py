@@ -4,12 +4,12 @@ keeps it: what ``import auto`` and ``sync`` are tested on."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from file_modules import load_file
 from hermes_fixtures import build_hermes_db
 
 DATA = Path(__file__).parent / "data"
@@ -57,10 +57,7 @@ def _builder(module: str, name: str) -> Any:
     loaded = _LOADED.get(module)
     if loaded is None:
         path = Path(__file__).parent / "unit_tests" / f"{module}.py"
-        spec = importlib.util.spec_from_file_location(f"agent_home_{module}", path)
-        assert spec is not None and spec.loader is not None
-        loaded = _LOADED[module] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(loaded)
+        loaded = _LOADED[module] = load_file(path, f"agent_home_{module}")
     return getattr(loaded, name)
 
 

@@ -3,23 +3,19 @@ changed payload or a missing call is reported (exit 1)."""
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from file_modules import load_file
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "show_identity.py"
 
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("show_identity", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(SCRIPT, "show_identity")
 
 
 def test_a_dump_compares_equal_to_itself_and_changes_are_found(
