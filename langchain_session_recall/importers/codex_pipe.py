@@ -222,7 +222,6 @@ class Pipe:
 
     def reads(self, entry: Thread) -> Iterable[ImportSession]:
         """The reads of the files of ``entry``, the next thread of the import's order."""
-
         _, parent, files = entry
         self.position += 1
         if self.workers is None or self.position <= self.start or not self.for_worker(files):

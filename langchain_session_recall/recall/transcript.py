@@ -160,8 +160,9 @@ def window_bounds(text: str, center: int, max_chars: int | None) -> tuple[int, i
     """
     if max_chars is None or len(text) <= max_chars:
         return 0, len(text)
-    start, end = place(_window_anchor(text, center, max_chars), 0, len(text))
-    return _line_cuts(text, min(max(center, 0), len(text)), start, end, max_chars // 4)
+    anchor = _window_anchor(text, center, max_chars)
+    start, end = place(anchor, 0, len(text))
+    return _line_cuts(text, anchor.at, start, end, max_chars // 4)
 
 
 def _window_anchor(text: str, center: int, max_chars: int) -> Anchor:
