@@ -56,7 +56,14 @@ def pg_only(test: F) -> F:
     return test
 
 
-TABLES = ("session_recall_meta", "sessions", "messages", "summary_cache", "import_ledger")
+TABLES = (
+    "session_recall_meta",
+    "sessions",
+    "messages",
+    "summary_cache",
+    "import_ledger",
+    "import_runs",
+)
 """The store's own tables (both backends)."""
 
 

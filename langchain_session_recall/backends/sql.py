@@ -470,6 +470,12 @@ def ledger_keys(d: Dialect) -> str:
     )
 
 
+def ledger_has_rows(d: Dialect) -> str:
+    """Whether ``import_ledger`` holds any row of ``kind`` (one probe of its primary key):
+    when not, a batch's keys need not be looked up there one by one."""
+    return f"SELECT 1 FROM import_ledger WHERE source_kind = {d.param('kind')} LIMIT 1"
+
+
 def insert_ledger(d: Dialect) -> str:
     names = ("source_kind", "external_key", "session_id", "message_id", "imported_at")
     return (
@@ -491,6 +497,43 @@ def ledger_rows(d: Dialect) -> str:
     return (
         "SELECT external_key, session_id FROM import_ledger WHERE source_kind = "
         f"{d.param('kind')} AND {d.member('external_key', 'keys')}"
+    )
+
+
+RUN_COLUMNS = (
+    "source_kind",
+    "key_prefix",
+    "first_number",
+    "gaps",
+    "key_count",
+    "session_id",
+    "message_id",
+    "imported_at",
+)
+"""The columns of an ``import_runs`` row, in the order :func:`insert_run` binds them."""
+
+
+def insert_run(d: Dialect) -> str:
+    return (
+        f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) "
+        f"VALUES ({', '.join(d.param(n) for n in RUN_COLUMNS)}) ON CONFLICT DO NOTHING"
+    )
+
+
+def runs_of_prefixes(d: Dialect) -> str:
+    """The runs (``key_prefix, first_number, gaps, session_id``) of ``kind`` under the
+    prefixes bound as ``prefixes``."""
+    return (
+        "SELECT key_prefix, first_number, gaps, session_id FROM import_runs WHERE source_kind = "
+        f"{d.param('kind')} AND {d.member('key_prefix', 'prefixes')}"
+    )
+
+
+def runs_of_session(d: Dialect) -> str:
+    """The runs (``key_prefix, first_number, gaps``) of ``kind`` imported into ``sid``."""
+    return (
+        "SELECT key_prefix, first_number, gaps FROM import_runs WHERE source_kind = "
+        f"{d.param('kind')} AND session_id = {d.param('sid')}"
     )
 
 
@@ -576,10 +619,14 @@ def lock_sessions(d: Dialect) -> str:
     return f"SELECT id FROM sessions WHERE {d.member('id', 'ids')}{d.for_update}"
 
 
-def forget_ledger(d: Dialect) -> str:
-    """The ledger rows of forgotten sessions keep their keys (where a message came from, not
-    what it said), so a re-import does not bring it back; they name no message any more."""
-    return f"UPDATE import_ledger SET message_id = NULL WHERE {d.member('session_id', 'ids')}"
+def forget_ledger(d: Dialect) -> tuple[str, str]:
+    """The ledger rows and runs of forgotten sessions keep their keys (where a message came
+    from, not what it said), so a re-import does not bring it back; they name no message any
+    more."""
+    return (
+        f"UPDATE import_ledger SET message_id = NULL WHERE {d.member('session_id', 'ids')}",
+        f"UPDATE import_runs SET message_id = NULL WHERE {d.member('session_id', 'ids')}",
+    )
 
 
 def delete_of_sessions(d: Dialect, table: Literal["summary_cache", "messages", "sessions"]) -> str:
@@ -588,21 +635,39 @@ def delete_of_sessions(d: Dialect, table: Literal["summary_cache", "messages", "
     return f"DELETE FROM {table} WHERE {d.member(column, 'ids')}"
 
 
-def release_forgotten(d: Dialect) -> str:
-    """Drop the ledger rows of a forgotten session (``kind``, ``sid``), so that an import
-    asked to (``--reimport``) adds its messages again."""
+def release_forgotten(d: Dialect, table: Literal["import_ledger", "import_runs"]) -> str:
+    """Drop the ledger rows (or runs) of a forgotten session (``kind``, ``sid``), so that an
+    import asked to (``--reimport``) adds its messages again."""
     return (
-        f"DELETE FROM import_ledger WHERE source_kind = {d.param('kind')} "
+        f"DELETE FROM {table} WHERE source_kind = {d.param('kind')} "
         f"AND session_id = {d.param('sid')} AND message_id IS NULL"
     )
 
 
-LEDGER_WITHOUT_MESSAGES = (
-    "SELECT count(*) FROM import_ledger l WHERE l.message_id IS NOT NULL "
-    "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.message_id)"
-)
-"""Ledger rows naming a message the store lacks (for ``check()``; a forgotten message's row
-names none)."""
+def forgotten_run_keys(d: Dialect) -> str:
+    """How many keys the runs :func:`release_forgotten` drops hold."""
+    return (
+        "SELECT coalesce(sum(key_count), 0) FROM import_runs WHERE source_kind = "
+        f"{d.param('kind')} AND session_id = {d.param('sid')} AND message_id IS NULL"
+    )
+
+
+def ledger_without_messages(*, runs: bool) -> str:
+    """How many ledger keys name a message the store lacks (for ``check()``; a forgotten
+    message's key names none): the rows of ``import_ledger``, and with ``runs`` the keys of
+    ``import_runs`` (a run's messages have consecutive ids: those missing from its range)."""
+    rows = (
+        "SELECT count(*) FROM import_ledger l WHERE l.message_id IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.message_id)"
+    )
+    if not runs:
+        return rows
+    in_runs = (
+        "SELECT coalesce(sum(r.key_count - (SELECT count(*) FROM messages m WHERE m.id "
+        "BETWEEN r.message_id AND r.message_id + r.key_count - 1)), 0) "
+        "FROM import_runs r WHERE r.message_id IS NOT NULL"
+    )
+    return f"SELECT ({rows}) + ({in_runs})"
 
 
 # --------------------------------------------------------------------------- statistics

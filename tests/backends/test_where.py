@@ -16,6 +16,7 @@ from pg_support import PG_DSN, SKIP_PG, old_postgres_schema
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore
 from langchain_session_recall.backends import SessionBackend
+from langchain_session_recall.backends.sqlite.schema import SCHEMA_VERSION
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.search.pipeline import search_sessions
 
@@ -173,7 +174,7 @@ def test_an_older_sqlite_store_is_read_as_it_is_then_migrated_in_place(tmp_path:
         assert _listed(reader, agents=("codex",)) == set()
     assert _digest(path) == before  # read-only: not a byte written
     with SessionStore(path) as store:
-        assert store.layout.version == 5
+        assert store.layout.version == SCHEMA_VERSION
         store.add_session("old", project="/src/api", agent="codex")
         assert _found(store, project="/src", agent="codex") == {"old"}
         assert store.check().ok

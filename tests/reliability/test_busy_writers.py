@@ -174,7 +174,7 @@ def test_an_import_tries_a_busy_group_again(store_factory: StoreFactory) -> None
     finally:
         lock.release()
         store.close()
-    for table in ("sessions", "messages", "import_ledger"):
+    for table in ("sessions", "messages", "import_ledger", "import_runs"):
         assert target.count(table) == store_factory.target("reference").count(table), table
     target.assert_intact()
     count("busy.imports_retried", 1, backend=store_factory.backend)

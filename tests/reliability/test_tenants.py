@@ -53,7 +53,7 @@ def empty_stores(factory: StoreFactory) -> Callable[[], SessionBackend]:
 
     def emptied() -> SessionBackend:
         with target.sql() as sql, sql.transaction():
-            for table in ("messages", "summary_cache", "import_ledger", "sessions"):
+            for table in ("messages", "summary_cache", "import_ledger", "import_runs", "sessions"):
                 sql.execute(f"DELETE FROM {table}")
         assert store.all_session_ids() == []
         return store

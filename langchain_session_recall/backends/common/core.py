@@ -105,6 +105,11 @@ class StoreCore(ABC):
     def _put_header(self, conn: Any, session_id: str, header: str) -> None:
         """Index the session's header (title and date words, see ``core/headers.py``)."""
 
+    def _has_import_runs(self) -> bool:
+        """Whether the store has the ``import_runs`` table (a file of an older version opened
+        read-only has not: its ledger is its rows alone)."""
+        return True
+
     def _before_batch(self) -> None:  # noqa: B027 - an optional hook
         """Called before each batch of messages is written, outside its transaction."""
 

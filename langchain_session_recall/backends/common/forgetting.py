@@ -129,7 +129,8 @@ class Forgetting(StoreCore):
             above = [str(r[0]) for r in chains]
             kept = self._keep_children(conn, doomed, {str(r[0]): r[1] for r in chains})
             conn.execute(sql.delete_of_sessions(d, "summary_cache"), {"ids": d.array(above)})
-            conn.execute(sql.forget_ledger(d), ids)
+            for statement in sql.forget_ledger(d):
+                conn.execute(statement, ids)
             with self._deleting(conn, doomed):
                 conn.execute(sql.delete_of_sessions(d, "messages"), ids)
                 conn.execute(sql.delete_of_sessions(d, "sessions"), ids)

@@ -1,4 +1,6 @@
-"""The import ledger: each external key imported once per source kind."""
+"""The import ledger: each external key imported once per source kind (a row per key in
+``import_ledger``, or many keys in a row of ``import_runs``: see
+:mod:`~langchain_session_recall.backends.common.ledger_runs`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_session_recall.backends import sql
+from langchain_session_recall.backends.common.ledger_runs import (
+    key_numbers,
+    keyed,
+    split_into_runs,
+)
 from langchain_session_recall.backends.common.validation import (
     ledger_key,
 )
@@ -19,6 +26,10 @@ from langchain_session_recall.messages import (
 
 LedgerRow = tuple[str, str, str, int, float]
 """One ledger row: source kind, external key, session id, message id, import time."""
+RunRow = tuple[str, str, int, str, int, str, int | None, float]
+"""One run of ledger keys (``import_runs``, columns as :data:`~langchain_session_recall.
+backends.sql.RUN_COLUMNS`): source kind, key prefix, first number, gaps, key count, session
+id, first message id, import time."""
 _LEDGER_CHUNK = 500  # keys looked up per ledger query
 _IMPORT_STATE = "import_state:"  # prefix of the import state's keys in session_recall_meta
 
@@ -54,31 +65,64 @@ class ImportLedger(SessionWrites):
         """
         now = time.time()
         converted = [(ledger_key(key), to_row(m, now=now)) for key, m in messages]
-        d = self.dialect
         self._before_batch()
         with self._write() as conn:
-            keys = list(dict.fromkeys(key for key, _ in converted))
-            seen: set[str] = set()
-            for start in range(0, len(keys), _LEDGER_CHUNK):
-                chunk = keys[start : start + _LEDGER_CHUNK]
-                params = {"kind": source_kind, "keys": d.array(chunk)}
-                seen.update(r[0] for r in conn.execute(sql.ledger_keys(d), params))
+            seen = self._held_keys(conn, source_kind, [key for key, _ in converted])
             fresh: dict[str, MessageRow] = {}
             for key, row in converted:
                 if key not in seen and key not in fresh:
                     fresh[key] = row
             ids = self._append(conn, session_id, list(fresh.values()))
             if ids:
-                self._insert_ledger(
-                    conn,
-                    [
-                        (source_kind, key, session_id, mid, now)
-                        for key, mid in zip(fresh, ids, strict=True)
-                    ],
-                )
+                self._record(conn, source_kind, session_id, list(fresh), ids, now)
         if ids:
             self._wrote([session_id], in_block=self._in_block())
         return ids
+
+    def _held_keys(self, conn: Any, source_kind: str, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` the ledger holds for ``source_kind`` (in any session): as rows
+        or in runs."""
+        d = self.dialect
+        unique = list(dict.fromkeys(keys))
+        seen: set[str] = set()
+        # (a kind with no row there, e.g. a store whose imports all wrote runs: no lookup)
+        rows_held = conn.execute(sql.ledger_has_rows(d), {"kind": source_kind}).fetchone()
+        for start in range(0, len(unique) if rows_held else 0, _LEDGER_CHUNK):
+            chunk = unique[start : start + _LEDGER_CHUNK]
+            params = {"kind": source_kind, "keys": d.array(chunk)}
+            seen.update(r[0] for r in conn.execute(sql.ledger_keys(d), params))
+        asked = key_numbers(unique)
+        if asked and self._has_import_runs():
+            params = {"kind": source_kind, "prefixes": d.array(list(asked))}
+            rows = conn.execute(sql.runs_of_prefixes(d), params)
+            seen |= keyed(((p, n, g) for p, n, g, _ in rows), asked)
+        return seen
+
+    def _record(
+        self,
+        conn: Any,
+        source_kind: str,
+        session_id: str,
+        keys: Sequence[str],
+        ids: Sequence[int],
+        now: float,
+    ) -> None:
+        """The ledger entries of newly imported ``keys`` (their messages' ``ids``): runs of
+        keys ``<prefix>:<number>`` (:mod:`~langchain_session_recall.backends.common.
+        ledger_runs`), a row for each other key."""
+        runs, single = split_into_runs(keys, ids)
+        if runs:
+            self._insert_runs(
+                conn,
+                [
+                    (source_kind, r.prefix, r.first, r.gaps, r.size, session_id, r.message_id, now)
+                    for r in runs
+                ],
+            )
+        if single:
+            self._insert_ledger(
+                conn, [(source_kind, key, session_id, mid, now) for key, mid in single]
+            )
 
     def _insert_ledger(self, conn: Any, rows: Sequence[LedgerRow]) -> None:
         """Insert ledger rows (:data:`LedgerRow`, not empty); a key the ledger holds already
@@ -86,6 +130,13 @@ class ImportLedger(SessionWrites):
         names = ("source_kind", "external_key", "session_id", "message_id", "imported_at")
         conn.cursor().executemany(
             sql.insert_ledger(self.dialect), [dict(zip(names, row, strict=True)) for row in rows]
+        )
+
+    def _insert_runs(self, conn: Any, rows: Sequence[RunRow]) -> None:
+        """Insert runs (:data:`RunRow`, not empty), as :meth:`_insert_ledger` rows."""
+        conn.cursor().executemany(
+            sql.insert_run(self.dialect),
+            [dict(zip(sql.RUN_COLUMNS, row, strict=True)) for row in rows],
         )
 
     def imported_keys(
@@ -105,17 +156,26 @@ class ImportLedger(SessionWrites):
             {'k1'}
         """
         d = self.dialect
+        runs = self._has_import_runs()
         if among is None:
             params = {"kind": source_kind, "sid": session_id}
             with self._read() as conn:
-                return {str(r[0]) for r in conn.execute(sql.imported_keys(d), params)}
+                found = {str(r[0]) for r in conn.execute(sql.imported_keys(d), params)}
+                if runs:
+                    found |= keyed(conn.execute(sql.runs_of_session(d), params), None)
+            return found
         keys = list(dict.fromkeys(among))
-        found: set[str] = set()
+        found = set()
         with self._read() as conn:
             for start in range(0, len(keys), _LEDGER_CHUNK):
                 chunk = {"kind": source_kind, "keys": d.array(keys[start : start + _LEDGER_CHUNK])}
                 rows = conn.execute(sql.ledger_rows(d), chunk)
                 found.update(str(key) for key, sid in rows if sid == session_id)
+            asked = key_numbers(keys)
+            if asked and runs:
+                params = {"kind": source_kind, "prefixes": d.array(list(asked))}
+                held = conn.execute(sql.runs_of_prefixes(d), params)
+                found |= keyed(((p, n, g) for p, n, g, sid in held if sid == session_id), asked)
         return found
 
     def read_import_state(self, key: str) -> str | None:
@@ -181,14 +241,19 @@ class ImportLedger(SessionWrites):
 
     def release_forgotten(self, source_kind: str, session_id: str) -> int:
         """Let an import add a forgotten session's messages again: drop its ledger rows from
-        ``source_kind`` that name no message (see :meth:`delete_sessions`); returns how many.
+        ``source_kind`` that name no message (see :meth:`delete_sessions`); returns how many
+        keys they held.
         Importers call it for ``reimport=True``.
 
         Raises:
             ReadOnlyStoreError: the store was opened read-only.
         """
+        params = {"kind": source_kind, "sid": session_id}
+        d = self.dialect
         with self._write() as conn:
-            cur = conn.execute(
-                sql.release_forgotten(self.dialect), {"kind": source_kind, "sid": session_id}
-            )
-            return int(cur.rowcount)
+            released = int(conn.execute(sql.release_forgotten(d, "import_ledger"), params).rowcount)
+            if self._has_import_runs():
+                (keys,) = conn.execute(sql.forgotten_run_keys(d), params).fetchone()
+                conn.execute(sql.release_forgotten(d, "import_runs"), params)
+                released += int(keys)
+            return released

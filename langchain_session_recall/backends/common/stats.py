@@ -115,7 +115,8 @@ class Statistics(StoreCore):
         if self._layout_name() == "own":  # foreign files count messages their own way
             with self._read() as conn:
                 wrong = [str(r[0]) for r in conn.execute(sql.WRONG_MESSAGE_COUNTS)]
-                dangling = count_of(conn.execute(sql.LEDGER_WITHOUT_MESSAGES).fetchone()[0])
+                dangling_sql = sql.ledger_without_messages(runs=self._has_import_runs())
+                dangling = count_of(conn.execute(dangling_sql).fetchone()[0])
             checked.append("session message counts")
             if wrong:
                 problems.append(
@@ -125,7 +126,7 @@ class Statistics(StoreCore):
             checked.append("import ledger")
             if dangling:
                 problems.append(
-                    f"{dangling} import ledger row(s) name a message the store lacks (deleted "
+                    f"{dangling} import ledger key(s) name a message the store lacks (deleted "
                     "by another client): a re-import will not add those messages again"
                 )
         return StoreCheck(ok=not problems, checked=tuple(checked), problems=tuple(problems))

@@ -216,7 +216,8 @@ class SessionWrites(StoreCore):
             conn.execute(
                 sql.delete_of_sessions(d, "summary_cache"), {"ids": d.array([r[0] for r in chains])}
             )
-            conn.execute(sql.forget_ledger(d), ids)
+            for statement in sql.forget_ledger(d):
+                conn.execute(statement, ids)
             self._clearing_messages(conn, session_id)
             conn.execute(sql.delete_of_sessions(d, "messages"), ids)
             conn.execute(sql.reset_message_count(d), {"id": session_id})

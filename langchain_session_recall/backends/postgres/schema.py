@@ -28,7 +28,7 @@ import string
 
 __all__ = ["PG_SCHEMA_VERSION", "TS_CONFIG", "ddl_statements", "rank_weights"]
 
-PG_SCHEMA_VERSION = 4
+PG_SCHEMA_VERSION = 5
 TS_CONFIG = "recall_english"
 INDEX_CHARS = 100_000
 """Characters of one message that are indexed (a ``tsvector`` is limited to 1 MB)."""
@@ -225,6 +225,22 @@ _DDL: tuple[str, ...] = (
     "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS cwd text",
     "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS git_branch text",
     "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS agent text",
+    # version 5: runs of import keys (see backends/common/ledger_runs.py); the ledger rows of
+    # older imports stay in import_ledger, where they are still read
+    """
+        CREATE TABLE IF NOT EXISTS import_runs (
+            source_kind text NOT NULL,
+            key_prefix text NOT NULL,
+            first_number bigint NOT NULL,
+            gaps text NOT NULL,
+            key_count integer NOT NULL,
+            session_id text NOT NULL,
+            message_id bigint,
+            imported_at double precision NOT NULL,
+            PRIMARY KEY (source_kind, key_prefix, first_number)
+        )
+        """,
+    "CREATE INDEX IF NOT EXISTS idx_import_runs_session ON import_runs(source_kind, session_id)",
 )
 """The schema's objects in the order they are created (each version's additions after
 the last), as ``ddl_statements`` gives them."""

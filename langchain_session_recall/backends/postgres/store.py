@@ -67,6 +67,9 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _DIALECT = st.PostgresDialect()
 _CREATE_SESSION = st.create_session(_DIALECT)  # (a writable store's dialect is this one)
 _WHERE_SINCE = 4
+_RUNS_SINCE = 5
+"""The schema version that added ``import_runs`` (a read-only store of an older one reads
+its ledger rows alone)."""
 """The schema version that added the session columns of :data:`sql.WHERE_FIELDS`."""
 
 
@@ -217,6 +220,7 @@ class PostgresSessionStore(SessionBackend):
         self._local = threading.local()
         self._pool: ConnectionPool | None = None
         self._dialect = _DIALECT
+        self._import_runs = True  # (set by _prepare for a read-only store of an older version)
         try:
             conn = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
@@ -284,8 +288,10 @@ class PostgresSessionStore(SessionBackend):
                     f"schema {self.schema!r} holds no session store; open it once without "
                     "read_only=True to create it, or pass the right schema="
                 )
-            if (self._schema_version(conn) or 0) < _WHERE_SINCE:  # read as they are: no DDL
+            found = self._schema_version(conn) or 0
+            if found < _WHERE_SINCE:  # read as they are: no DDL
                 self._dialect = st.PostgresDialect(missing=frozenset(WHERE_FIELDS))
+            self._import_runs = found >= _RUNS_SINCE
             return
         if self._schema_version(conn) == PG_SCHEMA_VERSION:
             return  # the usual case: no DDL, so no lock that could meet running writers
@@ -378,6 +384,9 @@ class PostgresSessionStore(SessionBackend):
             if not self._in_block():
                 return conn.execute(statement, params).fetchall()
             return _under_savepoint(conn, statement, params)
+
+    def _has_import_runs(self) -> bool:
+        return self._import_runs
 
     def _put_header(self, conn: psycopg.Connection[Any], session_id: str, header: str) -> None:
         conn.execute(st.PUT_HEADER, {"id": session_id, "header": _plain(header)})

@@ -31,7 +31,7 @@ __all__ = [
     "setup_needed",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # What the main index sees of a message. Tool output is capped (the transcript shows 500
 # characters of it anyway, and a 1 MB log would otherwise dominate the index). Of tool calls,
@@ -243,6 +243,22 @@ CREATE TABLE IF NOT EXISTS import_ledger (
 );
 CREATE INDEX IF NOT EXISTS idx_import_ledger_session ON import_ledger(source_kind, session_id);
 
+-- The same for a batch of keys <prefix>:<number> with consecutive message ids, in one row: the
+-- first key's number, the gaps to the next ones, the first key's message (the n-th key's is
+-- message_id + n; NULL once forgotten). See backends/common/ledger_runs.py.
+CREATE TABLE IF NOT EXISTS import_runs (
+    source_kind TEXT NOT NULL,
+    key_prefix TEXT NOT NULL,
+    first_number INTEGER NOT NULL,
+    gaps TEXT NOT NULL,
+    key_count INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    message_id INTEGER,
+    imported_at REAL NOT NULL,
+    PRIMARY KEY (source_kind, key_prefix, first_number)
+);
+CREATE INDEX IF NOT EXISTS idx_import_runs_session ON import_runs(source_kind, session_id);
+
 -- Recaps cached by the summarizer, keyed by (root, last message id, query, model, prompt),
 -- with the quality gate's verdict ('summarized' or 'rejected').
 CREATE TABLE IF NOT EXISTS summary_cache (
@@ -285,6 +301,9 @@ _MIGRATIONS: dict[int, str] = {
     4: "ALTER TABLE sessions ADD COLUMN cwd TEXT;\n"
     "ALTER TABLE sessions ADD COLUMN git_branch TEXT;\n"
     "ALTER TABLE sessions ADD COLUMN agent TEXT;",
+    # version 6: runs of import keys (import_runs, made by the script above); the ledger rows
+    # of older imports stay in import_ledger, where they are still read
+    5: "",
 }
 _REINDEXED_IN = 3
 """The version whose migration rebuilds the message index (its view and triggers changed)."""
@@ -306,6 +325,7 @@ class Layout:
     has_cjk: bool
     has_summary_cache: bool
     has_headers: bool
+    has_import_runs: bool
     session_columns: frozenset[str]
     message_columns: frozenset[str]
     visibility: str
@@ -406,6 +426,7 @@ def detect_layout(conn: sqlite3.Connection) -> Layout | None:
         has_cjk="messages_cjk_fts" in tables,
         has_summary_cache="summary_cache" in tables,
         has_headers="session_headers_fts" in tables,
+        has_import_runs="import_runs" in tables,
         session_columns=_columns(conn, "sessions"),
         message_columns=message_columns,
         visibility=" AND ".join(conditions) or "1",

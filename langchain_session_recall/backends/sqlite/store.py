@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.base import SessionBackend, StoreCheck
-from langchain_session_recall.backends.common.ledger import LedgerRow
+from langchain_session_recall.backends.common.ledger import LedgerRow, RunRow
 from langchain_session_recall.backends.common.rows import count_of
 from langchain_session_recall.backends.hits import (
     MATCH_LIMIT,
@@ -717,6 +717,12 @@ class SqliteSessionStore(SessionBackend):
         # A statement per hundred rows, not one per row: a quarter less of what the ledger
         # adds to a bulk write (43k -> 32k instructions a message, callgrind).
         _insert_many(conn, st.INSERT_LEDGER, rows, st.INSERT_LEDGER_TAIL)
+
+    def _insert_runs(self, conn: sqlite3.Connection, rows: Sequence[RunRow]) -> None:
+        _insert_many(conn, st.INSERT_RUNS, rows, st.INSERT_LEDGER_TAIL)
+
+    def _has_import_runs(self) -> bool:
+        return self.layout.has_import_runs
 
     def _put_header(self, conn: sqlite3.Connection, session_id: str, header: str) -> None:
         conn.execute(st.PUT_HEADER, {"id": session_id, "header": header})
