@@ -9,7 +9,10 @@ its top level twice, side effects included, and its worker dies with a traceback
 script runs in it, and it starts in about the time the package takes to import.
 
 The worker answers the calls in the order they came, one at a time; a thread reads the calls
-as they come, so the caller never waits to send one while the worker writes an answer.
+as they come, so the caller never waits to send one while the worker writes an answer, and
+another sends the answers, so the worker goes on with the next call while the caller has not
+taken the last answer yet (a pipe holds 64 KB: an answer of a megabyte would otherwise keep the
+worker waiting until the caller reads it, and calls sent ahead would be worked on only then).
 """
 
 from __future__ import annotations
@@ -141,7 +144,18 @@ def serve(calls: BinaryIO, answers: BinaryIO) -> None:
                 waiting.put(None)
                 return
 
+    def send() -> None:
+        while (data := outgoing.get()) is not None:
+            try:
+                answers.write(data)
+                answers.flush()
+            except OSError:  # (the caller gone: nothing more to answer)
+                return
+
+    outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     threading.Thread(target=read, daemon=True).start()
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     while (call := waiting.get()) is not None:
         function, argument = call
         try:
@@ -152,5 +166,6 @@ def serve(calls: BinaryIO, answers: BinaryIO) -> None:
             data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             data = pickle.dumps((False, RuntimeError(repr(answer[1]))))
-        answers.write(data)
-        answers.flush()
+        outgoing.put(data)  # (sent by its own thread: the next call is worked on meanwhile)
+    outgoing.put(None)
+    sender.join()

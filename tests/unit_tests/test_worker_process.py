@@ -7,6 +7,8 @@ import math
 import operator
 import os
 import signal
+import time
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +52,24 @@ def test_close_with_calls_pending_does_not_wait_for_them() -> None:
     worker.submit(time.sleep, 60)
     worker.close()  # (killed: a minute's sleep is not waited for)
     assert worker.pending == 1
+
+
+def test_the_worker_goes_on_with_the_next_call_before_its_last_answer_is_taken(
+    tmp_path: Path,
+) -> None:
+    """An answer larger than a pipe holds waits in the worker until the caller takes it; the
+    calls sent after it are worked on meanwhile (a Codex import's worker parses its next
+    batch while the importing process is still writing the last one)."""
+    worker = WorkerProcess()
+    made = tmp_path / "the second call ran"
+    try:
+        worker.submit(bytes, 4_000_000)  # a 4 MB answer: a pipe holds 64 KB
+        worker.submit(os.mkdir, str(made))
+        deadline = time.monotonic() + 30.0
+        while not made.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert made.exists(), "the second call waited for the first answer to be taken"
+        assert worker.result() == bytes(4_000_000)
+        assert worker.result() is None
+    finally:
+        worker.close()
