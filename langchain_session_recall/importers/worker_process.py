@@ -26,6 +26,11 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any, BinaryIO
 
+try:
+    import fcntl
+except ImportError:  # (Windows)
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["WorkerProcess", "WorkerStopped", "serve"]
 
 _BOOT = (
@@ -37,6 +42,8 @@ _BOOT = (
     "serve(calls, answers)\n"
 )
 _STOP_WAIT = 10.0  # seconds a worker with nothing left to do gets to exit before it is killed
+_PIPE_BYTES = 1 << 20  # what the answers' pipe may hold (Linux's default limit for a user)
+_SWITCH_SECONDS = 0.0005  # the worker's thread switch interval (see serve)
 
 
 class WorkerStopped(Exception):
@@ -68,6 +75,7 @@ class WorkerProcess:
         except OSError as exc:
             raise WorkerStopped(f"cannot start a worker process: {exc}") from exc
         self.pending = 0  # calls sent and not yet answered
+        _widen(self._process.stdout)
         try:
             self._send(list(sys.path))
         except WorkerStopped:
@@ -130,6 +138,17 @@ class WorkerProcess:
         return calls, answers
 
 
+def _widen(pipe: IO[bytes] | None) -> None:
+    """Let the pipe of the answers hold :data:`_PIPE_BYTES` (Linux; elsewhere, or where the
+    system allows less, it stays as it is): an answer of that size is then written at once,
+    without waiting for the caller to read its first 64 KB."""
+    setter = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if pipe is None or setter is None:
+        return
+    with contextlib.suppress(OSError):  # (over the system's limit: as it is)
+        fcntl.fcntl(pipe.fileno(), setter, _PIPE_BYTES)
+
+
 def serve(calls: BinaryIO, answers: BinaryIO) -> None:
     """The worker's loop: answer each call read from ``calls`` on ``answers``, in order,
     until ``calls`` ends. A call that raises is answered with its exception (or, when that
@@ -152,6 +171,10 @@ def serve(calls: BinaryIO, answers: BinaryIO) -> None:
             except OSError:  # (the caller gone: nothing more to answer)
                 return
 
+    # The sender waits for the GIL whenever the pipe has room again: with Python's default
+    # 5 ms between switches, an answer sent 64 KB at a time would keep the caller waiting for
+    # each piece while the worker works on the next call.
+    sys.setswitchinterval(_SWITCH_SECONDS)
     outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
     threading.Thread(target=read, daemon=True).start()
     sender = threading.Thread(target=send, daemon=True)
