@@ -1,0 +1,101 @@
+"""The Codex parse's fast paths give what the general ones give: the head of a line left out
+(a compact head read without ``_LEFT_OUT``), a message dict's row (``to_row`` without its
+general layers), a row made through its slots. ``scripts/codex_parse_identity.py`` compares
+whole reads before and after a change; these pin the pieces."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+
+from langchain_session_recall.errors import InvalidMessageError
+from langchain_session_recall.importers.codex_rollout import _LEFT_OUT, _left_out_head
+from langchain_session_recall.messages import MessageRow, _row, storable_text, to_row
+
+_STAMP = "2026-11-20T09:00:05.123Z"
+_PAYLOADS = [
+    '{"type":"token_count"}',
+    '{"type":"reasoning","summary":[]}',
+    '{"type":"reasoningX"}',
+    '{ "type":"reasoning"}',
+    '{"type" : "reasoning"}',
+    '{"id":"r","type":"reasoning"}',
+    "{}",
+    '"oops"',
+]
+_HEADS = [
+    '{{"timestamp":"{t}","type":"{k}","payload":{p}}}',
+    '{{"timestamp": "{t}", "type": "{k}", "payload": {p}}}',
+    '{{"timestamp":"{t}","type":"{k}", "payload":{p}}}',
+    '{{"timestamp":null,"type":"{k}","payload":{p}}}',
+    '{{"type":"{k}","timestamp":"{t}","payload":{p}}}',
+    '{{"timestamp":"{t}","type":"{k}"',
+]
+_KINDS = ["event_msg", "response_item", "turn_context", "event_msgs", "event\\u005fmsg", ""]
+_TIMES = [_STAMP, "", "a\\u005a", 'x\\"y']
+
+
+@pytest.mark.parametrize("head", _HEADS)
+def test_a_left_out_head_is_read_as_the_expression_reads_it(head: str) -> None:
+    lines = [head.format(t=t, k=k, p=p) + "\n" for t in _TIMES for k in _KINDS for p in _PAYLOADS]
+    for line in lines:
+        match = _LEFT_OUT.match(line)
+        assert _left_out_head(line) == (None if match is None else match.groups()), line
+
+
+_DICTS: list[dict[str, Any]] = [
+    {"role": "user", "content": "hi", "timestamp": 5.0},
+    {"role": "User", "content": "hi", "timestamp": 5},
+    {"role": "human", "content": ["a", {"type": "text", "text": "b"}], "timestamp": 1.5},
+    {"role": "tool", "content": None, "name": "grep", "tool_call_id": 7, "timestamp": 2.0},
+    {"role": "tool", "content": "x", "tool_name": None, "name": "grep", "timestamp": 2.0},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c", "name": "sh", "args": {}}],
+        "timestamp": 3.0,
+    },
+    {"role": "assistant", "content": "cut \ud83d", "tool_calls": [], "timestamp": 3.0},
+    {"role": "assistant", "content": "naïve", "tool_calls": "", "timestamp": 3.0},
+]
+
+
+class _Mapping(dict[str, Any]):
+    """A mapping that is not exactly a dict: ``to_row`` reads it the general way."""
+
+
+@pytest.mark.parametrize("message", _DICTS)
+def test_a_message_dict_gives_the_row_any_mapping_gives(message: dict[str, Any]) -> None:
+    row = to_row(message, now=9.0)
+    assert row == to_row(_Mapping(message), now=9.0)
+    assert type(row.timestamp) is float and row.content == storable_text(row.content)
+
+
+@pytest.mark.parametrize(
+    ("message", "fragment"),
+    [
+        ({"role": ["user"], "content": "x"}, "role must be a string"),
+        ({"role": "user", "content": "x", "timestamp": float("nan")}, "finite"),
+        ({"role": "user", "content": "x", "timestamp": True}, "finite"),
+        ({"role": "user", "content": "x", "timestamp": 1.0, "tool_calls": 5}, "list"),
+    ],
+)
+def test_a_message_dict_is_refused_as_any_mapping_is(
+    message: dict[str, Any], fragment: str
+) -> None:
+    for given in (message, _Mapping(message)):
+        with pytest.raises(InvalidMessageError, match=fragment):
+            to_row(given)
+
+
+def test_a_row_made_through_its_slots_is_the_dataclass_row() -> None:
+    fields = ("tool", "out", 4.0, "c1", None, "shell", None)
+    row = _row(*fields)
+    assert type(row) is MessageRow and row == MessageRow(*fields)
+    assert hash(row) == hash(MessageRow(*fields))
+    again = pickle.loads(pickle.dumps(row, protocol=5))
+    assert type(again) is MessageRow and again == row
+    with pytest.raises(AttributeError):
+        row.role = "user"  # type: ignore[misc]  # (frozen)
