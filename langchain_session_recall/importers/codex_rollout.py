@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -31,7 +31,7 @@ from langchain_session_recall.importers.lines import (
     bounded_lines,
     decode_json,
     identifier,
-    json_objects,
+    json_object,
 )
 from langchain_session_recall.importers.records import (
     ImportSession,
@@ -85,7 +85,7 @@ def _text(parts: Any) -> str:
     if not isinstance(parts, list):
         raise BadEntry("message content is not a list")
     return "\n".join(
-        str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+        [str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     )
 
 
@@ -238,7 +238,7 @@ class Rollout:
             if when is not None:
                 self.when = when
 
-    def skim(self, line: str, number: int, name: str) -> bool:
+    def skim(self, name: str, line: str, number: int) -> bool:
         """Take a line the import leaves out (``event_msg``, a reasoning item) from its head,
         without decoding the rest: most of a rollout's bytes, decoded for nothing otherwise.
         Its time and the shape of its head are checked as for any line; a line cut short (not
@@ -294,17 +294,15 @@ class Rollout:
                 self.report.ignore(f"{role if isinstance(role, str) else 'unknown'} message")
             elif role == "user" and text.lstrip().startswith(_CONTEXT):
                 self.report.ignore("context injected by Codex")
-            elif not text.strip():
+            elif not text or text.isspace():  # (blank: known without a stripped copy)
                 self.report.ignore("empty message")
             else:
-                self.add(number, {"role": role, "content": text, "timestamp": when})
+                self.numbered.append((number, {"role": role, "content": text, "timestamp": when}))
         elif kind in _CALLS:
             call = _call(payload, str(kind), number)
             self.tool_names[call["id"]] = self.pending[call["id"]] = call["name"]
-            self.add(
-                number,
-                {"role": "assistant", "content": "", "tool_calls": [call], "timestamp": when},
-            )
+            said = {"role": "assistant", "content": "", "tool_calls": [call], "timestamp": when}
+            self.numbered.append((number, said))
         elif kind in _OUTPUTS:
             call_id = identifier(payload.get("call_id"), "call_id")
             row = {
@@ -315,7 +313,7 @@ class Rollout:
                 "timestamp": when,
             }
             self.pending.pop(call_id or "", None)
-            self.add(number, row)
+            self.numbered.append((number, row))
         else:
             self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} item")
 
@@ -327,9 +325,6 @@ class Rollout:
             name = self.recall(call_id)
         return name
 
-    def add(self, number: int, message: dict[str, Any]) -> None:
-        self.numbered.append((number, message))
-
     def finish(self, default_time: float) -> ImportSession:
         """The thread, its messages keyed by thread id and line number; a message before any
         time takes the thread's start (else the file's time)."""
@@ -337,10 +332,11 @@ class Rollout:
         first = next((m["timestamp"] for _, m in self.numbered if m["timestamp"] is not None), None)
         if s.started_at is None:
             s.started_at = first if first is not None else default_time
-        for number, message in self.numbered:
+        thread, started = s.id, s.started_at
+        for _, message in self.numbered:
             if message["timestamp"] is None:
-                message["timestamp"] = s.started_at
-            s.messages.append((f"{s.id}:{number}", message))
+                message["timestamp"] = started
+        s.messages += [(f"{thread}:{number}", message) for number, message in self.numbered]
         return s
 
 
@@ -416,23 +412,22 @@ def parse_codex_lines(
     return rollout.finish(default_time)
 
 
-def _parse(rollout: Rollout, lines: Iterable[str], name: str, first: int = 1) -> None:
-    """Each line into ``rollout`` (numbered from ``first``)."""
-    for number, obj in _objects(rollout, lines, name, first):
-        _take(rollout, number, obj, name)
-
-
-def _objects(
-    rollout: Rollout, lines: Iterable[str], name: str, first: int = 1
-) -> Iterator[tuple[int, Any]]:
-    """The rollout's lines decoded, those it leaves out taken from their head (skimmed)."""
-    return json_objects(
-        lines,
-        name=name,
-        report=rollout.report,
-        skim=lambda line, number: rollout.skim(line, number, name),
-        first=first,
-    )
+def _parse(
+    rollout: Rollout, lines: Iterable[str], name: str, first: int = 1, *, until_meta: bool = False
+) -> None:
+    """Each line into ``rollout`` (numbered from ``first``; ``until_meta``: up to its first
+    ``session_meta``): blank lines passed over, those it leaves out taken from their head
+    (skimmed), the others decoded (:func:`~langchain_session_recall.importers.lines.
+    json_object`)."""
+    report, skim = rollout.report, rollout.skim
+    for number, line in enumerate(lines, first):
+        if not line or line.isspace() or skim(name, line, number):
+            continue
+        obj = json_object(line, number, name, report)
+        if obj is not None:
+            _take(rollout, number, obj, name)
+            if until_meta and rollout.meta_seen:
+                return
 
 
 def _take(rollout: Rollout, number: int, obj: Mapping[str, Any], name: str) -> None:
@@ -450,12 +445,8 @@ def lineage(lines: Iterable[str], *, default_session_id: str) -> tuple[str, str 
     """The thread id and parent thread :func:`parse_codex_lines` finds in a rollout, read
     only up to its first ``session_meta`` (the first line, in a rollout Codex wrote). What the
     lines hold wrong is reported when the rollout is read whole, not here."""
-    scratch = ImportReport(KIND)
-    rollout = Rollout(scratch, default_session_id)
-    for number, obj in _objects(rollout, lines, ""):
-        _take(rollout, number, obj, "")
-        if rollout.meta_seen:
-            break
+    rollout = Rollout(ImportReport(KIND), default_session_id)
+    _parse(rollout, lines, "", until_meta=True)
     return rollout.session.id, rollout.session.parent_session_id
 
 

@@ -5,6 +5,7 @@ whole reads before and after a change; these pin the pieces."""
 
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any
 
@@ -99,3 +100,21 @@ def test_a_row_made_through_its_slots_is_the_dataclass_row() -> None:
     assert type(again) is MessageRow and again == row
     with pytest.raises(AttributeError):
         row.role = "user"  # type: ignore[misc]  # (frozen)
+
+
+@pytest.mark.parametrize("call_id", ["call_1", 'naïve "q" \\ \n\t\x01 😀', "cut \ud83d", 7, None])
+@pytest.mark.parametrize(
+    "args", [{"command": ["bash", "-lc", "ls"]}, "raw text", {"é": 1.5, "n": None}, [1, "x"]]
+)
+def test_one_tool_call_is_written_as_the_encoder_writes_it(call_id: Any, args: Any) -> None:
+    from langchain_session_recall.messages import _openai_tool_calls
+
+    for name in ("shell", 'ünï "code"', 3):
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        made = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
+        expected = storable_text(json.dumps([made], ensure_ascii=False))
+        assert _openai_tool_calls([{"id": call_id, "name": name, "args": args}]) == expected
