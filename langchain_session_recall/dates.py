@@ -9,6 +9,8 @@ from langchain_session_recall.messages import is_finite_number
 
 __all__ = ["to_timestamp"]
 
+_fromisoformat = _dt.datetime.fromisoformat  # (looked up once: importers call it each line)
+
 
 def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     """Unix seconds for an ISO date/datetime string, a ``date``/``datetime`` or a number.
@@ -31,7 +33,7 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     if isinstance(value, str):  # first: the importers' case, once per line of a file
         text = value.strip()
         try:
-            moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            moment = _fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             raise InvalidArgumentError(
                 f"not an ISO date: {value!r}; use e.g. '2026-11-03' or '2026-11-03T14:00'"

@@ -34,6 +34,9 @@ ROLES = frozenset({"user", "assistant", "tool", "system"})
 
 ROLE_ALIASES = {"human": "user", "ai": "assistant", "function": "tool", "developer": "system"}
 """Other names of the stored roles, as other tools write them."""
+_STORED_ROLES = {role: role for role in ROLES}
+"""Each stored role to itself: one string object a role, whatever string a message gave
+(rows pickle and unpickle it once; ``_normalize_role`` makes a new one each call)."""
 _JSON_PREFIX = "\x00json:"
 _JSON = json.JSONEncoder()
 """What ``json.dumps(value)`` encodes with, without its layer of argument checks."""
@@ -353,9 +356,10 @@ def _dict_row(message: Mapping[str, Any], now: float | None) -> MessageRow:
     float time, checked without the general layers (the same values, the same errors)."""
     if "role" not in message:
         raise InvalidMessageError("a message dict needs a 'role' key")
-    role = message["role"]
-    if type(role) is not str or role not in ROLES:
-        role = _normalize_role(role)
+    given = message["role"]
+    role = _STORED_ROLES.get(given) if type(given) is str else None
+    if role is None:
+        role = _normalize_role(given)
     content = message.get("content")
     text = storable_text(content) if type(content) is str else _content_text(content)
     ts = message.get("timestamp")

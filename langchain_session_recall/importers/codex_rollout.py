@@ -64,10 +64,12 @@ _LEFT_OUT = re.compile(
     r'\{\s*"timestamp"\s*:\s*(?:"([^"\\]*)"|null)\s*,\s*"type"\s*:\s*"(event_msg|response_item)"'
     r'\s*,\s*"payload"\s*:\s*\{(\s*"type"\s*:\s*"reasoning")?'
 )
-# The same head as Codex writes it, compact, matched about twice as fast: its record type
-# whatever it is, and the payload's head when it is compact too (else ``_LEFT_OUT`` reads it).
+# The same head as Codex writes it, compact (and its payload's type first, compact too),
+# matched faster: an ``event_msg`` (group 2) or a ``response_item``, with a reasoning item's
+# type (group 3 or 4), or a record of any other type; any other head is ``_LEFT_OUT``'s.
 _COMPACT_HEAD = re.compile(
-    r'\{"timestamp":"([^"\\]*)","type":"([^"\\]*)"(,"payload":\{(?:("type":"reasoning")|"type":"))?'
+    r'\{"timestamp":"([^"\\]*)","type":"(?:(event_msg)","payload":\{"type":"(reasoning")?'
+    r'|response_item","payload":\{"type":"(reasoning")?|(?!event_msg"|response_item")[^"\\]*")'
 )
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -243,14 +245,12 @@ class Rollout:
         without decoding the rest: most of a rollout's bytes, decoded for nothing otherwise.
         Its time and the shape of its head are checked as for any line; a line cut short (not
         ending in ``}``) is left to the decoder, which reports it."""
-        head = _left_out_head(line)
-        if head is None:
-            return False
-        stamp, kind, reasoning = head
-        if (kind == "response_item" and not reasoning) or not (
+        head = _left_out(line)
+        if head is None or not (
             line.endswith("}\n") or line.rstrip().endswith("}")  # (no copy of a whole line)
         ):
             return False
+        stamp, reasoning = head
         if stamp != self.stamp:
             try:
                 self.moment(stamp)
@@ -340,31 +340,31 @@ class Rollout:
         return s
 
 
-def _left_out_head(line: str) -> tuple[str | None, str, str | None] | None:
-    """The groups :data:`_LEFT_OUT` matches at the head of ``line`` (``None``: it does not),
-    read with :data:`_COMPACT_HEAD` when the head is compact, as Codex writes it: a record of
-    another type than those left out is then known without ``_LEFT_OUT``.
+def _left_out(line: str) -> tuple[str | None, bool] | None:
+    """Whether the head of ``line`` is one the import leaves out (:data:`_LEFT_OUT` matches
+    it, an ``event_msg`` or a reasoning item): its time as written and whether it is a
+    reasoning item; ``None`` when it is not. A head as Codex writes it, compact, is read with
+    :data:`_COMPACT_HEAD` (a record of another type known without ``_LEFT_OUT``).
 
     Example:
-        >>> _left_out_head('{"timestamp":"2026-11-20T09:00:05Z","type":"event_msg",'
-        ...                '"payload":{"type":"token_count"}}')
-        ('2026-11-20T09:00:05Z', 'event_msg', None)
-        >>> _left_out_head('{"timestamp": null, "type": "response_item", "payload": {'
-        ...                '"type": "reasoning"}}')
-        (None, 'response_item', '"type": "reasoning"')
+        >>> _left_out('{"timestamp":"2026-11-20T09:00:05Z","type":"event_msg",'
+        ...           '"payload":{"type":"token_count"}}')
+        ('2026-11-20T09:00:05Z', False)
+        >>> _left_out('{"timestamp": null, "type": "response_item", "payload": {'
+        ...           '"type": "reasoning"}}')
+        (None, True)
     """
     compact = _COMPACT_HEAD.match(line)
     if compact is not None:
-        stamp, kind, payload, reasoning = compact.groups()
-        if kind != "event_msg" and kind != "response_item":
-            return None
-        if payload is not None:
-            return stamp, kind, reasoning
+        stamp, event, event_reasoning, item_reasoning = compact.groups()
+        if event is not None:
+            return stamp, event_reasoning is not None
+        return None if item_reasoning is None else (stamp, True)
     match = _LEFT_OUT.match(line)
     if match is None:
         return None
     stamp, kind, reasoning = match.groups()
-    return stamp, kind, reasoning
+    return None if kind == "response_item" and not reasoning else (stamp, bool(reasoning))
 
 
 def _spawned_by(source: Any) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from langchain_session_recall.errors import InvalidMessageError
-from langchain_session_recall.importers.codex_rollout import _LEFT_OUT, _left_out_head
+from langchain_session_recall.importers.codex_rollout import _LEFT_OUT, _left_out
 from langchain_session_recall.messages import MessageRow, _row, storable_text, to_row
 
 _STAMP = "2026-11-20T09:00:05.123Z"
@@ -43,7 +43,9 @@ def test_a_left_out_head_is_read_as_the_expression_reads_it(head: str) -> None:
     lines = [head.format(t=t, k=k, p=p) + "\n" for t in _TIMES for k in _KINDS for p in _PAYLOADS]
     for line in lines:
         match = _LEFT_OUT.match(line)
-        assert _left_out_head(line) == (None if match is None else match.groups()), line
+        stamp, kind, reasoning = (None, None, None) if match is None else match.groups()
+        left_out = match is not None and (kind == "event_msg" or reasoning is not None)
+        assert _left_out(line) == ((stamp, reasoning is not None) if left_out else None), line
 
 
 _DICTS: list[dict[str, Any]] = [
