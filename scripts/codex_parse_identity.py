@@ -102,6 +102,7 @@ _HEADS = [
     '{{ "timestamp":"{t}" ,"type":"{k}","payload": {p} }}',
     '{{"type":"{k}","timestamp":"{t}","payload":{p}}}',
     '{{"timestamp":null,"type":"{k}","payload":{p}}}',
+    '{{"timestamp":1795165205.5,"type":"{k}","payload":{p}}}',
     '{{"type":"{k}","payload":{p}}}',
 ]
 _TIMES = [

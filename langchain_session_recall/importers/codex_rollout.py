@@ -22,10 +22,11 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.dates import iso_datetime, to_timestamp
 from langchain_session_recall.importers.lines import (
     BadEntry,
     bounded_lines,
@@ -159,7 +160,8 @@ class Rollout:
         self.ignored = report.ignored  # (counted here for each line skimmed: no call a line)
         self.session = ImportSession(id=default_id, source=SOURCE)
         self.meta_seen = False
-        self.when: float | None = None
+        self._when: float | None = None
+        self.parsed: datetime | None = None  # the last line's time, not yet in seconds
         self.stamp: Any = None  # the last line's timestamp as written (lines share them)
         self.numbered: list[tuple[int, dict[str, Any]]] = []
         self.tool_names: dict[str, str] = {}
@@ -183,6 +185,18 @@ class Rollout:
         if isinstance(calls, Mapping):
             self.pending = {str(k): str(v) for k, v in calls.items()}
             self.tool_names = dict(self.pending)
+
+    @property
+    def when(self) -> float | None:
+        """The time of the last line that had one, in Unix seconds: converted when asked for
+        (a message, the state), as most lines' times are followed by another's before."""
+        if self.parsed is not None:
+            self._when, self.parsed = self.parsed.timestamp(), None
+        return self._when
+
+    @when.setter
+    def when(self, when: float | None) -> None:
+        self._when, self.parsed = when, None
 
     def keep_state(self) -> None:
         """Keep :meth:`state` as it is now (before a line that may be read again)."""
@@ -232,6 +246,13 @@ class Rollout:
             BadEntry: a time that is not an ISO date.
         """
         if stamp != self.stamp or stamp is None:  # (lines share times: parsed once)
+            if isinstance(stamp, str) and stamp:  # (its seconds: only if a message needs them)
+                try:
+                    parsed = iso_datetime(stamp)
+                except ValueError:
+                    raise BadEntry("bad timestamp") from None
+                self.stamp, self.parsed = stamp, parsed
+                return
             try:
                 when = to_timestamp(stamp)
             except ValueError:

@@ -120,3 +120,30 @@ def test_one_tool_call_is_written_as_the_encoder_writes_it(call_id: Any, args: A
         }
         expected = storable_text(json.dumps([made], ensure_ascii=False))
         assert _openai_tool_calls([{"id": call_id, "name": name, "args": args}]) == expected
+
+
+def test_a_message_takes_the_time_to_timestamp_gives_the_last_line_with_one() -> None:
+    from langchain_session_recall.dates import to_timestamp
+    from langchain_session_recall.importers.codex_rollout import Rollout, _parse
+    from langchain_session_recall.importers.report import ImportReport
+
+    said = '{"type":"message","role":"user","content":"hi"}'
+    event = '{"type":"token_count"}'
+    stamps = ["2026-11-20T09:00:05.123Z", None, 1795165205.5, "", " 2026-11-20T09:00:07+02:00 ",
+              "2026-11-20T09:00:08", "yesterday"]  # fmt: skip
+    lines, expected = [], []
+    for stamp in stamps:
+        head = "" if stamp is None else f'"timestamp":{json.dumps(stamp)},'
+        lines.append(f'{{{head}"type":"event_msg","payload":{event}}}\n')
+        lines.append(f'{{{head}"type":"response_item","payload":{said}}}\n')
+        if stamp == "yesterday":  # (a bad time: the line is skipped, its message too)
+            continue
+        if stamp not in (None, ""):
+            moment = to_timestamp(stamp)
+        expected.append(moment)
+    report = ImportReport("codex")
+    rollout = Rollout(report, "t")
+    _parse(rollout, lines, "r.jsonl")
+    assert [m["timestamp"] for _, m in rollout.numbered] == expected
+    assert rollout.state()["when"] == expected[-1]
+    assert report.problems == ["r.jsonl:13: bad timestamp", "r.jsonl:14: bad timestamp"]
