@@ -189,7 +189,8 @@ class Rollout:
     @property
     def when(self) -> float | None:
         """The time of the last line that had one, in Unix seconds: converted when asked for
-        (a message, the state), as most lines' times are followed by another's before."""
+        (a message, the state), as most lines' times are followed by another's before. (An
+        aware datetime's ``timestamp()`` cannot fail: a time is still refused at its line.)"""
         if self.parsed is not None:
             self._when, self.parsed = self.parsed.timestamp(), None
         return self._when
