@@ -7,7 +7,9 @@ import datetime as _dt
 from langchain_session_recall.errors import InvalidArgumentError
 from langchain_session_recall.messages import is_finite_number
 
-__all__ = ["to_timestamp"]
+__all__ = ["iso_datetime", "to_timestamp"]
+
+_fromisoformat = _dt.datetime.fromisoformat  # (looked up once: importers call it each line)
 
 
 def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
@@ -29,14 +31,8 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):  # first: the importers' case, once per line of a file
-        text = value.strip()
-        try:
-            moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidArgumentError(
-                f"not an ISO date: {value!r}; use e.g. '2026-11-03' or '2026-11-03T14:00'"
-            ) from None
-    elif isinstance(value, bool):
+        return iso_datetime(value).timestamp()
+    if isinstance(value, bool):
         raise InvalidArgumentError(f"not a date: {value!r}")
     elif isinstance(value, (int, float)):
         if not is_finite_number(value):  # (its repr may be thousands of digits long)
@@ -51,3 +47,24 @@ def to_timestamp(value: str | float | int | _dt.date | None) -> float | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.timezone.utc)
     return moment.timestamp()
+
+
+def iso_datetime(text: str) -> _dt.datetime:
+    """The aware datetime of an ISO date/datetime string as :func:`to_timestamp` reads it
+    (spaces around it left out, ``Z`` for UTC, a naive one taken as UTC): its Unix seconds
+    are this datetime's ``timestamp()``, for a reader that needs them later, or not at all.
+
+    Raises:
+        InvalidArgumentError: not an ISO date (``""`` included).
+
+    Example:
+        >>> iso_datetime(" 2026-11-03T14:00Z ").timestamp() == to_timestamp("2026-11-03T14:00")
+        True
+    """
+    try:
+        moment = _fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgumentError(
+            f"not an ISO date: {text!r}; use e.g. '2026-11-03' or '2026-11-03T14:00'"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=_dt.timezone.utc)

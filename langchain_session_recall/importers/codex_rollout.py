@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from langchain_session_recall.dates import to_timestamp
+from langchain_session_recall.dates import iso_datetime, to_timestamp
 from langchain_session_recall.importers.lines import (
     BadEntry,
     bounded_lines,
     decode_json,
     identifier,
-    json_objects,
+    json_object,
 )
 from langchain_session_recall.importers.records import (
     ImportSession,
@@ -64,6 +65,13 @@ _LEFT_OUT = re.compile(
     r'\{\s*"timestamp"\s*:\s*(?:"([^"\\]*)"|null)\s*,\s*"type"\s*:\s*"(event_msg|response_item)"'
     r'\s*,\s*"payload"\s*:\s*\{(\s*"type"\s*:\s*"reasoning")?'
 )
+# The same head as Codex writes it, compact (and its payload's type first, compact too),
+# matched faster: an ``event_msg`` (group 2) or a ``response_item``, with a reasoning item's
+# type (group 3 or 4), or a record of any other type; any other head is ``_LEFT_OUT``'s.
+_COMPACT_HEAD = re.compile(
+    r'\{"timestamp":"([^"\\]*)","type":"(?:(event_msg)","payload":\{"type":"(reasoning")?'
+    r'|response_item","payload":\{"type":"(reasoning")?|(?!event_msg"|response_item")[^"\\]*")'
+)
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
@@ -80,7 +88,7 @@ def _text(parts: Any) -> str:
     if not isinstance(parts, list):
         raise BadEntry("message content is not a list")
     return "\n".join(
-        str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+        [str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     )
 
 
@@ -149,9 +157,11 @@ class Rollout:
         recall: Callable[[str], str | None] | None = None,
     ) -> None:
         self.report = report
+        self.ignored = report.ignored  # (counted here for each line skimmed: no call a line)
         self.session = ImportSession(id=default_id, source=SOURCE)
         self.meta_seen = False
-        self.when: float | None = None
+        self._when: float | None = None
+        self.parsed: datetime | None = None  # the last line's time, not yet in seconds
         self.stamp: Any = None  # the last line's timestamp as written (lines share them)
         self.numbered: list[tuple[int, dict[str, Any]]] = []
         self.tool_names: dict[str, str] = {}
@@ -175,6 +185,19 @@ class Rollout:
         if isinstance(calls, Mapping):
             self.pending = {str(k): str(v) for k, v in calls.items()}
             self.tool_names = dict(self.pending)
+
+    @property
+    def when(self) -> float | None:
+        """The time of the last line that had one, in Unix seconds: converted when asked for
+        (a message, the state), as most lines' times are followed by another's before. (An
+        aware datetime's ``timestamp()`` cannot fail: a time is still refused at its line.)"""
+        if self.parsed is not None:
+            self._when, self.parsed = self.parsed.timestamp(), None
+        return self._when
+
+    @when.setter
+    def when(self, when: float | None) -> None:
+        self._when, self.parsed = when, None
 
     def keep_state(self) -> None:
         """Keep :meth:`state` as it is now (before a line that may be read again)."""
@@ -224,6 +247,13 @@ class Rollout:
             BadEntry: a time that is not an ISO date.
         """
         if stamp != self.stamp or stamp is None:  # (lines share times: parsed once)
+            if isinstance(stamp, str) and stamp:  # (its seconds: only if a message needs them)
+                try:
+                    parsed = iso_datetime(stamp)
+                except ValueError:
+                    raise BadEntry("bad timestamp") from None
+                self.stamp, self.parsed = stamp, parsed
+                return
             try:
                 when = to_timestamp(stamp)
             except ValueError:
@@ -232,26 +262,24 @@ class Rollout:
             if when is not None:
                 self.when = when
 
-    def skim(self, line: str, number: int, name: str) -> bool:
+    def skim(self, name: str, line: str, number: int) -> bool:
         """Take a line the import leaves out (``event_msg``, a reasoning item) from its head,
         without decoding the rest: most of a rollout's bytes, decoded for nothing otherwise.
         Its time and the shape of its head are checked as for any line; a line cut short (not
         ending in ``}``) is left to the decoder, which reports it."""
-        head = _LEFT_OUT.match(line)
-        if head is None:
-            return False
-        stamp, kind, reasoning = head.groups()
-        if (kind == "response_item" and not reasoning) or not (
+        head = _left_out(line)
+        if head is None or not (
             line.endswith("}\n") or line.rstrip().endswith("}")  # (no copy of a whole line)
         ):
             return False
+        stamp, reasoning = head
         if stamp != self.stamp:
             try:
                 self.moment(stamp)
             except BadEntry as exc:
                 self.report.skip(str(exc), f"{name}:{number}")
                 return True
-        self.report.ignore("reasoning item" if reasoning else "event_msg record")
+        self.ignored["reasoning item" if reasoning else "event_msg record"] += 1
         return True
 
     def meta(self, payload: Mapping[str, Any]) -> None:
@@ -288,17 +316,15 @@ class Rollout:
                 self.report.ignore(f"{role if isinstance(role, str) else 'unknown'} message")
             elif role == "user" and text.lstrip().startswith(_CONTEXT):
                 self.report.ignore("context injected by Codex")
-            elif not text.strip():
+            elif not text or text.isspace():  # (blank: known without a stripped copy)
                 self.report.ignore("empty message")
             else:
-                self.add(number, {"role": role, "content": text, "timestamp": when})
+                self.numbered.append((number, {"role": role, "content": text, "timestamp": when}))
         elif kind in _CALLS:
             call = _call(payload, str(kind), number)
             self.tool_names[call["id"]] = self.pending[call["id"]] = call["name"]
-            self.add(
-                number,
-                {"role": "assistant", "content": "", "tool_calls": [call], "timestamp": when},
-            )
+            said = {"role": "assistant", "content": "", "tool_calls": [call], "timestamp": when}
+            self.numbered.append((number, said))
         elif kind in _OUTPUTS:
             call_id = identifier(payload.get("call_id"), "call_id")
             row = {
@@ -309,7 +335,7 @@ class Rollout:
                 "timestamp": when,
             }
             self.pending.pop(call_id or "", None)
-            self.add(number, row)
+            self.numbered.append((number, row))
         else:
             self.report.ignore(f"{kind if isinstance(kind, str) else 'untyped'} item")
 
@@ -321,9 +347,6 @@ class Rollout:
             name = self.recall(call_id)
         return name
 
-    def add(self, number: int, message: dict[str, Any]) -> None:
-        self.numbered.append((number, message))
-
     def finish(self, default_time: float) -> ImportSession:
         """The thread, its messages keyed by thread id and line number; a message before any
         time takes the thread's start (else the file's time)."""
@@ -331,11 +354,39 @@ class Rollout:
         first = next((m["timestamp"] for _, m in self.numbered if m["timestamp"] is not None), None)
         if s.started_at is None:
             s.started_at = first if first is not None else default_time
-        for number, message in self.numbered:
+        thread, started = s.id, s.started_at
+        for _, message in self.numbered:
             if message["timestamp"] is None:
-                message["timestamp"] = s.started_at
-            s.messages.append((f"{s.id}:{number}", message))
+                message["timestamp"] = started
+        s.messages += [(f"{thread}:{number}", message) for number, message in self.numbered]
         return s
+
+
+def _left_out(line: str) -> tuple[str | None, bool] | None:
+    """Whether the head of ``line`` is one the import leaves out (:data:`_LEFT_OUT` matches
+    it, an ``event_msg`` or a reasoning item): its time as written and whether it is a
+    reasoning item; ``None`` when it is not. A head as Codex writes it, compact, is read with
+    :data:`_COMPACT_HEAD` (a record of another type known without ``_LEFT_OUT``).
+
+    Example:
+        >>> _left_out('{"timestamp":"2026-11-20T09:00:05Z","type":"event_msg",'
+        ...           '"payload":{"type":"token_count"}}')
+        ('2026-11-20T09:00:05Z', False)
+        >>> _left_out('{"timestamp": null, "type": "response_item", "payload": {'
+        ...           '"type": "reasoning"}}')
+        (None, True)
+    """
+    compact = _COMPACT_HEAD.match(line)
+    if compact is not None:
+        stamp, event, event_reasoning, item_reasoning = compact.groups()
+        if event is not None:
+            return stamp, event_reasoning is not None
+        return None if item_reasoning is None else (stamp, True)
+    match = _LEFT_OUT.match(line)
+    if match is None:
+        return None
+    stamp, kind, reasoning = match.groups()
+    return None if kind == "response_item" and not reasoning else (stamp, bool(reasoning))
 
 
 def _spawned_by(source: Any) -> str | None:
@@ -383,23 +434,22 @@ def parse_codex_lines(
     return rollout.finish(default_time)
 
 
-def _parse(rollout: Rollout, lines: Iterable[str], name: str, first: int = 1) -> None:
-    """Each line into ``rollout`` (numbered from ``first``)."""
-    for number, obj in _objects(rollout, lines, name, first):
-        _take(rollout, number, obj, name)
-
-
-def _objects(
-    rollout: Rollout, lines: Iterable[str], name: str, first: int = 1
-) -> Iterator[tuple[int, Any]]:
-    """The rollout's lines decoded, those it leaves out taken from their head (skimmed)."""
-    return json_objects(
-        lines,
-        name=name,
-        report=rollout.report,
-        skim=lambda line, number: rollout.skim(line, number, name),
-        first=first,
-    )
+def _parse(
+    rollout: Rollout, lines: Iterable[str], name: str, first: int = 1, *, until_meta: bool = False
+) -> None:
+    """Each line into ``rollout`` (numbered from ``first``; ``until_meta``: up to its first
+    ``session_meta``): blank lines passed over, those it leaves out taken from their head
+    (skimmed), the others decoded (:func:`~langchain_session_recall.importers.lines.
+    json_object`)."""
+    report, skim = rollout.report, rollout.skim
+    for number, line in enumerate(lines, first):
+        if not line or line.isspace() or skim(name, line, number):
+            continue
+        obj = json_object(line, number, name, report)
+        if obj is not None:
+            _take(rollout, number, obj, name)
+            if until_meta and rollout.meta_seen:
+                return
 
 
 def _take(rollout: Rollout, number: int, obj: Mapping[str, Any], name: str) -> None:
@@ -417,12 +467,8 @@ def lineage(lines: Iterable[str], *, default_session_id: str) -> tuple[str, str 
     """The thread id and parent thread :func:`parse_codex_lines` finds in a rollout, read
     only up to its first ``session_meta`` (the first line, in a rollout Codex wrote). What the
     lines hold wrong is reported when the rollout is read whole, not here."""
-    scratch = ImportReport(KIND)
-    rollout = Rollout(scratch, default_session_id)
-    for number, obj in _objects(rollout, lines, ""):
-        _take(rollout, number, obj, "")
-        if rollout.meta_seen:
-            break
+    rollout = Rollout(ImportReport(KIND), default_session_id)
+    _parse(rollout, lines, "", until_meta=True)
     return rollout.session.id, rollout.session.parent_session_id
 
 

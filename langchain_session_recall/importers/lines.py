@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import json.scanner
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from langchain_session_recall.dates import to_timestamp
@@ -22,6 +22,7 @@ __all__ = [
     "decode_json",
     "entry_time",
     "identifier",
+    "json_object",
     "json_objects",
     "size_text",
     "skip_line",
@@ -123,19 +124,11 @@ def skip_line(fh: BinaryIO, piece: int) -> bool:
 
 
 def json_objects(
-    lines: Iterable[str],
-    *,
-    name: str,
-    report: ImportReport,
-    skim: Callable[[str, int], bool] | None = None,
-    first: int = 1,
-) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    lines: Iterable[str], *, name: str, report: ImportReport, first: int = 1
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of each line holding a JSON object; blank lines are passed
-    over, every other line is skipped and reported: not valid JSON, nested too deeply for
-    Python's parser (a line of 100,000 ``[``), not an object. A line ``skim(line, number)``
-    takes (returns ``True`` for) is passed over without being decoded: an importer's way to
-    leave out, cheaply, lines it knows by their head. ``first`` is the number of the first
-    line (a file read from the middle).
+    over, every other line is skipped and reported (:func:`json_object`). ``first`` is the
+    number of the first line (a file read from the middle).
 
     Example:
         >>> r = ImportReport("jsonl")
@@ -145,20 +138,37 @@ def json_objects(
         ['f.jsonl:3: nested too deeply', 'f.jsonl:4: not a JSON object']
     """
     for number, line in enumerate(lines, first):
-        if not line or line.isspace() or (skim is not None and skim(line, number)):
+        if not line or line.isspace():
             continue
-        try:
-            obj = decode_json(line)
-        except ValueError:
-            report.skip("not valid JSON", f"{name}:{number}")
-            continue
-        except RecursionError:
-            report.skip("nested too deeply", f"{name}:{number}")
-            continue
-        if not isinstance(obj, dict):  # (decoded JSON: its objects are dicts)
-            report.skip("not a JSON object", f"{name}:{number}")
-            continue
-        yield number, obj
+        obj = json_object(line, number, name, report)
+        if obj is not None:
+            yield number, obj
+
+
+def json_object(line: str, number: int, name: str, report: ImportReport) -> dict[str, Any] | None:
+    """The JSON object line ``number`` of ``name`` holds; ``None`` when it holds anything
+    else, skipped and reported: not valid JSON, nested too deeply for Python's parser (a line
+    of 100,000 ``[``), not an object. (A blank line is its caller's to pass over.)
+
+    Example:
+        >>> r = ImportReport("jsonl")
+        >>> json_object('{"a": 1}\\n', 1, "f.jsonl", r), json_object("[1]", 2, "f.jsonl", r)
+        ({'a': 1}, None)
+        >>> r.problems
+        ['f.jsonl:2: not a JSON object']
+    """
+    try:
+        obj = decode_json(line)
+    except ValueError:
+        report.skip("not valid JSON", f"{name}:{number}")
+        return None
+    except RecursionError:
+        report.skip("nested too deeply", f"{name}:{number}")
+        return None
+    if not isinstance(obj, dict):  # (decoded JSON: its objects are dicts)
+        report.skip("not a JSON object", f"{name}:{number}")
+        return None
+    return obj
 
 
 def entry_time(value: Any) -> float | None:

