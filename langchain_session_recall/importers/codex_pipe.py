@@ -207,7 +207,10 @@ class Pipe:
         self.start = start  # (the threads before it are read here)
         self.position = 0  # (of the next thread in the import's order)
         self.submitted = 0
-        self.batches = self._batches(order[self.start :])
+        # (what a worker reads of each thread, decided once: a list of files, or none)
+        plan = [worker_files(files, reading) for _, _, files in order[self.start :]]
+        self.by_worker = [bool(files) for files in plan]  # (by position after ``start``)
+        self.batches = self._batches(plan)
         self.pending: deque[WorkerProcess] = deque()  # (whose answer comes next)
         self.current: deque[ThreadReads] = deque()
         self.taken = False  # a worker's read was taken into the import
@@ -224,7 +227,11 @@ class Pipe:
         """The reads of the files of ``entry``, the next thread of the import's order."""
         _, parent, files = entry
         self.position += 1
-        if self.workers is None or self.position <= self.start or not self.for_worker(files):
+        if (
+            self.workers is None
+            or self.position <= self.start
+            or not self.by_worker[self.position - self.start - 1]
+        ):
             return read_here(files, parent is None, self.home, self.report, self.reading)
         if not self.current:
             try:
@@ -239,10 +246,6 @@ class Pipe:
                 self.close()  # (nothing of it was taken: this import reads as a serial one)
                 return read_here(files, parent is None, self.home, self.report, self.reading)
         return self._taken(self.current.popleft(), root=parent is None)
-
-    def for_worker(self, files: Sequence[str]) -> bool:
-        """Whether a worker reads the thread of ``files``."""
-        return bool(worker_files(files, self.reading))
 
     def _taken(self, reads: ThreadReads, *, root: bool) -> Iterator[ImportSession]:
         if isinstance(reads, Exception):
@@ -274,8 +277,9 @@ class Pipe:
             self.submitted += 1
             self.pending.append(worker)
 
-    def _batches(self, order: Iterable[Thread]) -> Iterator[Batch]:
-        """The threads a worker reads, in order, in batches."""
+    def _batches(self, plan: Iterable[list[str]]) -> Iterator[Batch]:
+        """The threads a worker reads (``plan``: the files it reads of each thread, in order,
+        none for a thread read here), in batches."""
         reading = self.reading
 
         def new() -> Batch:
@@ -284,8 +288,7 @@ class Pipe:
             )
 
         batch, size = new(), 0
-        for _, _, files in order:
-            to_read = worker_files(files, reading)
+        for to_read in plan:
             if not to_read:
                 continue
             batch.threads.append(to_read)

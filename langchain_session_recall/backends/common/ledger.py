@@ -10,8 +10,10 @@ from typing import Any
 
 from langchain_session_recall.backends import sql
 from langchain_session_recall.backends.common.ledger_runs import (
+    Run,
     key_numbers,
     keyed,
+    parse_keys,
     split_into_runs,
 )
 from langchain_session_recall.backends.common.validation import (
@@ -66,24 +68,29 @@ class ImportLedger(SessionWrites):
         now = time.time()
         converted = [(ledger_key(key), to_row(m, now=now)) for key, m in messages]
         self._before_batch()
+        parsed = parse_keys(key for key, _ in converted)  # (each distinct key, once)
         with self._write() as conn:
-            seen = self._held_keys(conn, source_kind, [key for key, _ in converted])
+            seen = self._held_keys(conn, source_kind, parsed)
             fresh: dict[str, MessageRow] = {}
             for key, row in converted:
                 if key not in seen and key not in fresh:
                     fresh[key] = row
             ids = self._append(conn, session_id, list(fresh.values()))
             if ids:
-                self._record(conn, source_kind, session_id, list(fresh), ids, now)
+                runs, single = split_into_runs(list(fresh), ids, parsed)
+                self._record(conn, source_kind, session_id, runs, single, now)
         if ids:
             self._wrote([session_id], in_block=self._in_block())
         return ids
 
-    def _held_keys(self, conn: Any, source_kind: str, keys: Sequence[str]) -> set[str]:
-        """Which of ``keys`` the ledger holds for ``source_kind`` (in any session): as rows
-        or in runs."""
+    def _held_keys(
+        self, conn: Any, source_kind: str, parsed: dict[str, tuple[str, int] | None]
+    ) -> set[str]:
+        """Which of the keys ``parsed`` (:func:`~langchain_session_recall.backends.common.
+        ledger_runs.parse_keys`) the ledger holds for ``source_kind`` (in any session): as
+        rows or in runs."""
         d = self.dialect
-        unique = list(dict.fromkeys(keys))
+        unique = list(parsed)
         seen: set[str] = set()
         # (a kind with no row there, e.g. a store whose imports all wrote runs: no lookup)
         rows_held = conn.execute(sql.ledger_has_rows(d), {"kind": source_kind}).fetchone()
@@ -91,7 +98,7 @@ class ImportLedger(SessionWrites):
             chunk = unique[start : start + _LEDGER_CHUNK]
             params = {"kind": source_kind, "keys": d.array(chunk)}
             seen.update(r[0] for r in conn.execute(sql.ledger_keys(d), params))
-        asked = key_numbers(unique)
+        asked = key_numbers(parsed)
         if asked and self._has_import_runs():
             params = {"kind": source_kind, "prefixes": d.array(list(asked))}
             rows = conn.execute(sql.runs_of_prefixes(d), params)
@@ -103,14 +110,13 @@ class ImportLedger(SessionWrites):
         conn: Any,
         source_kind: str,
         session_id: str,
-        keys: Sequence[str],
-        ids: Sequence[int],
+        runs: Sequence[Run],
+        single: Sequence[tuple[str, int]],
         now: float,
     ) -> None:
-        """The ledger entries of newly imported ``keys`` (their messages' ``ids``): runs of
-        keys ``<prefix>:<number>`` (:mod:`~langchain_session_recall.backends.common.
-        ledger_runs`), a row for each other key."""
-        runs, single = split_into_runs(keys, ids)
+        """The ledger entries of newly imported keys: their ``runs`` (:mod:`~langchain_session_
+        recall.backends.common.ledger_runs`) and a row for each key of ``single`` (with its
+        message's id)."""
         if runs:
             self._insert_runs(
                 conn,
@@ -171,7 +177,7 @@ class ImportLedger(SessionWrites):
                 chunk = {"kind": source_kind, "keys": d.array(keys[start : start + _LEDGER_CHUNK])}
                 rows = conn.execute(sql.ledger_rows(d), chunk)
                 found.update(str(key) for key, sid in rows if sid == session_id)
-            asked = key_numbers(keys)
+            asked = key_numbers(parse_keys(keys))
             if asked and runs:
                 params = {"kind": source_kind, "prefixes": d.array(list(asked))}
                 held = conn.execute(sql.runs_of_prefixes(d), params)

@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "key_numbers",
     "keyed",
     "numbered",
+    "parse_keys",
     "run_keys",
     "run_numbers",
     "split_into_runs",
@@ -72,18 +73,34 @@ def numbered(key: str) -> tuple[str, int] | None:
     return prefix, int(digits)
 
 
+def parse_keys(keys: Iterable[str]) -> dict[str, tuple[str, int] | None]:
+    """Each distinct key's ``(prefix, number)``, or ``None`` (see :func:`numbered`): parsed
+    once for both the lookup of a batch's keys and the runs it writes.
+
+    Example:
+        >>> parse_keys(["t:1", "odd", "t:1"])
+        {'t:1': ('t', 1), 'odd': None}
+    """
+    return {key: numbered(key) for key in keys}
+
+
 def split_into_runs(
-    keys: Sequence[str], message_ids: Sequence[int]
+    keys: Sequence[str],
+    message_ids: Sequence[int],
+    parsed: Mapping[str, tuple[str, int] | None] | None = None,
 ) -> tuple[list[Run], list[tuple[str, int]]]:
     """The keys of a batch and their messages' ids, in the batch's order, as runs (each a
     stretch of keys of one prefix with rising numbers and consecutive ids) and the
-    ``(key, message id)`` pairs of keys of no run's shape.
+    ``(key, message id)`` pairs of keys of no run's shape. ``parsed``: the keys already
+    parsed (:func:`parse_keys`).
 
     Example:
         >>> runs, _ = split_into_runs(["a:1", "a:2", "b:1", "a:3"], [5, 6, 7, 9])
         >>> [(r.prefix, r.first, r.gaps, r.message_id) for r in runs]
         [('a', 1, '1', 5), ('b', 1, '', 7), ('a', 3, '', 9)]
     """
+    if parsed is None:
+        parsed = parse_keys(keys)
     runs: list[Run] = []
     single: list[tuple[str, int]] = []
     prefix: str | None = None
@@ -95,7 +112,7 @@ def split_into_runs(
             runs.append(Run(prefix, first, ",".join(gaps), start_id))
 
     for key, mid in zip(keys, message_ids, strict=True):
-        parts = numbered(key)
+        parts = parsed[key]
         if parts is None:
             single.append((key, mid))
             continue
@@ -129,11 +146,16 @@ def run_keys(run: Run) -> list[str]:
     return [f"{run.prefix}:{n}" for n in run_numbers(run.first, run.gaps)]
 
 
-def key_numbers(keys: Iterable[str]) -> dict[str, set[int]]:
-    """The numbers asked about under each prefix, for the keys of a run's shape (pure)."""
+def key_numbers(parsed: Mapping[str, tuple[str, int] | None]) -> dict[str, set[int]]:
+    """The numbers asked about under each prefix, for the keys of a run's shape among the
+    keys ``parsed`` (:func:`parse_keys`).
+
+    Example:
+        >>> key_numbers(parse_keys(["t:1", "t:4", "odd", "u:2"]))
+        {'t': {1, 4}, 'u': {2}}
+    """
     asked: dict[str, set[int]] = {}
-    for key in keys:
-        parts = numbered(key)
+    for parts in parsed.values():
         if parts is not None:
             asked.setdefault(parts[0], set()).add(parts[1])
     return asked
