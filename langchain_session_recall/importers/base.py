@@ -77,10 +77,13 @@ logger = logging.getLogger(__name__)
 
 SESSIONS_PER_TRANSACTION = 100
 """Most sessions an import writes per transaction."""
-MESSAGES_PER_TRANSACTION = 2_000
+MESSAGES_PER_TRANSACTION = 4_000
 """A transaction ends after the session that brings it to this many messages: on SQLite it
 holds the one write lock, so other writers (a recorder, another import) get a turn at least
-every few hundred milliseconds."""
+every few hundred milliseconds (a Codex import holds it about 90 ms a transaction on the
+2-core machine of docs/benchmarks-codex-import.md; 2,000 messages, the earlier bound, were
+about as long at the import rate of the time, and ended three times as many transactions as
+the store's bulk path, each a commit and a pass of the full-text index)."""
 _RETRY = WriteRetry()
 
 
