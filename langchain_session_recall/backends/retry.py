@@ -137,8 +137,24 @@ class WriteRetry:
 
     def call(self, write: Callable[[], T], *, what: str = "write") -> T:
         """Run ``write``, again after a wait while it fails with a transient error."""
-        # tenacity (a langchain-core dependency) is imported here, not at start-up: the
-        # store's module and the CLI's reading commands never need it
+        try:
+            return write()
+        except Exception as exc:
+            if self.attempts < 2 or not is_transient(exc):
+                raise
+            failed = exc
+        return self._again(write, failed, what)
+
+    def _again(self, write: Callable[[], T], failed: BaseException, what: str) -> T:
+        """The attempts after a first one that ``failed`` (transient): the wait before the
+        second, then tenacity's for the rest, with the same waits and log lines as if it had
+        made the first attempt too."""
+        # tenacity (a langchain-core dependency) is imported here, not at start-up or for a
+        # write that succeeds at once: the store's module, the CLI's reading commands and a
+        # write that met no busy store never need it (importing it costs ~50 ms)
+        import random
+        import time
+
         from tenacity import (
             Retrying,
             retry_if_exception,
@@ -147,21 +163,28 @@ class WriteRetry:
             wait_random,
         )
 
-        def before_sleep(state: RetryCallState) -> None:
-            error = state.outcome.exception() if state.outcome else None
-            wait = state.next_action.sleep if state.next_action else 0.0
+        def log(attempt: int, error: BaseException | None, wait: float) -> None:
             logger.info(
                 "%s failed (%s); attempt %d of %d in %.1f s",
                 what,
                 error,
-                state.attempt_number + 1,
+                attempt,
                 self.attempts,
                 wait,
             )
 
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            log(state.attempt_number + 2, error, wait)  # (its first attempt is the second)
+
+        first_wait = min(self.max_wait, self.first_wait) + random.uniform(0, self.first_wait)
+        log(2, failed, first_wait)
+        time.sleep(first_wait)
         retrying = Retrying(
-            stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential(multiplier=self.first_wait, max=self.max_wait)
+            stop=stop_after_attempt(self.attempts - 1),
+            # after the n-th attempt failed: first_wait * 2**(n-1) (at most max_wait)
+            wait=wait_exponential(multiplier=self.first_wait * 2, max=self.max_wait)
             + wait_random(0, self.first_wait),
             retry=retry_if_exception(is_transient),
             before_sleep=before_sleep,

@@ -19,6 +19,7 @@ The mix of importers, recorders and searchers in separate processes is ``test_wr
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sqlite3
 import threading
@@ -335,6 +336,46 @@ def test_a_write_that_met_another_connections_schema_change_is_tried_again() -> 
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         WriteRetry(attempts=3, first_wait=0).call(broken)
     assert len(calls) == 1
+
+
+def test_retries_wait_as_they_did_and_a_write_that_succeeds_at_once_needs_no_tenacity(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The first attempt runs without tenacity (importing it costs ~50 ms a process: an
+    import's first group, a recorder's first write); the attempts after a busy one wait as
+    before: ``first_wait``, then doubling, each plus up to ``first_wait`` of jitter."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from langchain_session_recall.backends.retry import WriteRetry\n"
+        "assert WriteRetry().call(lambda: 'written') == 'written'\n"
+        "print('tenacity' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
+    calls: list[float] = []
+
+    def write() -> str:
+        calls.append(time.monotonic())
+        if len(calls) < 4:
+            raise StoreBusyError("locked")
+        return "written"
+
+    with caplog.at_level(logging.INFO, logger="langchain_session_recall.backends.retry"):
+        assert WriteRetry(attempts=4, first_wait=0.05, max_wait=0.15).call(write) == "written"
+    said = [r.getMessage() for r in caplog.records]
+    assert [m.split("; ")[1].split(" in ")[0] for m in said] == [
+        f"attempt {n} of 4" for n in (2, 3, 4)
+    ]
+    waits = [float(m.rsplit(" in ", 1)[1].removesuffix(" s")) for m in said]
+    # 0.05, 0.10, then 0.15 (max_wait), each plus up to 0.05 (shown to one decimal)
+    for wait, least in zip(waits, (0.05, 0.10, 0.15), strict=True):
+        assert least - 0.05 <= wait <= least + 0.1, waits
+    gaps = [b - a for a, b in itertools.pairwise(calls)]
+    for gap, least in zip(gaps, (0.05, 0.10, 0.15), strict=True):
+        assert least <= gap, gaps
 
 
 def test_a_read_whose_schema_keeps_changing_is_a_busy_store_not_a_bug() -> None:
