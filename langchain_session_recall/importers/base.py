@@ -224,7 +224,7 @@ def _groups(sessions: Iterable[ImportSession]) -> Iterator[list[ImportSession]]:
     holds :data:`MESSAGES_PER_TRANSACTION` messages (pure).
 
     Example:
-        >>> s = [ImportSession(str(n), "x", [("k", {})] * 1500) for n in range(3)]
+        >>> s = [ImportSession(str(n), "x", [("k", {})] * 3000) for n in range(3)]
         >>> [len(g) for g in _groups(s)]
         [2, 1]
     """

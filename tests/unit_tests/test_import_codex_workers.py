@@ -28,7 +28,7 @@ from langchain_session_recall.errors import (  # noqa: E402
     ImportWorkerError,
     InvalidArgumentError,
 )
-from langchain_session_recall.importers import codex_pipe, codex_reading  # noqa: E402
+from langchain_session_recall.importers import base, codex_pipe, codex_reading  # noqa: E402
 from langchain_session_recall.importers.codex import import_codex  # noqa: E402
 from langchain_session_recall.importers.codex_pipe import (  # noqa: E402
     Batch,
@@ -178,6 +178,7 @@ def test_a_worker_that_dies_raises_and_a_rerun_completes_the_import(
     store_factory: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = _generated(tmp_path)
+    monkeypatch.setattr(base, "MESSAGES_PER_TRANSACTION", 500)  # (groups before the death)
     whole = store_factory.open("serial")
     import_codex(whole, home, workers=1)
     store = store_factory.open("parallel")
@@ -202,6 +203,7 @@ def test_a_read_that_fails_in_the_worker_fails_where_the_serial_read_fails(
 ) -> None:
     home = _generated(tmp_path)
     real = codex_reading.read_rollout
+    monkeypatch.setattr(base, "MESSAGES_PER_TRANSACTION", 500)  # (groups before the failure)
 
     def failing(file: Path, *args: Any, **kwargs: Any) -> Any:
         if _DIES_ON in file.name:
