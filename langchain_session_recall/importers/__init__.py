@@ -1,7 +1,8 @@
 """Importers: build a session store from other agents' histories.
 
 Every importer is a function ``import_<kind>(store, path, ...) -> ImportReport`` and is
-idempotent: messages already imported (tracked in the store's ``import_ledger`` table) are
+idempotent: messages already imported (tracked in the store's import ledger, the
+``import_ledger`` and ``import_runs`` tables) are
 skipped, so re-running an import adds only what is new. :func:`import_auto` imports every
 agent's history found under a home directory, :func:`sync` does it again reading only what
 changed.
