@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import shutil
 import sqlite3
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,10 +34,14 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
 
 import corpus  # noqa: E402
-from run import reference_expression, reference_search  # noqa: E402
+from run import (  # noqa: E402
+    corpus_copy,
+    corpus_missing,
+    reference_expression,
+    reference_search,
+)
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore  # noqa: E402
-from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
 from langchain_session_recall.core.redaction import redact_secrets  # noqa: E402
 from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
 from langchain_session_recall.recall.build import recall  # noqa: E402
@@ -92,14 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("db", type=Path, help="a perf corpus database (copied, never written)")
     parser.add_argument("--passes", type=int, default=3)
     args = parser.parse_args(argv)
-    if not args.db.is_file():
-        print(f"no database at {args.db}: build one with python benchmarks/perf/run.py --quick")
+    if corpus_missing(args.db):
         return 0
-    with tempfile.TemporaryDirectory(prefix="perf-breakdown-") as tmp:
-        copy = Path(tmp) / "corpus.db"
-        shutil.copy(args.db, copy)  # the store may migrate an older file on a writable open
-        store = SessionStore(copy)
-        conn = sqlite3.connect(read_only_uri(copy), uri=True)
+    with corpus_copy(args.db, "perf-breakdown-") as (store, conn):
         queries = [q for _, q in corpus.QUERIES]
         print(f"{args.db.name}, load average {os.getloadavg()[0]:.2f}")
         reference = 0.0
@@ -107,8 +104,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             ms = cpu_ms_per_query(run, queries, args.passes)
             reference = reference or ms
             print(f"{name:48s} {ms:7.2f} ms  {ms / reference:5.2f}x the reference")
-        conn.close()
-        store.close()
     return 0
 
 

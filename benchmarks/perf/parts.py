@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sqlite3
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -35,6 +33,8 @@ import corpus  # noqa: E402
 from run import (  # noqa: E402
     FLOOR_SQL,
     HIT_LIMIT_FLOOR,
+    corpus_copy,
+    corpus_missing,
     percentile,
     reference_expression,
     reference_search,
@@ -42,7 +42,6 @@ from run import (  # noqa: E402
 from timing import interleave  # noqa: E402
 
 from langchain_session_recall import SessionRecallRetriever, SessionStore  # noqa: E402
-from langchain_session_recall.backends.sqlite.files import read_only_uri  # noqa: E402
 from langchain_session_recall.errors import EmptyQueryError  # noqa: E402
 from langchain_session_recall.search.pipeline import search_sessions  # noqa: E402
 from langchain_session_recall.search.request import SearchRequest  # noqa: E402
@@ -76,20 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("db", type=Path, help="a perf corpus database (copied, never written)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    if not args.db.is_file():
-        print(f"no database at {args.db}: build one with python benchmarks/perf/run.py --quick")
+    if corpus_missing(args.db):
         return 0
     kinds = [k for k, _ in corpus.QUERIES]
     queries = [q for _, q in corpus.QUERIES]
-    with tempfile.TemporaryDirectory(prefix="perf-parts-") as tmp:
-        copy = Path(tmp) / "corpus.db"
-        shutil.copy(args.db, copy)
-        store = SessionStore(copy)
-        conn = sqlite3.connect(read_only_uri(copy), uri=True)
+    with corpus_copy(args.db, "perf-parts-") as (store, conn):
         load = os.getloadavg()[0]
         timed = interleave(timers(store, conn, queries), len(queries), args.repeats)
-        conn.close()
-        store.close()
     ms = {name: [t * 1000 for t in per] for name, per in timed["cpu_medians"].items()}
     p50 = {name: statistics.median(v) for name, v in ms.items()}
     p95 = {name: percentile(v, 0.95) for name, v in ms.items()}

@@ -25,15 +25,18 @@ measured in the same run (ours and the bare query interleaved per query in one p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +269,34 @@ def read_only_uri(path: str) -> str:
     from urllib.parse import quote
 
     return f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+
+
+def corpus_missing(db: Path) -> bool:
+    """Whether ``db`` is no perf corpus file (saying how to build one): a script that reads a
+    corpus then ends without measuring."""
+    if db.is_file():
+        return False
+    print(f"no database at {db}: build one with python benchmarks/perf/run.py --quick")
+    return True
+
+
+@contextlib.contextmanager
+def corpus_copy(db: Path, prefix: str) -> Iterator[tuple[Any, sqlite3.Connection]]:
+    """The store on a temporary copy of the perf corpus ``db`` (a writable open may migrate an
+    older file: the corpus itself is never written) and a read-only connection to the copy,
+    both closed and the copy removed on the way out."""
+    from langchain_session_recall import SessionStore  # (the package of the caller's checkout)
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        copy = Path(tmp) / "corpus.db"
+        shutil.copy(db, copy)
+        store = SessionStore(copy)
+        conn = sqlite3.connect(read_only_uri(str(copy)), uri=True)
+        try:
+            yield store, conn
+        finally:
+            conn.close()
+            store.close()
 
 
 def reference_expression(text: str) -> str:
