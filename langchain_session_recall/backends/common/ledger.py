@@ -98,12 +98,24 @@ class ImportLedger(SessionWrites):
             chunk = unique[start : start + _LEDGER_CHUNK]
             params = {"kind": source_kind, "keys": d.array(chunk)}
             seen.update(r[0] for r in conn.execute(sql.ledger_keys(d), params))
+        return seen | self._keys_in_runs(conn, source_kind, parsed)
+
+    def _keys_in_runs(
+        self,
+        conn: Any,
+        source_kind: str,
+        parsed: dict[str, tuple[str, int] | None],
+        session_id: str | None = None,
+    ) -> set[str]:
+        """Which of the keys ``parsed`` runs of ``source_kind`` hold (those of ``session_id``
+        alone, when given)."""
         asked = key_numbers(parsed)
-        if asked and self._has_import_runs():
-            params = {"kind": source_kind, "prefixes": d.array(list(asked))}
-            rows = conn.execute(sql.runs_of_prefixes(d), params)
-            seen |= keyed(((p, n, g) for p, n, g, _ in rows), asked)
-        return seen
+        if not asked or not self._has_import_runs():
+            return set()
+        params = {"kind": source_kind, "prefixes": self.dialect.array(list(asked))}
+        rows = conn.execute(sql.runs_of_prefixes(self.dialect), params)
+        held = ((p, n, g) for p, n, g, sid in rows if session_id in (None, sid))
+        return keyed(held, asked)
 
     def _record(
         self,
@@ -162,12 +174,11 @@ class ImportLedger(SessionWrites):
             {'k1'}
         """
         d = self.dialect
-        runs = self._has_import_runs()
         if among is None:
             params = {"kind": source_kind, "sid": session_id}
             with self._read() as conn:
                 found = {str(r[0]) for r in conn.execute(sql.imported_keys(d), params)}
-                if runs:
+                if self._has_import_runs():
                     found |= keyed(conn.execute(sql.runs_of_session(d), params), None)
             return found
         keys = list(dict.fromkeys(among))
@@ -177,11 +188,7 @@ class ImportLedger(SessionWrites):
                 chunk = {"kind": source_kind, "keys": d.array(keys[start : start + _LEDGER_CHUNK])}
                 rows = conn.execute(sql.ledger_rows(d), chunk)
                 found.update(str(key) for key, sid in rows if sid == session_id)
-            asked = key_numbers(parse_keys(keys))
-            if asked and runs:
-                params = {"kind": source_kind, "prefixes": d.array(list(asked))}
-                held = conn.execute(sql.runs_of_prefixes(d), params)
-                found |= keyed(((p, n, g) for p, n, g, sid in held if sid == session_id), asked)
+            found |= self._keys_in_runs(conn, source_kind, parse_keys(keys), session_id)
         return found
 
     def read_import_state(self, key: str) -> str | None:

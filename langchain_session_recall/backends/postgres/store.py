@@ -67,10 +67,10 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _DIALECT = st.PostgresDialect()
 _CREATE_SESSION = st.create_session(_DIALECT)  # (a writable store's dialect is this one)
 _WHERE_SINCE = 4
+"""The schema version that added the session columns of :data:`sql.WHERE_FIELDS`."""
 _RUNS_SINCE = 5
 """The schema version that added ``import_runs`` (a read-only store of an older one reads
 its ledger rows alone)."""
-"""The schema version that added the session columns of :data:`sql.WHERE_FIELDS`."""
 
 
 SEARCH_WORK_MEM_KB = 16 * 1024

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from langchain_session_recall.backends.sql import (
+    RUN_COLUMNS,
     Dialect,
     comparable,
     filter_clauses,
@@ -190,10 +191,7 @@ INSERT_LEDGER = (
     "imported_at) VALUES "
 )
 INSERT_LEDGER_TAIL = " ON CONFLICT DO NOTHING"
-INSERT_RUNS = (
-    "INSERT INTO import_runs (source_kind, key_prefix, first_number, gaps, key_count, "
-    "session_id, message_id, imported_at) VALUES "
-)
+INSERT_RUNS = f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) VALUES "
 
 ROWS_PER_INSERT = 100
 """Rows per multi-row ``INSERT``: 100 rows of up to 8 values stay under SQLite's oldest
